@@ -1,0 +1,175 @@
+// Package sqlstore keeps opaque JSON objects in SQL as an append-only revision log plus a live
+// set, and publishes every committed write, in revision order, to in-process watchers.
+//
+// It knows nothing about HTTP or Kubernetes types: objects are keys and bytes. The server renders
+// the bytes; the store assigns revisions, enforces preconditions, and serves snapshots and events.
+package sqlstore
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Key names one object. Resource is the storage name of a type, "resource.group" ("configmaps",
+// "leases.coordination.k8s.io"); Namespace is empty for cluster-scoped objects.
+type Key struct {
+	Resource  string
+	Namespace string
+	Name      string
+}
+
+// Object is one stored version of an object: the bytes written at Revision.
+type Object struct {
+	Key
+	Revision int64
+	Value    []byte
+}
+
+// Op is the kind of a write.
+type Op int
+
+const (
+	OpCreate Op = iota + 1
+	OpUpdate
+	OpDelete
+)
+
+func (o Op) String() string {
+	switch o {
+	case OpCreate:
+		return "create"
+	case OpUpdate:
+		return "update"
+	case OpDelete:
+		return "delete"
+	}
+	return fmt.Sprintf("Op(%d)", int(o))
+}
+
+// Write is one requested change.
+//
+// Update and Delete apply only if the object's current revision equals ExpectedRevision
+// (ErrConflict otherwise, ErrNotFound if the key does not exist); the server always reads before it
+// writes and passes the revision it read. Create fails with ErrExists if the key exists.
+//
+// Render produces the bytes to store, given the revision this write is assigned (so the stored
+// JSON can carry its own resourceVersion). For a delete, Render produces the object as last seen,
+// which the log keeps and the DELETED event carries. Render is called inside the commit path, at
+// most once per attempt: keep it cheap and free of side effects. If it fails, only this write
+// fails, with Render's error.
+type Write struct {
+	Op               Op
+	Key              Key
+	ExpectedRevision int64
+	Render           func(revision int64) ([]byte, error)
+}
+
+// ListOptions selects what List reads.
+type ListOptions struct {
+	Resource string
+	// Namespace limits the list to one namespace; empty lists all namespaces (and is the only
+	// choice for cluster-scoped resources).
+	Namespace string
+	// Revision is the snapshot to read: 0 reads the latest state; otherwise the state as it was
+	// at that revision (ErrCompacted if older than the compacted revision, ErrFutureRevision if
+	// newer than the current one).
+	Revision int64
+	// After continues a list: only keys strictly after (After.Namespace, After.Name), in
+	// (namespace, name) byte order, are returned. Zero value: from the start.
+	After Key
+	// Limit bounds how many matching objects are returned; 0 means no limit.
+	Limit int64
+	// Filter, when set, keeps only the objects it returns true for. It applies before Limit.
+	Filter func(Object) bool
+}
+
+// ListResult describes a finished List call.
+type ListResult struct {
+	// Revision is the snapshot the list was read at.
+	Revision int64
+	// More is true when Limit stopped the list and further keys exist after the last object
+	// returned (they may not match Filter).
+	More bool
+	// Remaining counts the keys after the last object returned when More is true and Filter is
+	// nil; -1 when unknown.
+	Remaining int64
+}
+
+// WatchOptions selects what a watcher receives.
+type WatchOptions struct {
+	Resource string
+	// Namespace limits events to one namespace; empty means all.
+	Namespace string
+	// After is the revision the watch starts after: it receives every event with a revision
+	// greater than After, exactly once, in order. ErrCompacted if After is older than the
+	// compacted revision; ErrFutureRevision if newer than the current revision.
+	After int64
+}
+
+// Event is one committed write, as a watcher receives it. Events are shared between watchers and
+// must not be modified.
+//
+// For OpCreate and OpUpdate, Object is the new state and Prev the state it replaced (nil for a
+// create). For OpDelete, Object is the object as deleted, with Revision the delete's revision, and
+// Prev the state before the delete.
+//
+// A Progress event carries no object: it only says that every event up to Revision has been
+// delivered on this watch (used for bookmarks), and is sent after RequestProgress.
+type Event struct {
+	Op       Op
+	Progress bool
+	Revision int64
+	Object   Object
+	Prev     *Object
+
+	memoOnce sync.Once
+	memo     any
+}
+
+// ErrNotFound: the key does not exist.
+var ErrNotFound = errors.New("sqlstore: not found")
+
+// ErrExists: a create found the key taken.
+var ErrExists = errors.New("sqlstore: already exists")
+
+// ErrConflict: an update or delete named a revision that is no longer the object's current one.
+var ErrConflict = errors.New("sqlstore: revision conflict")
+
+// ErrWatcherTooSlow ends a watch whose consumer fell behind the bounded buffer.
+var ErrWatcherTooSlow = errors.New("sqlstore: watcher fell behind and was closed")
+
+// ErrClosed: the store has been closed.
+var ErrClosed = errors.New("sqlstore: closed")
+
+// ErrUnavailable wraps database failures that are worth retrying (connection lost, database
+// restarting, serialization failures that exhausted their retries).
+var ErrUnavailable = errors.New("sqlstore: database unavailable")
+
+// CompactedError: a read or watch asked for a revision the log no longer holds.
+type CompactedError struct {
+	Requested int64
+	Compacted int64
+}
+
+func (e *CompactedError) Error() string {
+	return fmt.Sprintf("sqlstore: revision %d is compacted (oldest retained is after %d)", e.Requested, e.Compacted)
+}
+
+// FutureRevisionError: a read or watch asked for a revision newer than the store has.
+type FutureRevisionError struct {
+	Requested int64
+	Current   int64
+}
+
+func (e *FutureRevisionError) Error() string {
+	return fmt.Sprintf("sqlstore: revision %d is newer than the current revision %d", e.Requested, e.Current)
+}
+
+// Memo returns the value compute derives from this event, computing it once for all watchers that
+// ask (for example the decoded labels a selector needs), so that fan-out to many watchers decodes
+// each event once.
+func (e *Event) Memo(compute func() any) any {
+	e.memoOnce.Do(func() { e.memo = compute() })
+	return e.memo
+}
