@@ -43,3 +43,11 @@ type Registry struct {
 	mu        sync.RWMutex
 	resources map[string]*Resource // by group/version/name
 }
+
+// Lookup finds the resource served at group/version/name.
+func (g *Registry) Lookup(group, version, name string) (*Resource, bool) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	r, ok := g.resources[group+"/"+version+"/"+name]
+	return r, ok
+}
