@@ -1,6 +1,12 @@
 package server
 
-import "sync"
+import (
+	"context"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
 
 // Resource describes one served resource at one group version: a built-in or a CRD's version.
 type Resource struct {
@@ -21,6 +27,22 @@ type Resource struct {
 	Status bool
 	// Scale is set when the type has a /scale subresource.
 	Scale *ScaleSubresource
+
+	// Per-type hooks the write path calls; each may be nil.
+	//
+	// PrepareForCreate adjusts a new object before validation (for example, sets the status a
+	// type starts with).
+	PrepareForCreate func(obj *unstructured.Unstructured)
+	// PrepareForUpdate adjusts an update of the main resource before validation given the
+	// stored object (for example, keeps the stored status).
+	PrepareForUpdate func(obj, old *unstructured.Unstructured)
+	// Validate checks an object; old is nil on create. Errors become 422 Invalid through
+	// apierrors.NewInvalid(kind, name, errs).
+	Validate func(obj, old *unstructured.Unstructured) field.ErrorList
+	// AfterWrite runs after a successful write (create, update, delete) at revision, before the
+	// reply. For CRDs it waits until the registry has seen that revision, so the type is served
+	// (or gone) when the request returns.
+	AfterWrite func(ctx context.Context, revision int64) error
 }
 
 // ScaleSubresource names where a type keeps the fields the autoscaling/v1 Scale exposes.
