@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// envPrefix starts the environment variable that sets each flag: --db-max-conns is
+// SQLKUBE_DB_MAX_CONNS.
+const envPrefix = "SQLKUBE_"
+
+// config is everything the server command reads from flags and the environment.
+type config struct {
+	Listen                string
+	DSN                   string
+	LogLevel              slog.Level
+	DBMaxConns            int
+	Retention             time.Duration
+	RetentionMinRevisions int64
+	CompactionInterval    time.Duration
+	WatchBookmarkInterval time.Duration
+}
+
+// serveFlags declares the server's flags on a new FlagSet, bound to cfg.
+func serveFlags(cfg *config) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("sqlkube", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080",
+		"address to serve the Kubernetes API on, over plain HTTP (host:port; :0 picks a free port)")
+	fs.StringVar(&cfg.DSN, "db", "sqlite://./sqlkube.db",
+		"database to keep objects in: sqlite://PATH, or postgres://USER@HOST:PORT/DB?sslmode=disable (postgresql:// also works)")
+	fs.Var((*levelValue)(&cfg.LogLevel), "log-level", "least severe log level written to stderr: debug, info, warn or error")
+	fs.IntVar(&cfg.DBMaxConns, "db-max-conns", 0,
+		"most database connections to keep open (PostgreSQL); 0 picks a default")
+	fs.DurationVar(&cfg.Retention, "retention", 5*time.Minute,
+		"how long history is kept for watches and paginated lists to resume from; older revisions answer 410 Gone")
+	fs.Int64Var(&cfg.RetentionMinRevisions, "retention-min-revisions", 1000,
+		"fewest recent revisions kept whatever their age")
+	fs.DurationVar(&cfg.CompactionInterval, "compaction-interval", 0,
+		"how often old history is discarded; 0 derives it from --retention")
+	fs.DurationVar(&cfg.WatchBookmarkInterval, "watch-bookmark-interval", time.Minute,
+		"how often a watch that allows bookmarks receives one")
+	return fs
+}
+
+// envName is the environment variable for the flag named name.
+func envName(flag string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// applyEnv sets every flag that has its environment variable in env. It runs before the command
+// line is parsed, so that a flag given on the command line wins.
+func applyEnv(fs *pflag.FlagSet, env []string) error {
+	values := envMap(env)
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		name := envName(f.Name)
+		v, ok := values[name]
+		if !ok || err != nil {
+			return
+		}
+		if setErr := fs.Set(f.Name, v); setErr != nil {
+			err = fmt.Errorf("invalid value %q for %s: %w", v, name, setErr)
+		}
+	})
+	return err
+}
+
+func envMap(env []string) map[string]string {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// parseServe reads the server's configuration from env, then args.
+func parseServe(args, env []string, usageOut io.Writer) (config, error) {
+	var cfg config
+	fs := serveFlags(&cfg)
+	fs.SetOutput(usageOut)
+	fs.Usage = func() { printServeUsage(usageOut, fs) }
+	if err := applyEnv(fs, env); err != nil {
+		return cfg, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return cfg, nil
+}
+
+func printServeUsage(w io.Writer, fs *pflag.FlagSet) {
+	fmt.Fprintf(w, `sqlkube serves the Kubernetes API for storing and watching objects, kept in SQLite or PostgreSQL.
+
+Usage:
+  sqlkube [flags]        serve the API
+  sqlkube version        print the version
+  sqlkube bench [flags]  load-test a running server (see sqlkube bench --help)
+
+Every flag can also be set with an environment variable: %s<FLAG>, upper case, dashes
+as underscores (--db-max-conns is %s). A flag on the command line wins.
+
+Flags:
+%s`, envPrefix, envName("db-max-conns"), fs.FlagUsages())
+}
+
+// levelValue lets a slog.Level be a flag that accepts debug, info, warn and error.
+type levelValue slog.Level
+
+func (l *levelValue) String() string { return strings.ToLower(slog.Level(*l).String()) }
+
+func (l *levelValue) Type() string { return "level" }
+
+func (l *levelValue) Set(s string) error {
+	switch strings.ToLower(s) {
+	case "debug":
+		*l = levelValue(slog.LevelDebug)
+	case "info":
+		*l = levelValue(slog.LevelInfo)
+	case "warn", "warning":
+		*l = levelValue(slog.LevelWarn)
+	case "error":
+		*l = levelValue(slog.LevelError)
+	default:
+		return fmt.Errorf("unknown log level %q (want debug, info, warn or error)", s)
+	}
+	return nil
+}

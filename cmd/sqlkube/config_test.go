@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseServeDefaults(t *testing.T) {
+	cfg, err := parseServe(nil, nil, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config{
+		Listen:                "127.0.0.1:8080",
+		DSN:                   "sqlite://./sqlkube.db",
+		LogLevel:              slog.LevelInfo,
+		Retention:             5 * time.Minute,
+		RetentionMinRevisions: 1000,
+		WatchBookmarkInterval: time.Minute,
+	}
+	if cfg != want {
+		t.Fatalf("defaults = %+v, want %+v", cfg, want)
+	}
+}
+
+func TestParseServeEnvironmentAndFlags(t *testing.T) {
+	env := []string{
+		"SQLKUBE_LISTEN=0.0.0.0:9000",
+		"SQLKUBE_DB=postgres://postgres@db:5432/kube",
+		"SQLKUBE_LOG_LEVEL=debug",
+		"SQLKUBE_DB_MAX_CONNS=7",
+		"SQLKUBE_RETENTION=10m",
+		"SQLKUBE_RETENTION_MIN_REVISIONS=50",
+		"SQLKUBE_COMPACTION_INTERVAL=30s",
+		"SQLKUBE_WATCH_BOOKMARK_INTERVAL=5s",
+		"UNRELATED=x",
+	}
+	cfg, err := parseServe([]string{"--listen", "127.0.0.1:9001", "--log-level=warn"}, env, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config{
+		Listen:                "127.0.0.1:9001", // the command line wins over the environment
+		DSN:                   "postgres://postgres@db:5432/kube",
+		LogLevel:              slog.LevelWarn,
+		DBMaxConns:            7,
+		Retention:             10 * time.Minute,
+		RetentionMinRevisions: 50,
+		CompactionInterval:    30 * time.Second,
+		WatchBookmarkInterval: 5 * time.Second,
+	}
+	if cfg != want {
+		t.Fatalf("config = %+v, want %+v", cfg, want)
+	}
+}
+
+func TestParseServeRejectsBadInput(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     []string
+		wantErr string
+	}{
+		{"bad env value", nil, []string{"SQLKUBE_RETENTION=soon"}, `invalid value "soon" for SQLKUBE_RETENTION`},
+		{"bad log level", []string{"--log-level=loud"}, nil, `unknown log level "loud"`},
+		{"unknown flag", []string{"--nope"}, nil, "unknown flag: --nope"},
+		{"stray argument", []string{"--listen=:1", "extra"}, nil, `unexpected argument "extra"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseServe(tt.args, tt.env, &bytes.Buffer{})
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestEnvName(t *testing.T) {
+	if got := envName("watch-bookmark-interval"); got != "SQLKUBE_WATCH_BOOKMARK_INTERVAL" {
+		t.Fatalf("envName = %q", got)
+	}
+}

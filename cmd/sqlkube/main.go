@@ -1,0 +1,48 @@
+// Command sqlkube serves the Kubernetes API for storing and watching objects, keeping them in
+// SQLite or PostgreSQL.
+//
+// Usage:
+//
+//	sqlkube [flags]   serve the API (see sqlkube --help)
+//	sqlkube version   print the version
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// subcommand runs one of sqlkube's commands with the arguments after its name and returns the
+// process exit code.
+type subcommand func(ctx context.Context, args, env []string, stdout, stderr io.Writer) int
+
+var subcommands = map[string]subcommand{
+	"version": runVersion,
+}
+
+// run is the whole program: it picks the subcommand (none means serve) and returns the exit code.
+// ctx ends when the process is asked to stop.
+func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && !isFlag(args[0]) {
+		cmd, ok := subcommands[args[0]]
+		if !ok {
+			fmt.Fprintf(stderr, "sqlkube: unknown command %q (run sqlkube --help)\n", args[0])
+			return 2
+		}
+		return cmd(ctx, args[1:], env, stdout, stderr)
+	}
+	return runServe(ctx, args, env, stdout, stderr)
+}
+
+func isFlag(arg string) bool { return len(arg) > 0 && arg[0] == '-' }

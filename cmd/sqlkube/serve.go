@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/sqlstore"
+)
+
+// shutdownGrace bounds how long a stopping server waits for in-flight requests.
+const shutdownGrace = 30 * time.Second
+
+func runServe(ctx context.Context, args, env []string, _, stderr io.Writer) int {
+	cfg, err := parseServe(args, env, stderr)
+	if errors.Is(err, pflag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "sqlkube: %v\n", err)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	if err := serve(ctx, cfg, log); err != nil {
+		fmt.Fprintf(stderr, "sqlkube: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// serve runs the API until ctx ends, then shuts down gracefully: it stops accepting, lets
+// in-flight requests finish (ending watches), and closes the store.
+func serve(ctx context.Context, cfg config, log *slog.Logger) error {
+	// Listen before opening the database so that a taken port fails fast, before migrations.
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	defer ln.Close()
+
+	store, err := sqlstore.Open(ctx, storeOptions(cfg, log))
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	defer closeStore(store, log)
+
+	api, err := server.New(ctx, store, server.Options{Logger: log, WatchBookmarkInterval: cfg.WatchBookmarkInterval})
+	if err != nil {
+		return fmt.Errorf("start API server: %w", err)
+	}
+	return serveUntilDone(ctx, ln, api, log)
+}
+
+func storeOptions(cfg config, log *slog.Logger) sqlstore.Options {
+	return sqlstore.Options{
+		DSN:                   cfg.DSN,
+		Logger:                log,
+		MaxConns:              cfg.DBMaxConns,
+		Retention:             cfg.Retention,
+		RetentionMinRevisions: cfg.RetentionMinRevisions,
+		CompactionInterval:    cfg.CompactionInterval,
+	}
+}
+
+func closeStore(store *sqlstore.Store, log *slog.Logger) {
+	if err := store.Close(); err != nil {
+		log.Error("closing the database", "err", err)
+	}
+}
+
+// serveUntilDone serves HTTP on ln until ctx ends or serving fails.
+func serveUntilDone(ctx context.Context, ln net.Listener, api http.Handler, log *slog.Logger) error {
+	stopping, stopStreams := context.WithCancel(context.Background())
+	defer stopStreams()
+	srv := &http.Server{
+		Handler:           endStreamsOnShutdown(api, stopping),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("serving", "addr", ln.Addr().String())
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve HTTP: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	stopStreams()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("in-flight requests did not finish within %s: %w", shutdownGrace, err)
+	}
+	return nil
+}
+
+// endStreamsOnShutdown ends long-running requests (watches) when stopping ends. Shutdown waits
+// for every request to finish, and a watch only finishes when its context ends; ordinary requests
+// keep their own context so they complete normally.
+func endStreamsOnShutdown(next http.Handler, stopping context.Context) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isWatch(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		stop := context.AfterFunc(stopping, cancel)
+		defer stop()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// isWatch recognises both forms of a watch: ?watch=true and the legacy watch path segment
+// right after the group version (/api/v1/watch/..., /apis/GROUP/VERSION/watch/...).
+func isWatch(r *http.Request) bool {
+	switch r.URL.Query().Get("watch") {
+	case "true", "1":
+		return true
+	}
+	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	watchAt := map[string]int{"api": 2, "apis": 3}[parts[0]]
+	return watchAt > 0 && len(parts) > watchAt && parts[watchAt] == "watch"
+}
