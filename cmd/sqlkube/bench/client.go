@@ -1,0 +1,151 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// apiClient sends requests to one API server over a shared keep-alive transport.
+type apiClient struct {
+	base string // scheme://host[:port][/prefix], without a trailing slash
+	http *http.Client
+}
+
+// newAPIClient builds the client from --server or --kubeconfig. conns is how many requests may be
+// in flight at once, so that every one of them keeps its own idle connection between requests.
+func newAPIClient(o options, conns int) (*apiClient, error) {
+	cfg, err := restConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	tlsConfig, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("TLS settings: %w", err)
+	}
+	transport := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:     tlsConfig,
+		TLSHandshakeTimeout: 10 * time.Second,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConnsPerHost: conns,
+		IdleConnTimeout:     90 * time.Second,
+		// Compressing and decompressing responses would measure gzip, not the server.
+		DisableCompression: true,
+	}
+	// The wrappers add what the kubeconfig asks for: bearer token, basic auth, impersonation.
+	rt, err := rest.HTTPWrappersForConfig(cfg, transport)
+	if err != nil {
+		return nil, err
+	}
+	base, _, err := rest.DefaultServerUrlFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("server URL: %w", err)
+	}
+	return &apiClient{base: strings.TrimSuffix(base.String(), "/"), http: &http.Client{Transport: rt}}, nil
+}
+
+// restConfig loads the kubeconfig, if any, and applies the command line's overrides.
+func restConfig(o options) (*rest.Config, error) {
+	var cfg *rest.Config
+	if o.kubeconfig == "" {
+		cfg = &rest.Config{Host: o.server}
+	} else {
+		loader := &clientcmd.ClientConfigLoadingRules{ExplicitPath: o.kubeconfig}
+		overrides := &clientcmd.ConfigOverrides{CurrentContext: o.context}
+		overrides.ClusterInfo.Server = o.server
+		var err error
+		cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loader, overrides).ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig: %w", err)
+		}
+	}
+	if o.token != "" {
+		cfg.BearerToken, cfg.BearerTokenFile = o.token, ""
+	}
+	if o.insecure {
+		cfg.Insecure = true
+		cfg.CAData, cfg.CAFile = nil, ""
+	}
+	return cfg, nil
+}
+
+// send makes one request with an optional JSON body. It reads the whole response so that the
+// connection is reused, decodes a 2xx response into into when into is not nil, and returns the
+// status code (0 when no response arrived) with an error for a failed transport or decode. A non-2xx
+// status is not an error here; its body's message is returned as detail.
+func (c *apiClient) send(ctx context.Context, method, path string, body []byte, into any) (code int, detail string, err error) {
+	resp, err := c.do(ctx, method, path, body)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	if !isSuccess(resp.StatusCode) {
+		return resp.StatusCode, statusMessage(resp.Body), nil
+	}
+	if into == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+	} else {
+		err = json.NewDecoder(resp.Body).Decode(into)
+		// Drain what the decoder left (trailing newline) so the connection is reused.
+		_, _ = io.Copy(io.Discard, resp.Body)
+	}
+	return resp.StatusCode, "", err
+}
+
+// stream opens a long-running GET (a watch). On a 2xx status the caller reads and closes the body;
+// otherwise the body is consumed here and its message returned as detail.
+func (c *apiClient) stream(ctx context.Context, path string) (body io.ReadCloser, code int, detail string, err error) {
+	resp, err := c.do(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	if !isSuccess(resp.StatusCode) {
+		defer resp.Body.Close()
+		return nil, resp.StatusCode, statusMessage(resp.Body), nil
+	}
+	return resp.Body, resp.StatusCode, "", nil
+}
+
+func (c *apiClient) do(ctx context.Context, method, path string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return c.http.Do(req)
+}
+
+func isSuccess(code int) bool { return code >= 200 && code < 300 }
+
+// statusMessage is the message of a metav1.Status body, or the start of the body if it is not one.
+func statusMessage(body io.Reader) string {
+	raw, _ := io.ReadAll(io.LimitReader(body, 64<<10))
+	_, _ = io.Copy(io.Discard, body)
+	var status struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &status) == nil && status.Message != "" {
+		return status.Message
+	}
+	return truncate(string(raw), 200)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,61 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+
+	"github.com/spf13/pflag"
+)
+
+// Main runs `sqlkube bench` with args (without the subcommand's name) and returns the exit code:
+// 0 when the run completed (whatever errors the server answered; they are in the report), 1 when
+// it could not run, 2 for bad flags.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, pflag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "sqlkube bench:", err)
+		return 2
+	}
+	rep, err := run(ctx, o, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "sqlkube bench:", err)
+		return 1
+	}
+	if o.output == "json" {
+		err = writeJSON(stdout, rep)
+	} else {
+		err = writeTable(stdout, rep)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "sqlkube bench:", err)
+		return 1
+	}
+	return 0
+}
+
+// run prepares the target and measures the operation.
+func run(ctx context.Context, o options, stderr io.Writer) (report, error) {
+	conns := o.concurrency + 1
+	if o.op == opWatch {
+		conns += o.watchers
+	}
+	client, err := newAPIClient(o, conns)
+	if err != nil {
+		return report{}, err
+	}
+	tgt, err := resolveTarget(ctx, client, o)
+	if err != nil {
+		return report{}, err
+	}
+	b := &bench{opts: o, client: client, target: tgt, runID: fmt.Sprintf("%08x", rand.Uint32()), stderr: stderr}
+	if o.op == opWatch {
+		return b.runWatch(ctx)
+	}
+	return b.runOps(ctx)
+}
