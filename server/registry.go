@@ -2,9 +2,12 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -23,10 +26,22 @@ type Resource struct {
 	// StorageName keys the type in storage ("resource.group", the same for every version of the
 	// type), so that all versions of one type share their objects.
 	StorageName string
+	// StorageVersion is the version objects are stored in. For a CRD's non-storage versions it
+	// differs from Version: use ToStorage and FromStorage to rewrite apiVersion (conversion
+	// strategy None).
+	StorageVersion string
 	// Status is true when the type has a /status subresource.
 	Status bool
 	// Scale is set when the type has a /scale subresource.
 	Scale *ScaleSubresource
+	// Finalize is true when the type has a /finalize subresource (namespaces: an update that
+	// writes only spec.finalizers).
+	Finalize bool
+	// CRDName names the CustomResourceDefinition this type comes from; empty for built-ins.
+	CRDName string
+	// Terminating is true for the types of a CRD being deleted: its objects are being removed,
+	// and creates are refused with 405 MethodNotAllowed as apiextensions-apiserver does.
+	Terminating bool
 
 	// Per-type hooks the write path calls; each may be nil.
 	//
@@ -36,12 +51,18 @@ type Resource struct {
 	// PrepareForUpdate adjusts an update of the main resource before validation given the
 	// stored object (for example, keeps the stored status).
 	PrepareForUpdate func(obj, old *unstructured.Unstructured)
+	// PrepareForDelete runs on the stored object when a delete is requested for an object
+	// that has no deletionTimestamp yet. It may add finalizers: the delete then becomes an
+	// update that sets deletionTimestamp (200 with the object), as for any object with
+	// finalizers. CRDs use it to add the cleanup finalizer that deletes their objects.
+	PrepareForDelete func(obj *unstructured.Unstructured)
 	// Validate checks an object; old is nil on create. Errors become 422 Invalid through
 	// apierrors.NewInvalid(kind, name, errs).
 	Validate func(obj, old *unstructured.Unstructured) field.ErrorList
 	// AfterWrite runs after a successful write (create, update, delete) at revision, before the
 	// reply. For CRDs it waits until the registry has seen that revision, so the type is served
-	// (or gone) when the request returns.
+	// (or gone) when the request returns. An error means it gave up waiting: the write itself
+	// succeeded, so log it rather than fail the request.
 	AfterWrite func(ctx context.Context, revision int64) error
 }
 
@@ -54,16 +75,67 @@ type ScaleSubresource struct {
 
 // APIVersion is "group/version", or "version" for the core group.
 func (r *Resource) APIVersion() string {
-	if r.Group == "" {
-		return r.Version
-	}
-	return r.Group + "/" + r.Version
+	return groupVersion(r.Group, r.Version)
 }
 
-// Registry holds the served resources: the built-ins and the established CRDs' versions.
+// ToStorage rewrites an object written through r to the storage version (CRD conversion
+// strategy None changes nothing but apiVersion). Call it before storing.
+func (r *Resource) ToStorage(obj *unstructured.Unstructured) {
+	obj.SetAPIVersion(groupVersion(r.Group, r.StorageVersion))
+}
+
+// FromStorage rewrites a stored object to the version r serves. Call it on every object read
+// from storage (get, list items, watch events) before encoding it.
+func (r *Resource) FromStorage(obj *unstructured.Unstructured) {
+	obj.SetAPIVersion(r.APIVersion())
+}
+
+// NeedsConversion is true when stored objects must go through FromStorage before being served
+// through r, so that stored bytes can be streamed as they are otherwise.
+func (r *Resource) NeedsConversion() bool {
+	return r.StorageVersion != r.Version
+}
+
+func groupVersion(group, version string) string {
+	if group == "" {
+		return version
+	}
+	return group + "/" + version
+}
+
+// Registry holds the served resources: the built-ins and the established CRDs' versions. It
+// keeps the CRD types in sync with storage (see syncCRDs), so every replica sharing a database
+// serves the same types.
 type Registry struct {
+	store    Storage
+	log      *slog.Logger
+	builtins []*Resource
+
 	mu        sync.RWMutex
 	resources map[string]*Resource // by group/version/name
+	crds      map[string]*storedCRD
+	docs      *discoveryDocs
+	// seen is the newest revision the CRD sync has applied; advanced is closed and replaced
+	// whenever seen moves, waking AfterWrite waiters.
+	seen     int64
+	advanced chan struct{}
+
+	// cleaning holds the UIDs of the deleted CRDs whose objects this process is deleting.
+	cleaningMu sync.Mutex
+	cleaning   map[types.UID]bool
+}
+
+// newRegistry serves the built-ins and the CRDs already stored, then keeps the CRD types in
+// sync with storage until ctx ends.
+func newRegistry(ctx context.Context, store Storage, log *slog.Logger) (*Registry, error) {
+	g := &Registry{store: store, log: log, advanced: make(chan struct{}), cleaning: map[types.UID]bool{}}
+	g.builtins = builtinResources(g)
+	revision, err := g.loadCRDs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("loading custom resource definitions: %w", err)
+	}
+	go g.syncCRDs(ctx, revision)
+	return g, nil
 }
 
 // Lookup finds the resource served at group/version/name.
@@ -72,4 +144,79 @@ func (g *Registry) Lookup(group, version, name string) (*Resource, bool) {
 	defer g.mu.RUnlock()
 	r, ok := g.resources[group+"/"+version+"/"+name]
 	return r, ok
+}
+
+// Resources returns every served resource, in no particular order.
+func (g *Registry) Resources() []*Resource {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	all := make([]*Resource, 0, len(g.resources))
+	for _, r := range g.resources {
+		all = append(all, r)
+	}
+	return all
+}
+
+// replaceCRDs installs a new set of stored CRDs, seen up to revision: it recomputes the served
+// resources and the discovery documents, then wakes those waiting for revision.
+func (g *Registry) replaceCRDs(crds map[string]*storedCRD, revision int64) {
+	resources := map[string]*Resource{}
+	for _, r := range g.builtins {
+		resources[r.Group+"/"+r.Version+"/"+r.Name] = r
+	}
+	for _, crd := range crds {
+		for _, r := range crd.resources() {
+			key := r.Group + "/" + r.Version + "/" + r.Name
+			if _, taken := resources[key]; taken {
+				continue // a built-in keeps its path; the CRD's NamesAccepted says so
+			}
+			resources[key] = r
+		}
+	}
+	docs := buildDiscovery(resources)
+
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.crds, g.resources, g.docs = crds, resources, docs
+	g.advanceLocked(revision)
+}
+
+// advance records that the CRD sync has seen every change up to revision.
+func (g *Registry) advance(revision int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.advanceLocked(revision)
+}
+
+func (g *Registry) advanceLocked(revision int64) {
+	if revision <= g.seen {
+		return
+	}
+	g.seen = revision
+	close(g.advanced)
+	g.advanced = make(chan struct{})
+}
+
+// waitForRevision returns once the CRD sync has seen revision, or with ctx's error.
+func (g *Registry) waitForRevision(ctx context.Context, revision int64) error {
+	for {
+		g.mu.RLock()
+		seen, advanced := g.seen, g.advanced
+		g.mu.RUnlock()
+		if seen >= revision {
+			return nil
+		}
+		select {
+		case <-advanced:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the registry to see revision %d (at %d): %w", revision, seen, ctx.Err())
+		}
+	}
+}
+
+// discovery returns the current discovery documents.
+func (g *Registry) discovery() *discoveryDocs {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.docs
 }

@@ -1,0 +1,356 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"time"
+
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// crdCleanupFinalizer is the finalizer apiextensions-apiserver puts on a CRD being deleted; it
+// is removed once the CRD's objects are gone.
+const crdCleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
+
+// crdWriteWait bounds how long a CRD write waits for the registry to serve its result.
+const crdWriteWait = 10 * time.Second
+
+// crdScheme converts CRDs between v1 and the internal version apiextensions validates, and
+// applies the v1 defaults kube-apiserver applies when it decodes a CRD.
+var crdScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	install.Install(s)
+	return s
+}()
+
+// storedCRD is a CRD as the registry last read it from storage.
+type storedCRD struct {
+	revision int64
+	crd      *apiextensionsv1.CustomResourceDefinition
+}
+
+// bindCRDHooks gives the customresourcedefinitions resource apiextensions-apiserver's rules.
+func (g *Registry) bindCRDHooks(r *Resource) {
+	r.PrepareForCreate = g.prepareCRDForCreate
+	r.PrepareForUpdate = g.prepareCRDForUpdate
+	r.PrepareForDelete = prepareCRDForDelete
+	r.Validate = validateCRD
+	r.AfterWrite = func(ctx context.Context, revision int64) error {
+		ctx, cancel := context.WithTimeout(ctx, crdWriteWait)
+		defer cancel()
+		return g.waitForRevision(ctx, revision)
+	}
+}
+
+// decodeCRD reads a CRD the way kube-apiserver decodes a request body: into the v1 type, with
+// its defaults applied (conversion strategy None, listKind, singular...).
+func decodeCRD(obj map[string]any) (*apiextensionsv1.CustomResourceDefinition, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	return decodeCRDJSON(data)
+}
+
+func decodeCRDJSON(data []byte) (*apiextensionsv1.CustomResourceDefinition, error) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := json.Unmarshal(data, crd); err != nil {
+		return nil, err
+	}
+	crdScheme.Default(crd)
+	return crd, nil
+}
+
+// encodeCRD writes crd back into obj, replacing its content.
+func encodeCRD(crd *apiextensionsv1.CustomResourceDefinition, obj *unstructured.Unstructured) {
+	data, err := json.Marshal(crd)
+	if err != nil {
+		panic(fmt.Sprintf("encoding a decoded CustomResourceDefinition: %v", err)) // cannot happen
+	}
+	content := map[string]any{}
+	if err := utiljson.Unmarshal(data, &content); err != nil {
+		panic(fmt.Sprintf("re-reading an encoded CustomResourceDefinition: %v", err)) // cannot happen
+	}
+	obj.Object = content
+}
+
+// prepareCRDForCreate sets what apiextensions-apiserver's strategy and its naming and
+// establishing controllers set on a new CRD, all at once so the type is served as soon as the
+// create returns. A body that does not decode is left for validateCRD to reject.
+func (g *Registry) prepareCRDForCreate(obj *unstructured.Unstructured) {
+	crd, err := decodeCRD(obj.Object)
+	if err != nil {
+		return
+	}
+	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+	crd.Generation = 1
+	addStorageVersionToStored(crd)
+	g.acceptNames(crd)
+	encodeCRD(crd, obj)
+}
+
+// prepareCRDForUpdate keeps the stored status (status is written through /status), bumps the
+// generation when the spec changes, and accepts the new names as the naming controller would.
+func (g *Registry) prepareCRDForUpdate(obj, old *unstructured.Unstructured) {
+	crd, err := decodeCRD(obj.Object)
+	if err != nil {
+		return
+	}
+	oldCRD, err := decodeCRD(old.Object)
+	if err != nil {
+		return
+	}
+	crd.Status = oldCRD.Status
+	crd.Generation = oldCRD.Generation
+	if !reflect.DeepEqual(crd.Spec, oldCRD.Spec) {
+		crd.Generation++
+	}
+	addStorageVersionToStored(crd)
+	g.acceptNames(crd)
+	encodeCRD(crd, obj)
+}
+
+// prepareCRDForDelete turns the first delete of a CRD into marking it for cleanup, as
+// apiextensions-apiserver does: the finalizer keeps it until syncCRDs has deleted its objects.
+func prepareCRDForDelete(obj *unstructured.Unstructured) {
+	crd, err := decodeCRD(obj.Object)
+	if err != nil {
+		return
+	}
+	if !slices.Contains(crd.Finalizers, crdCleanupFinalizer) {
+		crd.Finalizers = append(crd.Finalizers, crdCleanupFinalizer)
+	}
+	apihelpers.SetCRDCondition(crd, apiextensionsv1.CustomResourceDefinitionCondition{
+		Type:    apiextensionsv1.Terminating,
+		Status:  apiextensionsv1.ConditionTrue,
+		Reason:  "InstanceDeletionPending",
+		Message: "CustomResourceDefinition marked for deletion; instance deletion is pending",
+	})
+	encodeCRD(crd, obj)
+}
+
+// addStorageVersionToStored records the storage version in status.storedVersions, as the
+// strategy does on create and update.
+func addStorageVersionToStored(crd *apiextensionsv1.CustomResourceDefinition) {
+	storage, err := apihelpers.GetCRDStorageVersion(crd)
+	if err != nil {
+		return // no storage version: validation says so
+	}
+	if !slices.Contains(crd.Status.StoredVersions, storage) {
+		crd.Status.StoredVersions = append(crd.Status.StoredVersions, storage)
+	}
+}
+
+// validateCRD runs apiextensions-apiserver's own validation on the internal version of the CRD,
+// so causes and messages are kube-apiserver's.
+func validateCRD(obj, old *unstructured.Unstructured) field.ErrorList {
+	crd, err := toInternalCRD(obj)
+	if err != nil {
+		return field.ErrorList{field.Invalid(field.NewPath(""), nil, err.Error())}
+	}
+	ctx := context.Background()
+	if old == nil {
+		return validation.ValidateCustomResourceDefinition(ctx, crd)
+	}
+	oldCRD, err := toInternalCRD(old)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath(""), err)}
+	}
+	return validation.ValidateCustomResourceDefinitionUpdate(ctx, crd, oldCRD)
+}
+
+func toInternalCRD(obj *unstructured.Unstructured) (*apiextensions.CustomResourceDefinition, error) {
+	crd, err := decodeCRD(obj.Object)
+	if err != nil {
+		return nil, err
+	}
+	internal := &apiextensions.CustomResourceDefinition{}
+	if err := crdScheme.Convert(crd, internal, nil); err != nil {
+		return nil, err
+	}
+	return internal, nil
+}
+
+// acceptNames decides which of the requested names crd gets and sets its NamesAccepted and
+// Established conditions, as apiextensions-apiserver's naming and establishing controllers do:
+// a name another CRD of the group (or a built-in) already holds is refused, and the type keeps
+// the names it was accepted with before.
+func (g *Registry) acceptNames(crd *apiextensionsv1.CustomResourceDefinition) {
+	resources, kinds := g.namesTakenInGroup(crd.Spec.Group, crd.Name)
+	requested, accepted := crd.Spec.Names, crd.Status.AcceptedNames
+	names := accepted
+	namesAccepted := apiextensionsv1.CustomResourceDefinitionCondition{
+		Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionTrue,
+		Reason: "NoConflicts", Message: "no conflicts found",
+	}
+	conflict := func(reason string, err error) {
+		namesAccepted.Status, namesAccepted.Reason, namesAccepted.Message = apiextensionsv1.ConditionFalse, reason, err.Error()
+	}
+
+	if err := freeOrOwned(requested.Plural, accepted.Plural, resources); err != nil {
+		conflict("PluralConflict", err)
+	} else {
+		names.Plural = requested.Plural
+	}
+	if err := freeOrOwned(requested.Singular, accepted.Singular, resources); err != nil {
+		conflict("SingularConflict", err)
+	} else {
+		names.Singular = requested.Singular
+	}
+	var shortNameErrs []error
+	for _, short := range requested.ShortNames {
+		if slices.Contains(accepted.ShortNames, short) {
+			continue
+		}
+		if err := freeOrOwned(short, "", resources); err != nil {
+			shortNameErrs = append(shortNameErrs, err)
+		}
+	}
+	if err := utilerrors.NewAggregate(shortNameErrs); err != nil {
+		conflict("ShortNamesConflict", err)
+	} else {
+		names.ShortNames = requested.ShortNames
+	}
+	if err := freeOrOwned(requested.Kind, accepted.Kind, kinds); err != nil {
+		conflict("KindConflict", err)
+	} else {
+		names.Kind = requested.Kind
+	}
+	if err := freeOrOwned(requested.ListKind, accepted.ListKind, kinds); err != nil {
+		conflict("ListKindConflict", err)
+	} else {
+		names.ListKind = requested.ListKind
+	}
+	names.Categories = requested.Categories
+
+	crd.Status.AcceptedNames = names
+	apihelpers.SetCRDCondition(crd, namesAccepted)
+	establish(crd, namesAccepted.Status == apiextensionsv1.ConditionTrue)
+}
+
+// establish sets the Established condition: once the initial names are accepted the type is
+// served, and stays so even if later name changes conflict.
+func establish(crd *apiextensionsv1.CustomResourceDefinition, namesAccepted bool) {
+	switch {
+	case apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established):
+	case namesAccepted:
+		apihelpers.SetCRDCondition(crd, apiextensionsv1.CustomResourceDefinitionCondition{
+			Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue,
+			Reason: "InitialNamesAccepted", Message: "the initial names have been accepted",
+		})
+	default:
+		apihelpers.SetCRDCondition(crd, apiextensionsv1.CustomResourceDefinitionCondition{
+			Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionFalse,
+			Reason: "NotAccepted", Message: "not all names are accepted",
+		})
+	}
+}
+
+// freeOrOwned accepts a requested name that is already the accepted one or that nobody uses.
+func freeOrOwned(requested, accepted string, used sets.Set[string]) error {
+	if requested == accepted || !used.Has(requested) {
+		return nil
+	}
+	return fmt.Errorf("%q is already in use", requested)
+}
+
+// namesTakenInGroup collects the resource names (plural, singular, short names) and kinds
+// (kind, list kind) that the built-ins and the other CRDs of group hold.
+func (g *Registry) namesTakenInGroup(group, except string) (resources, kinds sets.Set[string]) {
+	resources, kinds = sets.New[string](), sets.New[string]()
+	for _, r := range g.builtins {
+		if r.Group == group {
+			resources.Insert(r.Name, r.SingularName)
+			resources.Insert(r.ShortNames...)
+			kinds.Insert(r.Kind, r.ListKind)
+		}
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	for name, stored := range g.crds {
+		if name == except || stored.crd.Spec.Group != group {
+			continue
+		}
+		names := stored.crd.Status.AcceptedNames
+		resources.Insert(names.Plural, names.Singular)
+		resources.Insert(names.ShortNames...)
+		kinds.Insert(names.Kind, names.ListKind)
+	}
+	return resources, kinds
+}
+
+// crdVerbs are the verbs apiextensions-apiserver lists for custom resources, in its order.
+var crdVerbs = []string{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"}
+
+// resources lists the served versions of an established CRD as resources, with the names it
+// was accepted with.
+func (c *storedCRD) resources() []*Resource {
+	crd := c.crd
+	if !apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
+		return nil
+	}
+	storageVersion, err := apihelpers.GetCRDStorageVersion(crd)
+	if err != nil {
+		return nil
+	}
+	names := crd.Status.AcceptedNames
+	var served []*Resource
+	for _, v := range crd.Spec.Versions {
+		if !v.Served {
+			continue
+		}
+		r := &Resource{
+			Group:          crd.Spec.Group,
+			Version:        v.Name,
+			Name:           names.Plural,
+			SingularName:   names.Singular,
+			Kind:           names.Kind,
+			ListKind:       names.ListKind,
+			Namespaced:     crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
+			ShortNames:     names.ShortNames,
+			Categories:     names.Categories,
+			Verbs:          crdVerbs,
+			StorageName:    crd.Name, // plural.group, as validation requires
+			StorageVersion: storageVersion,
+			CRDName:        crd.Name,
+			Terminating:    crd.DeletionTimestamp != nil,
+		}
+		if sub := v.Subresources; sub != nil {
+			r.Status = sub.Status != nil
+			if sub.Scale != nil {
+				r.Scale = &ScaleSubresource{
+					SpecReplicasPath:   sub.Scale.SpecReplicasPath,
+					StatusReplicasPath: sub.Scale.StatusReplicasPath,
+					LabelSelectorPath:  ptrValue(sub.Scale.LabelSelectorPath),
+				}
+			}
+		}
+		served = append(served, r)
+	}
+	return served
+}
+
+func ptrValue(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// isBeingCleanedUp is true for a CRD marked for deletion whose objects syncCRDs must delete.
+func isBeingCleanedUp(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	return crd.DeletionTimestamp != nil && slices.Contains(crd.Finalizers, crdCleanupFinalizer)
+}

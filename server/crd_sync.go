@@ -1,0 +1,273 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"strconv"
+	"time"
+
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sqlkube/sqlkube/sqlstore"
+)
+
+// How long the CRD sync waits before relisting after its watch failed, and before looking
+// again at a CRD whose objects are not all gone yet (they have finalizers of their own).
+const (
+	crdSyncRetry    = time.Second
+	crdCleanupRetry = time.Second
+)
+
+// loadCRDs lists the stored CRDs and serves them; it returns the list's revision.
+func (g *Registry) loadCRDs(ctx context.Context) (int64, error) {
+	crds := map[string]*storedCRD{}
+	list, err := g.store.List(ctx, sqlstore.ListOptions{Resource: crdStorageName}, func(o sqlstore.Object) error {
+		if c := g.decodeStoredCRD(o); c != nil {
+			crds[c.crd.Name] = c
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	g.replaceCRDs(crds, list.Revision)
+	for _, c := range crds {
+		g.cleanUpIfDeleted(ctx, c.crd)
+	}
+	return list.Revision, nil
+}
+
+// decodeStoredCRD reads a stored CRD; one that does not decode is logged and not served.
+func (g *Registry) decodeStoredCRD(o sqlstore.Object) *storedCRD {
+	crd, err := decodeCRDJSON(o.Value)
+	if err != nil {
+		g.log.Error("stored CustomResourceDefinition does not decode; not serving it", "name", o.Name, "revision", o.Revision, "err", err)
+		return nil
+	}
+	return &storedCRD{revision: o.Revision, crd: crd}
+}
+
+// syncCRDs follows the CRDs' changes in storage, whoever made them (this replica or another
+// one on the same database), from revision until ctx ends. When the watch fails (compaction,
+// a slow consumer, the database) it relists and watches again.
+func (g *Registry) syncCRDs(ctx context.Context, revision int64) {
+	for {
+		err := g.followCRDs(ctx, revision)
+		if ctx.Err() != nil {
+			return
+		}
+		g.log.Warn("CustomResourceDefinition watch ended; relisting", "err", err)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(crdSyncRetry):
+			}
+			if revision, err = g.loadCRDs(ctx); err == nil {
+				break
+			}
+			g.log.Warn("relisting CustomResourceDefinitions failed", "err", err)
+		}
+	}
+}
+
+// followCRDs applies the CRD events after revision until the watch ends.
+func (g *Registry) followCRDs(ctx context.Context, revision int64) error {
+	w, err := g.store.Watch(ctx, sqlstore.WatchOptions{Resource: crdStorageName, After: revision})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	for ev := range w.Events() {
+		if ev.Progress {
+			g.advance(ev.Revision)
+			continue
+		}
+		g.applyCRDEvent(ctx, ev)
+	}
+	if err := w.Err(); err != nil {
+		return err
+	}
+	return errors.New("watch closed")
+}
+
+// applyCRDEvent serves a CRD's new state, or stops serving a deleted one.
+func (g *Registry) applyCRDEvent(ctx context.Context, ev *sqlstore.Event) {
+	g.mu.RLock()
+	crds := maps.Clone(g.crds)
+	g.mu.RUnlock()
+
+	var changed *storedCRD
+	if ev.Op == sqlstore.OpDelete {
+		delete(crds, ev.Object.Name)
+	} else if changed = g.decodeStoredCRD(ev.Object); changed != nil {
+		crds[changed.crd.Name] = changed
+	} else {
+		delete(crds, ev.Object.Name)
+	}
+	g.replaceCRDs(crds, ev.Revision)
+	if changed != nil {
+		g.cleanUpIfDeleted(ctx, changed.crd)
+	}
+}
+
+// cleanUpIfDeleted starts deleting the objects of a CRD marked for deletion, once per CRD in
+// this process. Every replica does it; their writes conflict harmlessly.
+func (g *Registry) cleanUpIfDeleted(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) {
+	if !isBeingCleanedUp(crd) {
+		return
+	}
+	g.cleaningMu.Lock()
+	defer g.cleaningMu.Unlock()
+	if g.cleaning[crd.UID] {
+		return
+	}
+	g.cleaning[crd.UID] = true
+	go func() {
+		defer func() {
+			g.cleaningMu.Lock()
+			delete(g.cleaning, crd.UID)
+			g.cleaningMu.Unlock()
+		}()
+		g.cleanUp(ctx, crd.Name, crd.UID)
+	}()
+}
+
+// cleanUp deletes the objects of the CRD name (while it is the one with uid and is marked for
+// deletion), then removes the cleanup finalizer, which deletes the CRD unless other finalizers
+// remain. It retries until done or ctx ends.
+func (g *Registry) cleanUp(ctx context.Context, name string, uid types.UID) {
+	for {
+		done, err := g.cleanUpOnce(ctx, name, uid)
+		if done {
+			return
+		}
+		if err != nil {
+			g.log.Warn("cleaning up a deleted CustomResourceDefinition", "name", name, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(crdCleanupRetry):
+		}
+	}
+}
+
+// cleanUpOnce makes one pass: done is true when nothing is left to do.
+func (g *Registry) cleanUpOnce(ctx context.Context, name string, uid types.UID) (done bool, err error) {
+	stored, err := g.store.Get(ctx, sqlstore.Key{Resource: crdStorageName, Name: name})
+	if errors.Is(err, sqlstore.ErrNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	crd, err := decodeCRDJSON(stored.Value)
+	if err != nil || crd.UID != uid || !isBeingCleanedUp(crd) {
+		return true, err
+	}
+	remaining, err := g.deleteObjects(ctx, crd.Name)
+	if err != nil || remaining > 0 {
+		return false, err
+	}
+	err = g.removeCleanupFinalizer(ctx, stored, crd)
+	return err == nil, err
+}
+
+// deleteObjects deletes every object of the type stored under resource and returns how many
+// remain: objects with finalizers are marked for deletion and left to their controllers, as
+// a delete collection would. Objects that changed or vanished meanwhile are left to the next pass.
+func (g *Registry) deleteObjects(ctx context.Context, resource string) (remaining int, err error) {
+	if g.isBuiltinStorage(resource) {
+		return 0, nil // a CRD that was never served under a built-in's name owns no objects
+	}
+	var objects []sqlstore.Object
+	if _, err := g.store.List(ctx, sqlstore.ListOptions{Resource: resource}, func(o sqlstore.Object) error {
+		objects = append(objects, o)
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	for _, o := range objects {
+		gone, err := g.deleteObject(ctx, o)
+		if err != nil && !errors.Is(err, sqlstore.ErrNotFound) && !errors.Is(err, sqlstore.ErrConflict) {
+			return 0, err
+		}
+		if !gone {
+			remaining++
+		}
+	}
+	return remaining, nil
+}
+
+// deleteObject deletes o, or marks it for deletion if it has finalizers; gone says it was deleted.
+func (g *Registry) deleteObject(ctx context.Context, o sqlstore.Object) (gone bool, err error) {
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(o.Value); err != nil {
+		return false, err
+	}
+	write := sqlstore.Write{Key: o.Key, ExpectedRevision: o.Revision, Render: renderAtRevision(obj)}
+	if len(obj.GetFinalizers()) == 0 {
+		write.Op = sqlstore.OpDelete
+		_, err = g.store.Write(ctx, write)
+		return err == nil, err
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		return false, nil
+	}
+	now := metav1.Now()
+	obj.SetDeletionTimestamp(&now)
+	obj.SetDeletionGracePeriodSeconds(new(int64))
+	if gen := obj.GetGeneration(); gen > 0 {
+		obj.SetGeneration(gen + 1) // as kube-apiserver does when it sets deletionTimestamp
+	}
+	write.Op = sqlstore.OpUpdate
+	_, err = g.store.Write(ctx, write)
+	return false, err
+}
+
+// removeCleanupFinalizer ends a CRD's cleanup: without other finalizers, the CRD is deleted.
+func (g *Registry) removeCleanupFinalizer(ctx context.Context, stored sqlstore.Object, crd *apiextensionsv1.CustomResourceDefinition) error {
+	apihelpers.CRDRemoveFinalizer(crd, crdCleanupFinalizer)
+	apihelpers.SetCRDCondition(crd, apiextensionsv1.CustomResourceDefinitionCondition{
+		Type:    apiextensionsv1.Terminating,
+		Status:  apiextensionsv1.ConditionFalse,
+		Reason:  "InstanceDeletionCompleted",
+		Message: "removed all instances",
+	})
+	obj := &unstructured.Unstructured{}
+	encodeCRD(crd, obj)
+	write := sqlstore.Write{Op: sqlstore.OpUpdate, Key: stored.Key, ExpectedRevision: stored.Revision, Render: renderAtRevision(obj)}
+	if len(crd.Finalizers) == 0 {
+		write.Op = sqlstore.OpDelete
+	}
+	_, err := g.store.Write(ctx, write)
+	if errors.Is(err, sqlstore.ErrNotFound) {
+		return nil // another replica finished first
+	}
+	return err // on a conflict, the next pass looks again
+}
+
+// renderAtRevision renders obj as stored at the revision its write is given.
+func renderAtRevision(obj *unstructured.Unstructured) func(int64) ([]byte, error) {
+	return func(revision int64) ([]byte, error) {
+		obj.SetResourceVersion(strconv.FormatInt(revision, 10))
+		return json.Marshal(obj.Object)
+	}
+}
+
+// isBuiltinStorage is true when resource is where a built-in type keeps its objects.
+func (g *Registry) isBuiltinStorage(resource string) bool {
+	for _, r := range g.builtins {
+		if r.StorageName == resource {
+			return true
+		}
+	}
+	return false
+}
