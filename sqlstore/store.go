@@ -2,9 +2,18 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"fmt"
 	"log/slog"
+	"sync"
 	"time"
+
+	"github.com/sqlkube/sqlkube/dialects"
 )
+
+// defaultRetention keeps five minutes of history, as kube-apiserver's etcd compaction does.
+const defaultRetention = 5 * time.Minute
 
 // Options configure Open.
 type Options struct {
@@ -23,37 +32,147 @@ type Options struct {
 }
 
 // Store is an open database with its change feed and compactor running.
-type Store struct{}
+//
+// For the change feed (feed.go, watch.go): db.reader runs reads, with SQL written with '?'
+// placeholders and passed through db.rebind; when db.name is dialects.Postgres, opts.DSN is what
+// postgres.Listen connects to and notifyChannel is what every write transaction notifies with its
+// new current revision; opts.WatchBuffer sizes watcher queues; logger() logs.
+type Store struct {
+	db   *database
+	opts Options
+	feed *feed
+
+	writes        chan *pendingWrite
+	closing       chan struct{} // closed by Close: no new writes, background work stops
+	committerDone chan struct{} // closed when the committer has answered its last batch
+	stop          context.CancelFunc
+	background    sync.WaitGroup
+	closeOnce     sync.Once
+	closeErr      error
+
+	// compactMu keeps one compaction at a time in this process (an advisory lock does it across
+	// PostgreSQL replicas).
+	compactMu sync.Mutex
+}
 
 // Open connects, runs migrations, and starts the change feed and compactor.
-func Open(ctx context.Context, opts Options) (*Store, error) { panic("TODO") }
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	opts = withDefaults(opts)
+	db, err := openDatabase(ctx, opts.DSN, opts.MaxConns)
+	if err != nil {
+		return nil, err
+	}
+	bg, stop := context.WithCancel(context.Background())
+	s := &Store{
+		db:            db,
+		opts:          opts,
+		writes:        make(chan *pendingWrite, maxBatchWrites),
+		closing:       make(chan struct{}),
+		committerDone: make(chan struct{}),
+		stop:          stop,
+	}
+	s.feed = newFeed(s)
+	s.goBackground(func() { s.feed.run(bg) })
+	s.goBackground(s.commitLoop)
+	s.goBackground(func() { s.compactLoop(bg) })
+	return s, nil
+}
 
-// Close stops background work, ends all watchers, and closes the database.
-func (s *Store) Close() error { panic("TODO") }
+func withDefaults(opts Options) Options {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Retention <= 0 {
+		opts.Retention = defaultRetention
+	}
+	if opts.CompactionInterval <= 0 {
+		opts.CompactionInterval = max(opts.Retention/10, time.Second)
+	}
+	return opts
+}
+
+func (s *Store) goBackground(run func()) {
+	s.background.Add(1)
+	go func() {
+		defer s.background.Done()
+		run()
+	}()
+}
+
+func (s *Store) logger() *slog.Logger { return s.opts.Logger }
+
+// Close stops background work, ends all watchers, and closes the database. Writes already taken
+// into a batch complete; writes still queued fail with ErrClosed.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		s.stop()
+		s.background.Wait()
+		s.closeErr = s.db.close()
+	})
+	return s.closeErr
+}
 
 // Ready reports whether the database answers.
-func (s *Store) Ready(ctx context.Context) error { panic("TODO") }
-
-// Write applies one change in its own revision and returns the stored object. Concurrent writes
-// are committed together (group commit); Write returns only after its commit is durable.
-func (s *Store) Write(ctx context.Context, w Write) (Object, error) { panic("TODO") }
+func (s *Store) Ready(ctx context.Context) error {
+	var one int
+	if err := s.db.reader.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return s.dbError(ctx, "checking the database", err)
+	}
+	return nil
+}
 
 // Get reads the latest state of one key.
-func (s *Store) Get(ctx context.Context, key Key) (Object, error) { panic("TODO") }
+func (s *Store) Get(ctx context.Context, key Key) (Object, error) {
+	obj := Object{Key: key}
+	err := s.db.reader.QueryRowContext(ctx, s.db.rebind(
+		`SELECT revision, value FROM objects WHERE resource = ? AND namespace = ? AND name = ?`),
+		key.Resource, key.Namespace, key.Name).Scan(&obj.Revision, &obj.Value)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Object{}, ErrNotFound
+	}
+	if err != nil {
+		return Object{}, s.dbError(ctx, "reading an object", err)
+	}
+	return obj, nil
+}
 
 // CurrentRevision is the latest committed revision, read from the database (so it includes
 // writes made by other replicas).
-func (s *Store) CurrentRevision(ctx context.Context) (int64, error) { panic("TODO") }
+func (s *Store) CurrentRevision(ctx context.Context) (int64, error) {
+	current, _, err := s.readMeta(ctx, s.db.reader)
+	return current, err
+}
 
 // CompactedRevision is the newest revision whose history is gone: reads and watches must start
 // after it.
-func (s *Store) CompactedRevision(ctx context.Context) (int64, error) { panic("TODO") }
-
-// List calls each for the objects of one consistent snapshot, in (namespace, name) order,
-// streaming them from the database. An error from each stops the list and is returned.
-func (s *Store) List(ctx context.Context, opts ListOptions, each func(Object) error) (ListResult, error) {
-	panic("TODO")
+func (s *Store) CompactedRevision(ctx context.Context) (int64, error) {
+	_, compacted, err := s.readMeta(ctx, s.db.reader)
+	return compacted, err
 }
 
-// Compact discards history at and below revision, keeping what reads after it need.
-func (s *Store) Compact(ctx context.Context, revision int64) error { panic("TODO") }
+// querier is what reads need from a pool or a transaction.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (s *Store) readMeta(ctx context.Context, q querier) (current, compacted int64, err error) {
+	err = q.QueryRowContext(ctx, `SELECT current, compacted FROM meta WHERE id = 1`).Scan(&current, &compacted)
+	if err != nil {
+		return 0, 0, s.dbError(ctx, "reading the current revision", err)
+	}
+	return current, compacted, nil
+}
+
+// dbError turns a driver error into the store's: connection trouble and lost races wrap
+// ErrUnavailable, so callers can tell them from bugs; a request that ended gets its own error.
+func (s *Store) dbError(ctx context.Context, doing string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("sqlstore: %s: %w", doing, ctxErr)
+	}
+	switch s.db.classify(err) {
+	case dialects.Retry, dialects.Unavailable:
+		return fmt.Errorf("%w: %s: %v", ErrUnavailable, doing, err)
+	}
+	return fmt.Errorf("sqlstore: %s: %w", doing, err)
+}

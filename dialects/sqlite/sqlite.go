@@ -1,0 +1,105 @@
+// Package sqlite opens SQLite databases (modernc.org/sqlite, pure Go) the way sqlkube needs them:
+// WAL, a busy timeout, synchronous=FULL, one writer connection and a pool of readers.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/sqlkube/sqlkube/dialects"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// busyTimeoutMillis is how long a statement waits for another connection's lock before failing
+// with SQLITE_BUSY.
+const busyTimeoutMillis = 10000
+
+// maxReaders bounds the concurrent read connections.
+const maxReaders = 8
+
+// Path returns the file path of a "sqlite://PATH" DSN; relative paths are relative to the working
+// directory ("sqlite://./sqlkube.db"), absolute ones have three slashes ("sqlite:///var/lib/x.db").
+func Path(dsn string) (string, error) {
+	path, ok := strings.CutPrefix(dsn, "sqlite://")
+	if !ok || path == "" {
+		return "", fmt.Errorf("invalid SQLite DSN %q: expected sqlite://PATH", dsn)
+	}
+	if strings.ContainsAny(path, "?#") {
+		return "", fmt.Errorf("invalid SQLite DSN %q: the path may not contain '?' or '#'", dsn)
+	}
+	return path, nil
+}
+
+// DB is an open SQLite database.
+type DB struct {
+	// Writer has a single connection: SQLite allows one writer at a time, and queueing in Go is
+	// cheaper than waiting on the busy timeout. Its transactions begin IMMEDIATE.
+	Writer *sql.DB
+	// Readers is a pool of query-only connections; each read transaction is a WAL snapshot.
+	Readers *sql.DB
+}
+
+// Open opens (creating if needed) the database file at path.
+func Open(ctx context.Context, path string) (*DB, error) {
+	// journal_mode=WAL is stored in the file, so the writer sets it before readers connect.
+	writer, err := openPool(ctx, path, "_txlock=immediate&_pragma=journal_mode(WAL)", 1)
+	if err != nil {
+		return nil, err
+	}
+	readers, err := openPool(ctx, path, "_pragma=query_only(1)", maxReaders)
+	if err != nil {
+		_ = writer.Close()
+		return nil, err
+	}
+	return &DB{Writer: writer, Readers: readers}, nil
+}
+
+// OpenForMigrations opens a single connection for schema changes.
+func OpenForMigrations(ctx context.Context, path string) (*sql.DB, error) {
+	return openPool(ctx, path, "_pragma=journal_mode(WAL)", 1)
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	return errors.Join(db.Readers.Close(), db.Writer.Close())
+}
+
+func openPool(ctx context.Context, path, params string, conns int) (*sql.DB, error) {
+	// synchronous=FULL syncs the WAL on every commit: no acknowledged write is lost on a crash.
+	dsn := fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=synchronous(FULL)&_pragma=foreign_keys(0)&%s",
+		(&url.URL{Path: path}).EscapedPath(), busyTimeoutMillis, params)
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("opening SQLite database %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	db.SetConnMaxIdleTime(0)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("opening SQLite database %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// Classify says what a driver error means, by SQLite result code.
+func Classify(err error) dialects.Kind {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return dialects.Other
+	}
+	switch e.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return dialects.Retry
+	case sqlite3.SQLITE_CONSTRAINT:
+		if e.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
+			return dialects.UniqueViolation
+		}
+	}
+	return dialects.Other
+}

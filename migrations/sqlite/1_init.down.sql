@@ -1,0 +1,3 @@
+DROP TABLE objects;
+DROP TABLE revisions;
+DROP TABLE meta;

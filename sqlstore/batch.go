@@ -1,0 +1,226 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// batchOutcome is what a committed batch answers: results[i] belongs to the batch's i-th write
+// (the writes after them were left for the next batch), and current is the new current revision
+// (0 when no write was applied).
+type batchOutcome struct {
+	results []writeResult
+	current int64
+}
+
+// batchPlan is the work of one batch transaction: the log rows to insert and the final state of
+// each key the batch changed.
+type batchPlan struct {
+	log     []logRow
+	live    map[Key]int // index in log of the key's last row, or -1 when the batch deleted it
+	order   []Key           // keys of live, in first-write order, so statements are deterministic
+	results []writeResult
+	bytes   int
+}
+
+type logRow struct {
+	Object
+	op   Op
+	prev int64
+}
+
+// applyBatch runs one batch transaction. It locks the counter row first, so that revisions are
+// taken and committed in order even across replicas (DESIGN.md invariants 1 and 2), checks each
+// write's precondition against the state left by the writes before it, and commits once. Writes
+// that fail their precondition or rendering consume no revision and do not affect the others.
+func (s *Store) applyBatch(ctx context.Context, batch []*pendingWrite) (batchOutcome, error) {
+	tx, err := s.db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return batchOutcome{}, err
+	}
+	defer tx.Rollback()
+
+	var current int64
+	err = tx.QueryRowContext(ctx, `UPDATE meta SET current = current WHERE id = 1 RETURNING current`).Scan(&current)
+	if err != nil {
+		return batchOutcome{}, err
+	}
+	revisions, err := s.liveRevisions(ctx, tx, batch)
+	if err != nil {
+		return batchOutcome{}, err
+	}
+	plan := planBatch(batch, revisions, current)
+	if len(plan.log) == 0 {
+		return batchOutcome{results: plan.results}, nil
+	}
+	newCurrent := plan.log[len(plan.log)-1].Revision
+	if err := s.execPlan(ctx, tx, plan, newCurrent); err != nil {
+		return batchOutcome{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return batchOutcome{}, err
+	}
+	return batchOutcome{results: plan.results, current: newCurrent}, nil
+}
+
+// liveRevisions reads the current revision of every key the batch touches, in one query.
+func (s *Store) liveRevisions(ctx context.Context, tx *sql.Tx, batch []*pendingWrite) (map[Key]int64, error) {
+	keys := make(map[Key]bool, len(batch))
+	args := make([]any, 0, 3*len(batch))
+	for _, p := range batch {
+		if !keys[p.write.Key] {
+			keys[p.write.Key] = true
+			args = append(args, p.write.Key.Resource, p.write.Key.Namespace, p.write.Key.Name)
+		}
+	}
+	rows, err := tx.QueryContext(ctx, s.db.rebind(
+		`SELECT resource, namespace, name, revision FROM objects WHERE (resource, namespace, name) IN (VALUES `+
+			placeholderRows(len(keys), 3)+`)`), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	revisions := make(map[Key]int64, len(keys))
+	for rows.Next() {
+		var k Key
+		var rev int64
+		if err := rows.Scan(&k.Resource, &k.Namespace, &k.Name, &rev); err != nil {
+			return nil, err
+		}
+		revisions[k] = rev
+	}
+	return revisions, rows.Err()
+}
+
+// planBatch decides, in memory, the outcome of each write in order. revisions holds the live
+// keys' revisions and is updated as writes apply. It stops before a write once the rendered bytes
+// reach maxBatchBytes.
+func planBatch(batch []*pendingWrite, revisions map[Key]int64, current int64) batchPlan {
+	plan := batchPlan{live: map[Key]int{}}
+	for _, p := range batch {
+		if plan.bytes >= maxBatchBytes {
+			break
+		}
+		row, err := prepareWrite(p.write, revisions, current+int64(len(plan.log))+1)
+		if err != nil {
+			plan.results = append(plan.results, writeResult{err: err})
+			continue
+		}
+		plan.add(row)
+		if row.op == OpDelete {
+			delete(revisions, row.Key)
+		} else {
+			revisions[row.Key] = row.Revision
+		}
+	}
+	return plan
+}
+
+func (plan *batchPlan) add(row logRow) {
+	plan.log = append(plan.log, row)
+	plan.results = append(plan.results, writeResult{obj: row.Object})
+	plan.bytes += len(row.Value)
+	if _, seen := plan.live[row.Key]; !seen {
+		plan.order = append(plan.order, row.Key)
+	}
+	plan.live[row.Key] = len(plan.log) - 1
+	if row.op == OpDelete {
+		plan.live[row.Key] = -1
+	}
+}
+
+// prepareWrite checks w's precondition against the key's live revision (0: absent) and renders
+// it at revision.
+func prepareWrite(w Write, revisions map[Key]int64, revision int64) (logRow, error) {
+	live, exists := revisions[w.Key]
+	switch {
+	case w.Op == OpCreate && exists:
+		return logRow{}, ErrExists
+	case w.Op != OpCreate && !exists:
+		return logRow{}, ErrNotFound
+	case w.Op != OpCreate && live != w.ExpectedRevision:
+		return logRow{}, ErrConflict
+	}
+	value, err := render(w, revision)
+	if err != nil {
+		return logRow{}, err
+	}
+	return logRow{Object: Object{Key: w.Key, Revision: revision, Value: value}, op: w.Op, prev: live}, nil
+}
+
+// render calls the caller's Render, which runs on the committer: a panic in it must fail only its
+// own write, not the process.
+func render(w Write, revision int64) (value []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("sqlstore: rendering %s %s/%s panicked: %v", w.Op, w.Key.Namespace, w.Key.Name, r)
+		}
+	}()
+	value, err = w.Render(revision)
+	if err == nil && value == nil {
+		value = []byte{}
+	}
+	return value, err
+}
+
+// execPlan writes the plan: log rows, live-set changes, the notification, the new current
+// revision.
+func (s *Store) execPlan(ctx context.Context, tx *sql.Tx, plan batchPlan, newCurrent int64) error {
+	args := make([]any, 0, 7*len(plan.log))
+	for _, r := range plan.log {
+		args = append(args, r.Revision, r.Resource, r.Namespace, r.Name, int(r.op), r.prev, r.Value)
+	}
+	if _, err := tx.ExecContext(ctx, s.db.rebind(
+		`INSERT INTO revisions (revision, resource, namespace, name, op, prev_revision, value) VALUES `+
+			placeholderRows(len(plan.log), 7)), args...); err != nil {
+		return err
+	}
+	if err := s.applyLive(ctx, tx, plan); err != nil {
+		return err
+	}
+	if s.db.notify != nil {
+		if err := s.db.notify(ctx, tx, newCurrent); err != nil {
+			return err
+		}
+	}
+	_, err := tx.ExecContext(ctx, s.db.rebind(`UPDATE meta SET current = ? WHERE id = 1`), newCurrent)
+	return err
+}
+
+// applyLive brings the live set to the batch's final state of each key: one upsert for the keys
+// that exist after the batch, one delete for those that do not.
+func (s *Store) applyLive(ctx context.Context, tx *sql.Tx, plan batchPlan) error {
+	var upserts, deletes []any
+	for _, k := range plan.order {
+		if i := plan.live[k]; i >= 0 {
+			row := plan.log[i]
+			upserts = append(upserts, k.Resource, k.Namespace, k.Name, row.Revision, row.Value)
+		} else {
+			deletes = append(deletes, k.Resource, k.Namespace, k.Name)
+		}
+	}
+	if len(upserts) > 0 {
+		if _, err := tx.ExecContext(ctx, s.db.rebind(
+			`INSERT INTO objects (resource, namespace, name, revision, value) VALUES `+placeholderRows(len(upserts)/5, 5)+
+				` ON CONFLICT (resource, namespace, name) DO UPDATE SET revision = excluded.revision, value = excluded.value`),
+			upserts...); err != nil {
+			return err
+		}
+	}
+	if len(deletes) > 0 {
+		if _, err := tx.ExecContext(ctx, s.db.rebind(
+			`DELETE FROM objects WHERE (resource, namespace, name) IN (VALUES `+placeholderRows(len(deletes)/3, 3)+`)`),
+			deletes...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// placeholderRows renders "(?, ?), (?, ?)" for rows rows of width placeholders.
+func placeholderRows(rows, width int) string {
+	row := "(" + strings.Repeat("?, ", width-1) + "?)"
+	return strings.Repeat(row+", ", rows-1) + row
+}

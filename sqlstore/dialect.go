@@ -1,0 +1,110 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+
+	"github.com/sqlkube/sqlkube/dialects"
+	"github.com/sqlkube/sqlkube/dialects/postgres"
+	"github.com/sqlkube/sqlkube/dialects/sqlite"
+	"github.com/sqlkube/sqlkube/migrations"
+)
+
+// notifyChannel is the PostgreSQL channel every write transaction notifies with its new current
+// revision, so that other replicas' feeds read the log at once.
+const notifyChannel = "sqlkube_revisions"
+
+// database is an open database as the store uses it: the SQL is shared, written with '?'
+// placeholders; the differences between dialects are the few fields below.
+type database struct {
+	name dialects.Name
+	// writer runs write and compaction transactions; reader runs reads. They are one pool on
+	// PostgreSQL; on SQLite the writer is a single connection.
+	writer, reader *sql.DB
+	// readTx makes each read transaction one consistent snapshot.
+	readTx *sql.TxOptions
+	// rebind turns '?' placeholders into the dialect's.
+	rebind   func(string) string
+	classify func(error) dialects.Kind
+	// notify, when set, runs inside each write transaction with its new current revision.
+	notify func(ctx context.Context, tx *sql.Tx, revision int64) error
+	// lockCompaction keeps compaction to one replica at a time (nil: one process owns the
+	// database, and the store's own mutex is enough).
+	lockCompaction func(ctx context.Context, conn *sql.Conn, wait bool) (bool, func() error, error)
+	close          func() error
+}
+
+// openDatabase opens the database a DSN names and brings its schema up to date.
+func openDatabase(ctx context.Context, dsn string, maxConns int) (*database, error) {
+	name, err := dialects.Parse(dsn)
+	if err != nil {
+		return nil, err
+	}
+	if name == dialects.SQLite {
+		return openSQLite(ctx, dsn)
+	}
+	return openPostgres(ctx, dsn, maxConns)
+}
+
+func openSQLite(ctx context.Context, dsn string) (*database, error) {
+	path, err := sqlite.Path(dsn)
+	if err != nil {
+		return nil, err
+	}
+	migrationDB, err := sqlite.OpenForMigrations(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrations.Up(migrationDB, migrations.SQLite); err != nil {
+		return nil, fmt.Errorf("SQLite database %s: %w", path, err)
+	}
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return &database{
+		name:     dialects.SQLite,
+		writer:   db.Writer,
+		reader:   db.Readers,
+		readTx:   &sql.TxOptions{ReadOnly: true},
+		rebind:   func(q string) string { return q },
+		classify: sqlite.Classify,
+		close:    db.Close,
+	}, nil
+}
+
+func openPostgres(ctx context.Context, dsn string, maxConns int) (*database, error) {
+	migrationDB, err := postgres.Open(ctx, dsn, 1)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrations.Up(migrationDB, migrations.Postgres); err != nil {
+		return nil, fmt.Errorf("PostgreSQL database: %w", err)
+	}
+	db, err := postgres.Open(ctx, dsn, maxConns)
+	if err != nil {
+		return nil, err
+	}
+	return &database{
+		name:   dialects.Postgres,
+		writer: db,
+		reader: db,
+		// REPEATABLE READ gives the whole transaction one snapshot, so a list's revision and
+		// its rows agree.
+		readTx:         &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
+		rebind:         postgres.Rebind,
+		classify:       postgres.Classify,
+		notify:         notifyRevision,
+		lockCompaction: postgres.LockCompaction,
+		close:          db.Close,
+	}, nil
+}
+
+// notifyRevision sends the new current revision, never the object: NOTIFY payloads are limited to
+// 8000 bytes. PostgreSQL delivers it when the transaction commits.
+func notifyRevision(ctx context.Context, tx *sql.Tx, revision int64) error {
+	_, err := tx.ExecContext(ctx, "SELECT pg_notify($1, $2)", notifyChannel, strconv.FormatInt(revision, 10))
+	return err
+}

@@ -1,0 +1,122 @@
+// Package sqltest gives tests real databases: a SQLite file in the test's temporary directory, or
+// a PostgreSQL database of their own on the test server, dropped when the test ends.
+package sqltest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+)
+
+// PostgresEnv overrides the DSN of the PostgreSQL server tests create their databases on; the
+// database it names is only used to create and drop them.
+const PostgresEnv = "SQLKUBE_TEST_POSTGRES"
+
+const defaultPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+// Backends runs fn once per backend, as subtests "sqlite" and "postgres", each with a fresh
+// database.
+func Backends(t *testing.T, fn func(t *testing.T, dsn string)) {
+	t.Run("sqlite", func(t *testing.T) { fn(t, SQLiteDSN(t)) })
+	t.Run("postgres", func(t *testing.T) { fn(t, PostgresDSN(t)) })
+}
+
+// SQLiteDSN names a new database file in the test's temporary directory.
+func SQLiteDSN(t testing.TB) string {
+	t.Helper()
+	return "sqlite://" + filepath.Join(t.TempDir(), "sqlkube.db")
+}
+
+// PostgresDSN creates a uniquely named database and drops it when the test ends, first ending
+// any connection left to it. If the server cannot be reached the test is skipped, or fails when
+// the environment has CI=true.
+func PostgresDSN(t testing.TB) string {
+	t.Helper()
+	admin := adminDSN()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db, err := openAdmin(ctx, admin)
+	if err != nil {
+		msg := fmt.Sprintf("PostgreSQL not reachable at %s: %v", hostOf(admin), err)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg + " (set " + PostgresEnv + " to use another server; CI=true makes this a failure)")
+	}
+	name := "sqlkube_test_" + randomSuffix(t)
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		_ = db.Close()
+		t.Fatalf("creating test database %s: %v", name, err)
+	}
+	t.Cleanup(func() { dropDatabase(t, db, name) })
+	return withDatabase(t, admin, name)
+}
+
+func adminDSN() string {
+	if dsn := os.Getenv(PostgresEnv); dsn != "" {
+		return dsn
+	}
+	return defaultPostgres
+}
+
+func openAdmin(ctx context.Context, dsn string) (*sql.DB, error) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, err
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := db.PingContext(pingCtx); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func dropDatabase(t testing.TB, db *sql.DB, name string) {
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := db.ExecContext(ctx,
+		"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", name); err != nil {
+		t.Errorf("ending connections to test database %s: %v", name, err)
+	}
+	if _, err := db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Errorf("dropping test database %s: %v", name, err)
+	}
+}
+
+// withDatabase is admin with its database replaced by name.
+func withDatabase(t testing.TB, admin, name string) string {
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatalf("%s must be a postgres:// URL: %v", PostgresEnv, err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func hostOf(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return "the configured server"
+}
+
+func randomSuffix(t testing.TB) string {
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatalf("random database name: %v", err)
+	}
+	return hex.EncodeToString(b)
+}

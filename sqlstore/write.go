@@ -1,0 +1,182 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sqlkube/sqlkube/dialects"
+)
+
+// Group commit bounds: a batch takes at most this many writes or, once it holds this many
+// rendered bytes, no further write (the rest wait for the next batch).
+const (
+	maxBatchWrites = 256
+	maxBatchBytes  = 4 << 20
+)
+
+// A batch whose transaction loses a race (SQLite busy, serialization failure, deadlock) is run
+// again, at most this many times in all, before its writes fail with ErrUnavailable.
+const (
+	maxBatchAttempts = 5
+	retryBackoff     = 20 * time.Millisecond
+)
+
+// writeTimeout bounds one batch transaction, so that requests fail rather than hang while the
+// database is unreachable.
+const writeTimeout = 30 * time.Second
+
+// Lifecycle of a pendingWrite: queued until the committer takes it into a batch (then it is
+// always answered) or its caller abandons it (then it is never written).
+const (
+	writeQueued int32 = iota
+	writeTaken
+	writeAbandoned
+)
+
+type pendingWrite struct {
+	ctx   context.Context
+	write Write
+	state atomic.Int32
+	done  chan writeResult // buffered: the committer never blocks on an answer
+}
+
+type writeResult struct {
+	obj Object
+	err error
+}
+
+// Write applies one change in its own revision and returns the stored object. Concurrent writes
+// are committed together (group commit); Write returns only after its commit is durable.
+//
+// A ctx that ends while the write waits in the queue answers ctx's error and nothing is written;
+// once the write is in a batch, it completes and its result is returned.
+func (s *Store) Write(ctx context.Context, w Write) (Object, error) {
+	if err := validateWrite(w); err != nil {
+		return Object{}, err
+	}
+	p := &pendingWrite{ctx: ctx, write: w, done: make(chan writeResult, 1)}
+	select {
+	case s.writes <- p:
+	case <-ctx.Done():
+		return Object{}, ctx.Err()
+	case <-s.closing:
+		return Object{}, ErrClosed
+	}
+	var abandonErr error
+	select {
+	case r := <-p.done:
+		return r.obj, r.err
+	case <-ctx.Done():
+		abandonErr = ctx.Err()
+	case <-s.committerDone:
+		abandonErr = ErrClosed
+	}
+	if p.state.CompareAndSwap(writeQueued, writeAbandoned) {
+		return Object{}, abandonErr
+	}
+	r := <-p.done
+	return r.obj, r.err
+}
+
+// validateWrite rejects what the database cannot store (PostgreSQL text holds neither NUL nor
+// invalid UTF-8), so that one bad write never fails the batch it would share with others.
+func validateWrite(w Write) error {
+	if w.Op != OpCreate && w.Op != OpUpdate && w.Op != OpDelete {
+		return fmt.Errorf("sqlstore: invalid write operation %v", w.Op)
+	}
+	if w.Render == nil {
+		return errors.New("sqlstore: write without Render")
+	}
+	if w.Key.Resource == "" || w.Key.Name == "" {
+		return fmt.Errorf("sqlstore: write needs a resource and a name, got %q/%q", w.Key.Resource, w.Key.Name)
+	}
+	for _, part := range []string{w.Key.Resource, w.Key.Namespace, w.Key.Name} {
+		if !utf8.ValidString(part) || strings.IndexByte(part, 0) >= 0 {
+			return fmt.Errorf("sqlstore: invalid key part %q: not valid UTF-8 without NUL", part)
+		}
+	}
+	return nil
+}
+
+// commitLoop is the committer: it takes the writes waiting at that moment, commits them in one
+// transaction, answers them, and starts over. A lone write is committed at once.
+func (s *Store) commitLoop() {
+	defer close(s.committerDone)
+	var carried []*pendingWrite // taken but left out of the previous batch by maxBatchBytes
+	for {
+		if len(carried) == 0 {
+			select {
+			case p := <-s.writes:
+				carried = s.take(carried, p)
+			case <-s.closing:
+				return
+			}
+		}
+		batch := s.gather(carried)
+		if len(batch) == 0 {
+			carried = nil
+			continue
+		}
+		carried = s.commit(batch)
+	}
+}
+
+// gather adds the queued writes to batch, up to maxBatchWrites, without waiting for more.
+func (s *Store) gather(batch []*pendingWrite) []*pendingWrite {
+	for len(batch) < maxBatchWrites {
+		select {
+		case p := <-s.writes:
+			batch = s.take(batch, p)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// take claims p for a batch unless its caller has gone; a caller whose ctx ended while queued is
+// answered without writing.
+func (s *Store) take(batch []*pendingWrite, p *pendingWrite) []*pendingWrite {
+	if !p.state.CompareAndSwap(writeQueued, writeTaken) {
+		return batch
+	}
+	if err := p.ctx.Err(); err != nil {
+		p.done <- writeResult{err: err}
+		return batch
+	}
+	return append(batch, p)
+}
+
+// commit applies batch in one transaction, retrying lost races, answers the writes it applied,
+// and returns those left for the next batch.
+func (s *Store) commit(batch []*pendingWrite) (left []*pendingWrite) {
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		outcome, err := s.applyBatch(ctx, batch)
+		cancel()
+		if err == nil {
+			if outcome.current > 0 {
+				s.feed.wake(outcome.current)
+			}
+			for i, r := range outcome.results {
+				batch[i].done <- r
+			}
+			return batch[len(outcome.results):]
+		}
+		if s.db.classify(err) == dialects.Retry && attempt < maxBatchAttempts {
+			time.Sleep(time.Duration(attempt) * retryBackoff)
+			continue
+		}
+		s.logger().Warn("sqlstore: write batch failed", "writes", len(batch), "attempts", attempt, "err", err)
+		failure := fmt.Errorf("%w: committing writes: %v", ErrUnavailable, err)
+		for _, p := range batch {
+			p.done <- writeResult{err: failure}
+		}
+		return nil
+	}
+}
