@@ -20,7 +20,7 @@ type batchOutcome struct {
 type batchPlan struct {
 	log     []logRow
 	live    map[Key]int // index in log of the key's last row, or -1 when the batch deleted it
-	order   []Key           // keys of live, in first-write order, so statements are deterministic
+	order   []Key       // keys of live, in first-write order, so statements are deterministic
 	results []writeResult
 	bytes   int
 }
