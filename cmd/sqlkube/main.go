@@ -5,6 +5,7 @@
 //
 //	sqlkube [flags]   serve the API (see sqlkube --help)
 //	sqlkube version   print the version
+//	sqlkube bench     load-test a Kubernetes API server (see sqlkube bench --help)
 package main
 
 import (
@@ -14,6 +15,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/sqlkube/sqlkube/cmd/sqlkube/bench"
 )
 
 func main() {
@@ -29,6 +32,9 @@ type subcommand func(ctx context.Context, args, env []string, stdout, stderr io.
 
 var subcommands = map[string]subcommand{
 	"version": runVersion,
+	"bench": func(ctx context.Context, args, _ []string, stdout, stderr io.Writer) int {
+		return bench.Main(ctx, args, stdout, stderr)
+	},
 }
 
 // run is the whole program: it picks the subcommand (none means serve) and returns the exit code.

@@ -58,3 +58,10 @@ func TestTakenPortFailsBeforeOpeningTheDatabase(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
 }
+
+func TestBenchIsWired(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "bench", "--help")
+	if code != 0 || !strings.Contains(stdout+stderr, "--server") {
+		t.Fatalf("exit %d, output:\n%s%s", code, stdout, stderr)
+	}
+}

@@ -1,0 +1,13 @@
+package e2e
+
+import (
+	"testing"
+
+	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
+)
+
+// forEachServer runs test as one subtest per backend ("sqlite", "postgres"), each against a
+// server started on a fresh database.
+func forEachServer(t *testing.T, test func(t *testing.T, s *sqlkubeServer)) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) { test(t, startServer(t, dsn)) })
+}

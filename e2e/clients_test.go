@@ -1,0 +1,135 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// restConfig points client-go at the running process, without client-side throttling so that
+// tests are not slowed down.
+func (s *sqlkubeServer) restConfig() *rest.Config {
+	return &rest.Config{Host: s.URL(), QPS: -1}
+}
+
+func (s *sqlkubeServer) clientset() kubernetes.Interface {
+	s.t.Helper()
+	c, err := kubernetes.NewForConfig(s.restConfig())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return c
+}
+
+func (s *sqlkubeServer) dynamicClient() dynamic.Interface {
+	s.t.Helper()
+	c, err := dynamic.NewForConfig(s.restConfig())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return c
+}
+
+func (s *sqlkubeServer) apiextensions() apiextensionsclient.Interface {
+	s.t.Helper()
+	c, err := apiextensionsclient.NewForConfig(s.restConfig())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return c
+}
+
+// kubectl runs kubectl against the process with stdin, isolated from the user's kubeconfig and
+// discovery cache so that runs never share state. It returns stdout, and stderr in the error.
+func (s *sqlkubeServer) kubectl(stdin string, args ...string) (string, error) {
+	s.t.Helper()
+	home := s.kubectlHome()
+	cmd := exec.Command("kubectl", append([]string{"--server", s.URL(), "--cache-dir", filepath.Join(home, "cache")}, args...)...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(home, "config"), "HOME="+home)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), &kubectlError{args: args, err: err, stderr: stderr.String()}
+	}
+	return stdout.String(), nil
+}
+
+// mustKubectl is kubectl that fails the test on error.
+func (s *sqlkubeServer) mustKubectl(stdin string, args ...string) string {
+	s.t.Helper()
+	out, err := s.kubectl(stdin, args...)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return out
+}
+
+// kubectlHome is a directory private to this server's test, made once.
+func (s *sqlkubeServer) kubectlHome() string {
+	if s.home == "" {
+		s.home = s.t.TempDir()
+	}
+	return s.home
+}
+
+type kubectlError struct {
+	args   []string
+	err    error
+	stderr string
+}
+
+func (e *kubectlError) Error() string {
+	return "kubectl " + strings.Join(e.args, " ") + ": " + e.err.Error() + "\n" + e.stderr
+}
+
+// response is a raw HTTP answer.
+type response struct {
+	code   int
+	header http.Header
+	body   []byte
+}
+
+// do sends one raw HTTP request; headers are name, value pairs.
+func (s *sqlkubeServer) do(method, path string, body []byte, headers ...string) response {
+	s.t.Helper()
+	req, err := http.NewRequest(method, s.URL()+path, bytes.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatalf("%s %s: reading body: %v", method, path, err)
+	}
+	return response{code: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// status decodes the body as a Status, failing the test if it is not one.
+func (r response) status(t testing.TB) metav1.Status {
+	t.Helper()
+	var st metav1.Status
+	if err := json.Unmarshal(r.body, &st); err != nil || st.Kind != "Status" || st.APIVersion != "v1" {
+		t.Fatalf("answer %d is not a v1 Status (%v): %s", r.code, err, r.body)
+	}
+	return st
+}
