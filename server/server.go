@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gorilla/mux"
+
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -27,6 +29,11 @@ type Options struct {
 	Logger *slog.Logger
 	// WatchBookmarkInterval is how often a watch that asked for bookmarks gets one.
 	WatchBookmarkInterval time.Duration
+	// MaxRequestBodyBytes bounds request bodies; 0 picks kube-apiserver's 3 MiB.
+	MaxRequestBodyBytes int64
+	// RevisionWait bounds how long a read asking for a revision newer than the store's current
+	// one waits for it before answering 504; 0 picks kube-apiserver's 3 s.
+	RevisionWait time.Duration
 }
 
 // Server is the HTTP API.
@@ -38,10 +45,66 @@ type Server struct {
 	handler  http.Handler
 }
 
+const (
+	defaultMaxRequestBodyBytes = 3 << 20
+	defaultRevisionWait        = 3 * time.Second
+)
+
 // New builds a Server on store. It makes sure the initial namespaces exist and loads the CRDs
 // already stored, so that their types are served from the first request.
 func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
-	panic("TODO")
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.MaxRequestBodyBytes <= 0 {
+		opts.MaxRequestBodyBytes = defaultMaxRequestBodyBytes
+	}
+	if opts.RevisionWait <= 0 {
+		opts.RevisionWait = defaultRevisionWait
+	}
+	registry, err := newRegistry(ctx, store, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{store: store, opts: opts, log: opts.Logger, registry: registry}
+	if err := s.ensureInitialNamespaces(ctx); err != nil {
+		return nil, err
+	}
+	s.handler = s.withRecovery(s.withLogging(s.routes()))
+	return s, nil
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// routes maps the URL space: health checks, then the API paths, parsed as kube-apiserver's
+// request-info resolver parses them.
+func (s *Server) routes() http.Handler {
+	m := mux.NewRouter()
+	m.HandleFunc("/healthz", s.serveAlive)
+	m.HandleFunc("/livez", s.serveAlive)
+	m.HandleFunc("/readyz", s.serveReady)
+	s.routeDiscovery(m)
+	m.PathPrefix("/api/v1/").HandlerFunc(s.serveCoreAPI)
+	m.PathPrefix("/apis/{group}/{version}/").HandlerFunc(s.serveGroupAPI)
+	m.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, errNotFoundPath())
+	})
+	return m
+}
+
+func (s *Server) serveAlive(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok"))
+}
+
+// serveReady answers ok only while the database answers, so that a load balancer stops sending
+// requests to a replica that lost it.
+func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if err := s.store.Ready(r.Context()); err != nil {
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte("[-]storage failed: " + err.Error() + "\nreadyz check failed"))
+		return
+	}
+	_, _ = w.Write([]byte("ok"))
+}

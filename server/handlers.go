@@ -1,0 +1,398 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage/names"
+
+	"github.com/sqlkube/sqlkube/sqlstore"
+)
+
+// maxGenerateNameAttempts is how many generated names a create tries before giving up, as
+// kube-apiserver does.
+const maxGenerateNameAttempts = 8
+
+func (req *request) key() sqlstore.Key {
+	return sqlstore.Key{Resource: req.res.StorageName, Namespace: req.namespace, Name: req.name}
+}
+
+// serveGet answers GET on an object (or its status).
+func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, req *request) {
+	out, err := negotiateOutput(r, false)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.waitForResourceVersionParam(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	obj, err := s.store.Get(r.Context(), req.key())
+	if err != nil {
+		s.writeError(w, r, storageError(err, req.gr, req.name))
+		return
+	}
+	s.writeObject(w, r, req, out, http.StatusOK, obj.Value)
+}
+
+// waitForResourceVersionParam gives a get's resourceVersion its not-older-than meaning: "" and
+// "0" read the latest state, N waits until the store has reached N.
+func (s *Server) waitForResourceVersionParam(r *http.Request) error {
+	rv, err := parseResourceVersion(r.URL.Query().Get("resourceVersion"))
+	if err != nil || rv == 0 {
+		return err
+	}
+	return s.waitForRevision(r.Context(), rv)
+}
+
+// serveCreate answers POST on a collection.
+func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req *request) {
+	out, err := negotiateOutput(r, false)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	obj, err := s.decodeObject(r, req.res)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	stored, err := s.create(r.Context(), req, obj)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeObject(w, r, req, out, http.StatusCreated, stored.Value)
+}
+
+// create applies kube-apiserver's create rules to obj and stores it.
+func (s *Server) create(ctx context.Context, req *request, obj *unstructured.Unstructured) (sqlstore.Object, error) {
+	rest.WipeObjectMetaSystemFields(obj)
+	obj.SetResourceVersion("")
+	namespace := rest.ExpectedNamespaceForScope(req.namespace, req.res.Namespaced)
+	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(namespace, obj); err != nil {
+		return sqlstore.Object{}, err
+	}
+	if req.res.Namespaced {
+		if err := s.checkNamespaceAcceptsContent(ctx, req.gr, obj.GetName(), namespace); err != nil {
+			return sqlstore.Object{}, err
+		}
+	}
+	rest.FillObjectMetaSystemFields(obj)
+	if req.res.PrepareForCreate != nil {
+		req.res.PrepareForCreate(obj)
+	}
+	if tracksGeneration(req.res) {
+		obj.SetGeneration(1)
+	}
+	if isNamespaces(req.res) {
+		prepareNamespaceCreate(obj)
+	}
+	if obj.GetName() != "" || obj.GetGenerateName() == "" {
+		return s.storeNew(ctx, req, obj)
+	}
+	return s.createWithGeneratedName(ctx, req, obj)
+}
+
+// createWithGeneratedName tries names made from generateName until one is free.
+func (s *Server) createWithGeneratedName(ctx context.Context, req *request, obj *unstructured.Unstructured) (sqlstore.Object, error) {
+	var err error
+	for range maxGenerateNameAttempts {
+		obj.SetName(names.SimpleNameGenerator.GenerateName(obj.GetGenerateName()))
+		if isNamespaces(req.res) {
+			setNamespaceNameLabel(obj)
+		}
+		var stored sqlstore.Object
+		stored, err = s.storeNew(ctx, req, obj)
+		if !apierrors.IsAlreadyExists(err) {
+			return stored, err
+		}
+	}
+	return sqlstore.Object{}, err
+}
+
+// storeNew validates and writes a prepared new object.
+func (s *Server) storeNew(ctx context.Context, req *request, obj *unstructured.Unstructured) (sqlstore.Object, error) {
+	if err := validateCreate(req.res, obj); err != nil {
+		return sqlstore.Object{}, err
+	}
+	key := sqlstore.Key{Resource: req.res.StorageName, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	stored, err := s.store.Write(ctx, sqlstore.Write{Op: sqlstore.OpCreate, Key: key, Render: render(obj)})
+	if err != nil {
+		return sqlstore.Object{}, storageError(err, req.gr, obj.GetName())
+	}
+	return stored, s.afterWrite(ctx, req, stored.Revision)
+}
+
+func (s *Server) afterWrite(ctx context.Context, req *request, revision int64) error {
+	if req.res.AfterWrite == nil {
+		return nil
+	}
+	return req.res.AfterWrite(ctx, revision)
+}
+
+// updateMode says which part of the object an update replaces.
+type updateMode int
+
+const (
+	replaceAll    updateMode = iota // PUT on the object: everything but the system metadata
+	replaceStatus                   // PUT on /status: only the status
+)
+
+// serveUpdate answers PUT on an object or its status.
+func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, req *request, mode updateMode) {
+	out, err := negotiateOutput(r, false)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	obj, err := s.decodeObject(r, req.res)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := checkObjectName(obj, req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	stored, err := s.update(r.Context(), req, obj, mode)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeObject(w, r, req, out, http.StatusOK, stored.Value)
+}
+
+// checkObjectName makes an update's body name the object of its URL, as kube-apiserver requires.
+func checkObjectName(obj *unstructured.Unstructured, req *request) error {
+	if obj.GetName() != req.name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", obj.GetName(), req.name))
+	}
+	if ns := obj.GetNamespace(); req.namespace != "" && ns != "" && ns != req.namespace {
+		return apierrors.NewBadRequest(fmt.Sprintf("the namespace of the object (%s) does not match the namespace on the request (%s)", ns, req.namespace))
+	}
+	return nil
+}
+
+// update replaces the stored object with obj. With a resourceVersion in obj, the update applies
+// only to that version (409 otherwise); without, it applies to whatever is current, retried
+// when a concurrent write wins the race.
+func (s *Server) update(ctx context.Context, req *request, obj *unstructured.Unstructured, mode updateMode) (sqlstore.Object, error) {
+	expected := obj.GetResourceVersion()
+	for {
+		current, err := s.store.Get(ctx, req.key())
+		if err != nil {
+			return sqlstore.Object{}, storageError(err, req.gr, req.name)
+		}
+		if expected != "" && expected != revisionString(current.Revision) {
+			return sqlstore.Object{}, apierrors.NewConflict(req.gr, req.name, errors.New(conflictMessage))
+		}
+		stored, err := s.applyUpdate(ctx, req, current, obj.DeepCopy(), mode)
+		if errors.Is(err, sqlstore.ErrConflict) && expected == "" {
+			continue
+		}
+		if err != nil {
+			return sqlstore.Object{}, storageError(err, req.gr, req.name)
+		}
+		return stored, nil
+	}
+}
+
+// applyUpdate makes one attempt at an update against the current stored object.
+func (s *Server) applyUpdate(ctx context.Context, req *request, current sqlstore.Object, obj *unstructured.Unstructured, mode updateMode) (sqlstore.Object, error) {
+	old, err := decodeStored(current.Value)
+	if err != nil {
+		return sqlstore.Object{}, err
+	}
+	if mode == replaceStatus {
+		obj = withStatusOf(old, obj)
+	}
+	if err := prepareUpdate(req, obj, old); err != nil {
+		return sqlstore.Object{}, err
+	}
+	if err := validateUpdate(req.res, obj, old); err != nil {
+		return sqlstore.Object{}, err
+	}
+	obj.SetResourceVersion(old.GetResourceVersion())
+	if equalObjects(obj, old) {
+		return current, nil
+	}
+	write := sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(obj)}
+	if obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 {
+		// The last finalizer of an object being deleted is gone: the update deletes it.
+		write.Op = sqlstore.OpDelete
+	}
+	stored, err := s.store.Write(ctx, write)
+	if err != nil {
+		return sqlstore.Object{}, err
+	}
+	return stored, s.afterWrite(ctx, req, stored.Revision)
+}
+
+// prepareUpdate carries over what an update cannot change, as kube-apiserver's BeforeUpdate does,
+// then applies the type's own rules.
+func prepareUpdate(req *request, obj, old *unstructured.Unstructured) error {
+	namespace := rest.ExpectedNamespaceForScope(req.namespace, req.res.Namespaced)
+	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(namespace, obj); err != nil {
+		return err
+	}
+	obj.SetGeneration(old.GetGeneration())
+	if obj.GetUID() == "" {
+		obj.SetUID(old.GetUID())
+	}
+	obj.SetCreationTimestamp(old.GetCreationTimestamp())
+	if old.GetDeletionTimestamp() != nil {
+		obj.SetDeletionTimestamp(old.GetDeletionTimestamp())
+	}
+	if old.GetDeletionGracePeriodSeconds() != nil && obj.GetDeletionGracePeriodSeconds() == nil {
+		obj.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
+	}
+	if req.res.PrepareForUpdate != nil {
+		req.res.PrepareForUpdate(obj, old)
+	}
+	if isNamespaces(req.res) {
+		prepareNamespaceUpdate(obj, old)
+	}
+	if tracksGeneration(req.res) && specChanged(obj, old) {
+		obj.SetGeneration(old.GetGeneration() + 1)
+	}
+	return nil
+}
+
+// withStatusOf is old with new's status: what a PUT on /status changes. The resourceVersion
+// precondition comes from the request body.
+func withStatusOf(old, new *unstructured.Unstructured) *unstructured.Unstructured {
+	out := old.DeepCopy()
+	if status, ok := new.Object["status"]; ok {
+		out.Object["status"] = status
+	} else {
+		delete(out.Object, "status")
+	}
+	return out
+}
+
+func equalObjects(a, b *unstructured.Unstructured) bool {
+	return equality.Semantic.DeepEqual(a.Object, b.Object)
+}
+
+// serveDelete answers DELETE on an object.
+func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req *request) {
+	out, err := negotiateOutput(r, false)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	opts, err := s.decodeDeleteOptions(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := checkNamespaceDeletable(req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	stored, deleted, err := s.delete(r.Context(), req, opts)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !deleted {
+		s.writeObject(w, r, req, out, http.StatusOK, stored.Value)
+		return
+	}
+	writeJSON(w, out, http.StatusOK, deletedStatus(req, stored))
+}
+
+// delete removes the object, or, when finalizers hold it, marks it as being deleted. It reports
+// whether the object is gone.
+func (s *Server) delete(ctx context.Context, req *request, opts *metav1.DeleteOptions) (sqlstore.Object, bool, error) {
+	for {
+		current, err := s.store.Get(ctx, req.key())
+		if err != nil {
+			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
+		}
+		obj, err := decodeStored(current.Value)
+		if err != nil {
+			return sqlstore.Object{}, false, err
+		}
+		if err := checkPreconditions(req, opts.Preconditions, obj); err != nil {
+			return sqlstore.Object{}, false, err
+		}
+		stored, deleted, err := s.deleteAttempt(ctx, req, current, obj)
+		if errors.Is(err, sqlstore.ErrConflict) {
+			continue // preconditions are checked again against the newer object
+		}
+		if err != nil {
+			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
+		}
+		return stored, deleted, nil
+	}
+}
+
+// deleteAttempt deletes current, or marks it with a deletionTimestamp when it has finalizers
+// (or is a namespace, which its own finalizer empties before it goes).
+func (s *Server) deleteAttempt(ctx context.Context, req *request, current sqlstore.Object, obj *unstructured.Unstructured) (sqlstore.Object, bool, error) {
+	if len(obj.GetFinalizers()) == 0 && !isNamespaces(req.res) {
+		stored, err := s.store.Write(ctx, sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: current.Revision, Render: render(obj)})
+		if err != nil {
+			return sqlstore.Object{}, false, err
+		}
+		return stored, true, s.afterWrite(ctx, req, stored.Revision)
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		return current, false, nil
+	}
+	now := metav1.NewTime(time.Now().Truncate(time.Second))
+	zero := int64(0)
+	obj.SetDeletionTimestamp(&now)
+	obj.SetDeletionGracePeriodSeconds(&zero)
+	if isNamespaces(req.res) {
+		markNamespaceTerminating(obj)
+	}
+	stored, err := s.store.Write(ctx, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(obj)})
+	if err != nil {
+		return sqlstore.Object{}, false, err
+	}
+	return stored, false, s.afterWrite(ctx, req, stored.Revision)
+}
+
+// checkPreconditions applies DeleteOptions.preconditions; a mismatch is 409 worded as
+// kube-apiserver words it.
+func checkPreconditions(req *request, p *metav1.Preconditions, obj *unstructured.Unstructured) error {
+	if p == nil {
+		return nil
+	}
+	if p.UID != nil && *p.UID != obj.GetUID() {
+		return apierrors.NewConflict(req.gr, req.name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, obj.GetUID()))
+	}
+	if p.ResourceVersion != nil && *p.ResourceVersion != obj.GetResourceVersion() {
+		return apierrors.NewConflict(req.gr, req.name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, obj.GetResourceVersion()))
+	}
+	return nil
+}
+
+// deletedStatus is kube-apiserver's answer to an immediate delete: a Success Status naming the
+// object (its kind being, as there, the resource).
+func deletedStatus(req *request, stored sqlstore.Object) metav1.Status {
+	var deleted partialObject
+	_ = jsonUnmarshalStored(stored.Value, &deleted) // only the uid is missing if this fails
+	return metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusSuccess,
+		Details: &metav1.StatusDetails{
+			Name:  req.name,
+			Group: req.gr.Group,
+			Kind:  req.gr.Resource,
+			UID:   deleted.Metadata.UID,
+		},
+	}
+}

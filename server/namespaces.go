@@ -1,0 +1,128 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/sqlkube/sqlkube/sqlstore"
+)
+
+// initialNamespaces exist on every cluster; kube-apiserver creates them at start-up.
+var initialNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
+
+// immortalNamespaces may not be deleted.
+var immortalNamespaces = map[string]bool{"default": true, "kube-system": true, "kube-public": true}
+
+var namespacesGR = schema.GroupResource{Resource: "namespaces"}
+
+func isNamespaces(res *Resource) bool { return res.Group == "" && res.Name == "namespaces" }
+
+// namespaceRequest is a request on the namespace called name.
+func (s *Server) namespaceRequest(name string) (*request, error) {
+	res, ok := s.registry.Lookup("", "v1", "namespaces")
+	if !ok {
+		return nil, errors.New("the registry does not serve namespaces")
+	}
+	return &request{res: res, gr: namespacesGR, name: name}, nil
+}
+
+// ensureInitialNamespaces creates the initial namespaces that are missing. Replicas starting
+// together on one database may race: a namespace another one created is fine.
+func (s *Server) ensureInitialNamespaces(ctx context.Context) error {
+	for _, name := range initialNamespaces {
+		req, err := s.namespaceRequest(name)
+		if err != nil {
+			return err
+		}
+		if _, err := s.store.Get(ctx, req.key()); err == nil {
+			continue
+		}
+		ns := &unstructured.Unstructured{Object: map[string]interface{}{}}
+		ns.SetName(name)
+		if _, err := s.create(ctx, req, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// prepareNamespaceCreate sets what kube-apiserver sets on a new namespace: the label naming it,
+// the kubernetes finalizer, and the Active phase.
+func prepareNamespaceCreate(ns *unstructured.Unstructured) {
+	setNamespaceNameLabel(ns)
+	_ = unstructured.SetNestedStringSlice(ns.Object, []string{"kubernetes"}, "spec", "finalizers")
+	ns.Object["status"] = map[string]interface{}{"phase": "Active"}
+}
+
+// prepareNamespaceUpdate keeps the name label, and the finalizers and status only the finalize
+// and status subresources change, as kube-apiserver's namespace strategy does.
+func prepareNamespaceUpdate(ns, old *unstructured.Unstructured) {
+	setNamespaceNameLabel(ns)
+	finalizers, found, _ := unstructured.NestedFieldCopy(old.Object, "spec", "finalizers")
+	if found {
+		_ = unstructured.SetNestedField(ns.Object, finalizers, "spec", "finalizers")
+	} else {
+		unstructured.RemoveNestedField(ns.Object, "spec", "finalizers")
+	}
+	if status, ok := old.Object["status"]; ok {
+		ns.Object["status"] = runtime.DeepCopyJSONValue(status)
+	}
+}
+
+func setNamespaceNameLabel(ns *unstructured.Unstructured) {
+	labels := ns.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels["kubernetes.io/metadata.name"] = ns.GetName()
+	ns.SetLabels(labels)
+}
+
+// markNamespaceTerminating records that a namespace is being deleted.
+func markNamespaceTerminating(ns *unstructured.Unstructured) {
+	_ = unstructured.SetNestedField(ns.Object, "Terminating", "status", "phase")
+}
+
+// checkNamespaceAcceptsContent refuses to create objects in a namespace that does not exist
+// (404) or is being deleted (403), as kube-apiserver's namespace lifecycle admission does.
+func (s *Server) checkNamespaceAcceptsContent(ctx context.Context, gr schema.GroupResource, name, namespace string) error {
+	req, err := s.namespaceRequest(namespace)
+	if err != nil {
+		return err
+	}
+	stored, err := s.store.Get(ctx, req.key())
+	if errors.Is(err, sqlstore.ErrNotFound) {
+		return apierrors.NewNotFound(namespacesGR, namespace)
+	}
+	if err != nil {
+		return storageError(err, namespacesGR, namespace)
+	}
+	var ns struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+		Status   struct {
+			Phase string `json:"phase"`
+		} `json:"status"`
+	}
+	if err := jsonUnmarshalStored(stored.Value, &ns); err != nil {
+		return err
+	}
+	if ns.Metadata.DeletionTimestamp != nil || ns.Status.Phase == "Terminating" {
+		return apierrors.NewForbidden(gr, name, fmt.Errorf("unable to create new content in namespace %s because it is being terminated", namespace))
+	}
+	return nil
+}
+
+// checkNamespaceDeletable refuses to delete the namespaces every cluster needs.
+func checkNamespaceDeletable(req *request) error {
+	if isNamespaces(req.res) && immortalNamespaces[req.name] {
+		return apierrors.NewForbidden(req.gr, req.name, errors.New("this namespace may not be deleted"))
+	}
+	return nil
+}

@@ -1,0 +1,231 @@
+package server
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+)
+
+// readBody reads a request body of at most limit bytes; a longer one is 413, as kube-apiserver
+// answers it.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("unable to read request body: %v", err))
+	}
+	if int64(len(body)) > limit {
+		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit))
+	}
+	return body, nil
+}
+
+// decodeObject reads the request body as an object of res's kind, in JSON or YAML by its
+// Content-Type. A missing kind or apiVersion is filled from the path, as kube-apiserver defaults
+// them; a different one is 400.
+func (s *Server) decodeObject(r *http.Request, res *Resource) (*unstructured.Unstructured, error) {
+	isYAML, err := bodyIsYAML(r)
+	if err != nil {
+		return nil, err
+	}
+	body, err := readBody(r, s.opts.MaxRequestBodyBytes)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := parseObject(body, isYAML, res.Kind)
+	if err != nil {
+		return nil, err
+	}
+	return obj, checkTypeMeta(obj, res)
+}
+
+// parseObject decodes one JSON or YAML object. Errors are 400 BadRequest worded as
+// kube-apiserver words an undecodable body.
+func parseObject(body []byte, isYAML bool, kind string) (*unstructured.Unstructured, error) {
+	data := body
+	if isYAML {
+		var err error
+		if data, err = yaml.YAMLToJSON(body); err != nil {
+			return nil, undecodable(kind, body, fmt.Errorf("yaml: %w", err))
+		}
+	}
+	var content map[string]interface{}
+	if err := utiljson.Unmarshal(data, &content); err != nil {
+		return nil, undecodable(kind, body, fmt.Errorf("couldn't get version/kind; json parse error: %w", err))
+	}
+	if content == nil {
+		return nil, undecodable(kind, body, fmt.Errorf("couldn't get version/kind; json parse error: not an object"))
+	}
+	obj := &unstructured.Unstructured{Object: content}
+	if err := checkMetadataShape(obj); err != nil {
+		return nil, undecodable(kind, body, err)
+	}
+	return obj, nil
+}
+
+// checkMetadataShape makes sure metadata decodes as ObjectMeta, so that the typed accessors
+// used later never meet a field of the wrong type (a name that is a number, labels that are a
+// list).
+func checkMetadataShape(obj *unstructured.Unstructured) error {
+	if md, ok := obj.Object["metadata"]; ok && md != nil {
+		raw, err := json.Marshal(md)
+		if err != nil {
+			return err
+		}
+		var meta metav1.ObjectMeta
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return fmt.Errorf("metadata: %w", err)
+		}
+	}
+	for _, key := range []string{"kind", "apiVersion"} {
+		if v, ok := obj.Object[key]; ok {
+			if _, isString := v.(string); !isString {
+				return fmt.Errorf("%s must be a string", key)
+			}
+		}
+	}
+	return nil
+}
+
+// undecodable is kube-apiserver's 400 for a body it cannot decode into the expected kind.
+func undecodable(kind string, body []byte, err error) error {
+	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", kind, err, summarize(body, 30)))
+}
+
+// summarize shows the start of a body in an error message: as text when it looks like JSON,
+// in hex otherwise.
+func summarize(data []byte, max int) string {
+	if len(data) == 0 {
+		return "<empty>"
+	}
+	suffix := ""
+	if len(data) > max {
+		data, suffix = data[:max], " ..."
+	}
+	if data[0] == '{' {
+		return string(data) + suffix
+	}
+	return hex.EncodeToString(data) + suffix
+}
+
+// checkTypeMeta fills an empty kind/apiVersion from res and rejects others.
+func checkTypeMeta(obj *unstructured.Unstructured, res *Resource) error {
+	if v := obj.GetAPIVersion(); v == "" {
+		obj.SetAPIVersion(res.APIVersion())
+	} else if v != res.APIVersion() {
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", v, res.APIVersion()))
+	}
+	if k := obj.GetKind(); k == "" {
+		obj.SetKind(res.Kind)
+	} else if k != res.Kind {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the kind in the data (%s) does not match the expected kind", k, res.Version, res.Kind, k))
+	}
+	return nil
+}
+
+// groupKind is the GroupKind Invalid errors name.
+func (r *Resource) groupKind() schema.GroupKind {
+	return schema.GroupKind{Group: r.Group, Kind: r.Kind}
+}
+
+// nameValidator is how kube-apiserver validates names of res: namespaces are DNS labels, every
+// other type we serve a DNS subdomain.
+func nameValidator(res *Resource) validation.ValidateNameFunc {
+	if res.Group == "" && res.Name == "namespaces" {
+		return validation.NameIsDNSLabel
+	}
+	return validation.NameIsDNSSubdomain
+}
+
+// validateCreate runs the metadata validation kube-apiserver runs on every create, then the
+// type's own.
+func validateCreate(res *Resource, obj *unstructured.Unstructured) error {
+	errs := validation.ValidateObjectMetaAccessor(obj, res.Namespaced, nameValidator(res), field.NewPath("metadata"))
+	if res.Validate != nil {
+		errs = append(errs, res.Validate(obj, nil)...)
+	}
+	return invalid(res, obj, errs)
+}
+
+// validateUpdate is validateCreate plus the immutability rules of an update.
+func validateUpdate(res *Resource, obj, old *unstructured.Unstructured) error {
+	path := field.NewPath("metadata")
+	errs := validation.ValidateObjectMetaAccessor(obj, res.Namespaced, nameValidator(res), path)
+	errs = append(errs, validation.ValidateObjectMetaAccessorUpdate(obj, old, path)...)
+	if res.Validate != nil {
+		errs = append(errs, res.Validate(obj, old)...)
+	}
+	return invalid(res, obj, errs)
+}
+
+func invalid(res *Resource, obj *unstructured.Unstructured, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(res.groupKind(), obj.GetName(), errs)
+}
+
+// generationUntracked are the served built-in types whose kube-apiserver strategies never set
+// metadata.generation. Every other type (custom resources, workloads) gets generation 1 on create
+// and one more for every change of its spec (anything outside metadata and status).
+var generationUntracked = map[string]bool{
+	"configmaps": true, "secrets": true, "namespaces": true, "events": true, "events.events.k8s.io": true,
+	"leases.coordination.k8s.io": true, "serviceaccounts": true, "endpoints": true, "services": true,
+	"nodes": true, "limitranges": true, "resourcequotas": true, "persistentvolumeclaims": true,
+}
+
+func tracksGeneration(res *Resource) bool { return !generationUntracked[res.StorageName] }
+
+// specChanged reports whether anything outside metadata and status differs.
+func specChanged(obj, old *unstructured.Unstructured) bool {
+	return !equality.Semantic.DeepEqual(withoutMetaAndStatus(obj), withoutMetaAndStatus(old))
+}
+
+func withoutMetaAndStatus(obj *unstructured.Unstructured) map[string]interface{} {
+	rest := make(map[string]interface{}, len(obj.Object))
+	for k, v := range obj.Object {
+		if k != "metadata" && k != "status" {
+			rest[k] = v
+		}
+	}
+	return rest
+}
+
+// render is the Render function of a write: the object as stored, with its resourceVersion set to
+// the write's revision.
+func render(obj *unstructured.Unstructured) func(int64) ([]byte, error) {
+	return func(rev int64) ([]byte, error) {
+		obj.SetResourceVersion(strconv.FormatInt(rev, 10))
+		return json.Marshal(obj.Object)
+	}
+}
+
+// decodeStored decodes an object as stored; stored objects are always valid JSON objects.
+func decodeStored(value []byte) (*unstructured.Unstructured, error) {
+	var content map[string]interface{}
+	if err := utiljson.Unmarshal(value, &content); err != nil {
+		return nil, fmt.Errorf("decoding stored object: %w", err)
+	}
+	return &unstructured.Unstructured{Object: content}, nil
+}
+
+// jsonUnmarshalStored decodes (part of) a stored object; failing is an internal error, since the
+// server only stores what it encoded.
+func jsonUnmarshalStored(value []byte, v any) error {
+	if err := json.Unmarshal(value, v); err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("decoding stored object: %w", err))
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// writeObject answers one stored object (its JSON as stored) in the negotiated format.
+func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, req *request, out output, code int, value []byte) {
+	body, err := s.encodeObject(r, req, out, value)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeBody(w, out, code, body)
+}
+
+// writeJSON answers any JSON-encodable value, such as a Status, in the negotiated encoding.
+func writeJSON(w http.ResponseWriter, out output, code int, v any) {
+	body, _ := json.Marshal(v)
+	writeBody(w, out, code, body)
+}
+
+func writeBody(w http.ResponseWriter, out output, code int, jsonBody []byte) {
+	body := jsonBody
+	if out.yaml {
+		y, err := yaml.JSONToYAML(jsonBody)
+		if err == nil {
+			body = y
+		}
+	}
+	w.Header().Set("Content-Type", out.contentType())
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}
+
+// encodeObject turns a stored object into the JSON of the view the client asked for.
+func (s *Server) encodeObject(r *http.Request, req *request, out output, value []byte) ([]byte, error) {
+	switch out.view {
+	case viewPartial:
+		return partialMetadataJSON(value, out.metaVersion)
+	case viewTable:
+		tc, err := s.newTableConverter(r, req, out.metaVersion)
+		if err != nil {
+			return nil, err
+		}
+		row, obj, err := tc.row(r.Context(), value)
+		if err != nil {
+			return nil, err
+		}
+		table := tc.table()
+		table.Rows = []metav1.TableRow{row}
+		table.ResourceVersion = obj.GetResourceVersion()
+		return json.Marshal(table)
+	}
+	return value, nil
+}
+
+// partialObject is the part of a stored object PartialObjectMetadata needs.
+type partialObject struct {
+	Metadata metav1.ObjectMeta `json:"metadata"`
+}
+
+// partialMetadataJSON encodes a stored object as a meta.k8s.io PartialObjectMetadata of the given
+// version.
+func partialMetadataJSON(value []byte, version string) ([]byte, error) {
+	p, err := partialMetadata(value, version)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(p)
+}
+
+func partialMetadata(value []byte, version string) (*metav1.PartialObjectMetadata, error) {
+	var obj partialObject
+	if err := jsonUnmarshalStored(value, &obj); err != nil {
+		return nil, err
+	}
+	return &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: metav1.GroupName + "/" + version},
+		ObjectMeta: obj.Metadata,
+	}, nil
+}

@@ -1,0 +1,169 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	"k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// watchListEnabled mirrors kube-apiserver's WatchList feature gate, on by default.
+const watchListEnabled = true
+
+// parseListOptions reads and validates the query of a list or watch, as kube-apiserver does:
+// unparsable values (selectors, limit) are 400, invalid combinations 422 on ListOptions.
+func parseListOptions(r *http.Request) (*internalversion.ListOptions, error) {
+	opts := &internalversion.ListOptions{}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	internalversion.SetListOptionsDefaults(opts, watchListEnabled)
+	if errs := validation.ValidateListOptions(opts, watchListEnabled); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
+	}
+	return opts, nil
+}
+
+// selectableFields are the field selector labels each type supports beyond metadata.name and
+// metadata.namespace, keyed by storage name, each with the path of the field it reads. Custom
+// resources' selectableFields plug in here.
+var selectableFields = map[string]map[string][]string{
+	"secrets":    {"type": {"type"}},
+	"namespaces": {"status.phase": {"status", "phase"}},
+	"events": {
+		"involvedObject.kind":            {"involvedObject", "kind"},
+		"involvedObject.namespace":       {"involvedObject", "namespace"},
+		"involvedObject.name":            {"involvedObject", "name"},
+		"involvedObject.uid":             {"involvedObject", "uid"},
+		"involvedObject.apiVersion":      {"involvedObject", "apiVersion"},
+		"involvedObject.resourceVersion": {"involvedObject", "resourceVersion"},
+		"involvedObject.fieldPath":       {"involvedObject", "fieldPath"},
+		"reason":                         {"reason"},
+		"reportingComponent":             {"reportingComponent"},
+		"source":                         {"source", "component"},
+		"type":                           {"type"},
+	},
+}
+
+// selection is a list's or watch's label and field selector, ready to match stored objects.
+type selection struct {
+	labels labels.Selector
+	fields fields.Selector
+	// paths are the non-metadata fields the field selector reads.
+	paths map[string][]string
+}
+
+// newSelection checks the selectors of opts against what res supports: an unknown field label
+// is 400, worded as kube-apiserver words it for the type.
+func newSelection(res *Resource, opts *internalversion.ListOptions) (*selection, error) {
+	sel := &selection{labels: opts.LabelSelector, fields: opts.FieldSelector}
+	if sel.labels == nil {
+		sel.labels = labels.Everything()
+	}
+	if sel.fields == nil {
+		sel.fields = fields.Everything()
+	}
+	typeFields, hasTypeFields := selectableFields[res.StorageName]
+	for _, req := range sel.fields.Requirements() {
+		switch req.Field {
+		case "metadata.name", "metadata.namespace":
+			continue
+		}
+		path, ok := typeFields[req.Field]
+		if !ok {
+			return nil, apierrors.NewBadRequest(unsupportedFieldMessage(req.Field, hasTypeFields))
+		}
+		if sel.paths == nil {
+			sel.paths = map[string][]string{}
+		}
+		sel.paths[req.Field] = path
+	}
+	return sel, nil
+}
+
+// unsupportedFieldMessage words an unknown field label as kube-apiserver does: types with their
+// own field labels reject it one way, the others list the two every type has.
+func unsupportedFieldMessage(label string, typeHasFields bool) string {
+	if typeHasFields {
+		return fmt.Sprintf("field label not supported: %s", label)
+	}
+	return fmt.Sprintf("%q is not a known field selector: only %q, %q", label, "metadata.name", "metadata.namespace")
+}
+
+func (sel *selection) empty() bool { return sel.labels.Empty() && sel.fields.Empty() }
+
+// namespace is the namespace the field selector pins (metadata.namespace=X), or "".
+func (sel *selection) namespace() string {
+	ns, _ := sel.fields.RequiresExactMatch("metadata.namespace")
+	return ns
+}
+
+// selectedMeta is what matching by labels and metadata fields needs from a stored object.
+type selectedMeta struct {
+	Metadata struct {
+		Name      string            `json:"name"`
+		Namespace string            `json:"namespace"`
+		Labels    map[string]string `json:"labels"`
+	} `json:"metadata"`
+}
+
+// matches reports whether the stored object value is selected. Only the fields the selectors
+// read are decoded.
+func (sel *selection) matches(value []byte) bool {
+	var meta selectedMeta
+	if err := json.Unmarshal(value, &meta); err != nil {
+		return false
+	}
+	if !sel.labels.Matches(labels.Set(meta.Metadata.Labels)) {
+		return false
+	}
+	if sel.fields.Empty() {
+		return true
+	}
+	set := fields.Set{"metadata.name": meta.Metadata.Name, "metadata.namespace": meta.Metadata.Namespace}
+	if len(sel.paths) > 0 {
+		if err := addFieldValues(set, value, sel.paths); err != nil {
+			return false
+		}
+	}
+	return sel.fields.Matches(set)
+}
+
+// addFieldValues reads the selected non-metadata fields into set; a missing field is "".
+func addFieldValues(set fields.Set, value []byte, paths map[string][]string) error {
+	var obj map[string]interface{}
+	if err := json.Unmarshal(value, &obj); err != nil {
+		return err
+	}
+	for label, path := range paths {
+		set[label] = fieldString(obj, path)
+	}
+	return nil
+}
+
+func fieldString(obj map[string]interface{}, path []string) string {
+	var cur interface{} = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]interface{})
+		if !ok {
+			return ""
+		}
+		cur = m[p]
+	}
+	switch v := cur.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	default:
+		return fmt.Sprint(v)
+	}
+}

@@ -1,0 +1,87 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/rest"
+)
+
+// tableConverter renders stored objects as meta.k8s.io Table rows.
+type tableConverter struct {
+	convertor   rest.TableConvertor
+	columns     []metav1.TableColumnDefinition
+	include     metav1.IncludeObjectPolicy
+	metaVersion string
+}
+
+// tableConvertorFor is where a type's own columns plug in; every type has kube-apiserver's
+// default columns (Name, Created At) for now.
+func tableConvertorFor(req *request) rest.TableConvertor {
+	return rest.NewDefaultTableConvertor(req.gr)
+}
+
+// newTableConverter reads the includeObject option and the type's columns.
+func (s *Server) newTableConverter(r *http.Request, req *request, metaVersion string) (*tableConverter, error) {
+	include, err := includeObjectPolicy(r)
+	if err != nil {
+		return nil, err
+	}
+	conv := tableConvertorFor(req)
+	header, err := conv.ConvertToTable(r.Context(), &unstructured.UnstructuredList{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &tableConverter{convertor: conv, columns: header.ColumnDefinitions, include: include, metaVersion: metaVersion}, nil
+}
+
+// includeObjectPolicy reads includeObject: Metadata (the default), None or Object.
+func includeObjectPolicy(r *http.Request) (metav1.IncludeObjectPolicy, error) {
+	switch p := metav1.IncludeObjectPolicy(r.URL.Query().Get("includeObject")); p {
+	case "", metav1.IncludeMetadata:
+		return metav1.IncludeMetadata, nil
+	case metav1.IncludeNone, metav1.IncludeObject:
+		return p, nil
+	default:
+		return "", apierrors.NewBadRequest(fmt.Sprintf("unrecognized includeObject value: %q", p))
+	}
+}
+
+// table is an empty Table with this converter's columns.
+func (t *tableConverter) table() metav1.Table {
+	return metav1.Table{
+		TypeMeta:          metav1.TypeMeta{Kind: "Table", APIVersion: metav1.GroupName + "/" + t.metaVersion},
+		ColumnDefinitions: t.columns,
+	}
+}
+
+// row converts one stored object to its Table row, carrying the object as includeObject asks.
+func (t *tableConverter) row(ctx context.Context, value []byte) (metav1.TableRow, *unstructured.Unstructured, error) {
+	obj, err := decodeStored(value)
+	if err != nil {
+		return metav1.TableRow{}, nil, err
+	}
+	converted, err := t.convertor.ConvertToTable(ctx, obj, &metav1.TableOptions{NoHeaders: true})
+	if err != nil {
+		return metav1.TableRow{}, nil, err
+	}
+	if len(converted.Rows) != 1 {
+		return metav1.TableRow{}, nil, fmt.Errorf("table convertor returned %d rows for one object", len(converted.Rows))
+	}
+	row := converted.Rows[0]
+	row.Object = runtime.RawExtension{}
+	switch t.include {
+	case metav1.IncludeObject:
+		row.Object.Raw = value
+	case metav1.IncludeMetadata:
+		if row.Object.Raw, err = partialMetadataJSON(value, t.metaVersion); err != nil {
+			return metav1.TableRow{}, nil, err
+		}
+	}
+	return row, obj, nil
+}
