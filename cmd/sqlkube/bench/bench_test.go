@@ -1,0 +1,160 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// runMain runs the tool with args against the fake and returns its JSON report, checking that
+// stdout holds that one object and nothing else.
+func runMain(t *testing.T, serverURL string, args ...string) map[string]any {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	args = append([]string{"--server", serverURL, "--output", "json"}, args...)
+	if code := Main(context.Background(), args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
+	}
+	dec := json.NewDecoder(&stdout)
+	var rep map[string]any
+	if err := dec.Decode(&rep); err != nil {
+		t.Fatalf("stdout is not JSON: %v", err)
+	}
+	if dec.More() {
+		t.Fatal("stdout holds more than one JSON value")
+	}
+	return rep
+}
+
+// checkClean asserts the report's documented shape, n successful operations and no errors.
+func checkClean(t *testing.T, rep map[string]any, n float64) {
+	t.Helper()
+	if ops, _ := rep["ops"].(float64); ops != n {
+		t.Errorf("ops = %v, want %v", rep["ops"], n)
+	}
+	if rate, _ := rep["opsPerSecond"].(float64); rate <= 0 {
+		t.Errorf("opsPerSecond = %v, want > 0", rep["opsPerSecond"])
+	}
+	if rep["errors"] != 0.0 {
+		t.Errorf("errors = %v (%v, %v)", rep["errors"], rep["errorsByCode"], rep["errorSamples"])
+	}
+	if byCode, ok := rep["errorsByCode"].(map[string]any); !ok || len(byCode) != 0 {
+		t.Errorf("errorsByCode = %v, want {}", rep["errorsByCode"])
+	}
+	latency, _ := rep["latencyMs"].(map[string]any)
+	for _, q := range []string{"p50", "p90", "p99", "max"} {
+		if _, ok := latency[q].(float64); !ok {
+			t.Errorf("latencyMs.%s missing in %v", q, latency)
+		}
+	}
+	if latency["p50"].(float64) > latency["p99"].(float64) || latency["p99"].(float64) > latency["max"].(float64) {
+		t.Errorf("percentiles out of order: %v", latency)
+	}
+}
+
+func TestCreate(t *testing.T) {
+	fake, srv := newFakeAPI(t)
+	rep := runMain(t, srv.URL, "--count", "200", "--concurrency", "8", "--object-size", "300")
+	checkClean(t, rep, 200)
+	if n := fake.objectCount("/api/v1/namespaces/bench/configmaps/"); n != 200 {
+		t.Errorf("fake holds %d configmaps, want 200", n)
+	}
+	for _, obj := range fake.objects {
+		if payload := obj.body["data"].(map[string]any)["payload"].(string); len(payload) != 300 {
+			t.Fatalf("payload is %d bytes, want 300", len(payload))
+		}
+		break
+	}
+}
+
+func TestUpdateGetListMixed(t *testing.T) {
+	_, srv := newFakeAPI(t)
+	for _, op := range []string{"update", "get", "list", "mixed"} {
+		t.Run(op, func(t *testing.T) {
+			rep := runMain(t, srv.URL, "--op", op, "--objects", "20", "--concurrency", "4", "--count", "100", "--page-size", "7", "--namespace", "ns-"+op)
+			checkClean(t, rep, 100)
+		})
+	}
+}
+
+func TestMixedReportsEachOperation(t *testing.T) {
+	_, srv := newFakeAPI(t)
+	rep := runMain(t, srv.URL, "--op", "mixed", "--objects", "8", "--concurrency", "4", "--count", "400")
+	byOp, _ := rep["byOp"].(map[string]any)
+	for _, op := range []string{"create", "update", "get", "list"} {
+		if s, ok := byOp[op].(map[string]any); !ok || s["ops"].(float64) == 0 {
+			t.Errorf("byOp.%s = %v", op, byOp[op])
+		}
+	}
+}
+
+func TestDurationBoundsTheRun(t *testing.T) {
+	_, srv := newFakeAPI(t)
+	rep := runMain(t, srv.URL, "--duration", "300ms", "--concurrency", "2")
+	if rep["ops"].(float64) == 0 || rep["durationSeconds"].(float64) < 0.3 {
+		t.Errorf("ops %v in %vs", rep["ops"], rep["durationSeconds"])
+	}
+}
+
+func TestCustomResourceWithCreatedCRD(t *testing.T) {
+	fake, srv := newFakeAPI(t)
+	rep := runMain(t, srv.URL, "--resource", "bench.sqlkube.io/v1/widgets", "--create-crd", "--op", "update", "--objects", "4", "--concurrency", "2", "--count", "20")
+	checkClean(t, rep, 20)
+	for _, obj := range fake.objects {
+		if obj.body["kind"] != "Widget" || obj.body["spec"].(map[string]any)["payload"] == nil {
+			t.Fatalf("custom resource written as %v", obj.body)
+		}
+	}
+}
+
+func TestUnknownResourceFails(t *testing.T) {
+	_, srv := newFakeAPI(t)
+	var stderr bytes.Buffer
+	code := Main(context.Background(), []string{"--server", srv.URL, "--resource", "v1/widgets"}, new(bytes.Buffer), &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "not served") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+func TestErrorsAreCountedByStatus(t *testing.T) {
+	fake, srv := newFakeAPI(t)
+	fake.failWith = 500
+	rep := runMain(t, srv.URL, "--count", "30", "--concurrency", "3")
+	if rep["errors"] != 30.0 || rep["ops"] != 0.0 {
+		t.Errorf("errors %v ops %v, want 30 and 0", rep["errors"], rep["ops"])
+	}
+	if byCode := rep["errorsByCode"].(map[string]any); byCode["500"] != 30.0 {
+		t.Errorf("errorsByCode = %v", byCode)
+	}
+	if samples := rep["errorSamples"].(map[string]any); samples["500"] != "injected failure" {
+		t.Errorf("errorSamples = %v", samples)
+	}
+}
+
+func TestWatchFanOut(t *testing.T) {
+	_, srv := newFakeAPI(t)
+	rep := runMain(t, srv.URL, "--op", "watch", "--watchers", "5", "--rate", "500", "--count", "40")
+	checkClean(t, rep, 200)
+	watch := rep["watch"].(map[string]any)
+	if watch["eventsExpected"] != 200.0 || watch["eventsReceived"] != 200.0 || watch["eventsLost"] != 0.0 || watch["connected"] != 5.0 {
+		t.Errorf("watch = %v", watch)
+	}
+	if writes := watch["writes"].(map[string]any); writes["ops"] != 40.0 {
+		t.Errorf("writes = %v", writes)
+	}
+}
+
+func TestTableOutput(t *testing.T) {
+	_, srv := newFakeAPI(t)
+	var stdout, stderr bytes.Buffer
+	if code := Main(context.Background(), []string{"--server", srv.URL, "--count", "10", "--concurrency", "2"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"ops/s", "p50 ms", "p99 ms", "max ms", "errors", "create"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}

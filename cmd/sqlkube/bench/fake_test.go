@@ -1,0 +1,230 @@
+package bench
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakeAPI answers the few requests the tool makes like a Kubernetes API server would: discovery,
+// namespaces, a CRD, and create, update, get, paged list and watch on namespaced collections. It
+// keeps objects in memory.
+type fakeAPI struct {
+	mu       sync.Mutex
+	revision int
+	objects  map[string]fakeObject // by request path of the object
+	crds     map[string]bool       // group/version/resource of created CRDs
+	watches  map[chan []byte]string
+	failWith int // when non-zero, every object write answers this status
+}
+
+type fakeObject struct {
+	revision int
+	body     map[string]any
+}
+
+func newFakeAPI(t *testing.T) (*fakeAPI, *httptest.Server) {
+	f := &fakeAPI{objects: map[string]fakeObject{}, crds: map[string]bool{}, watches: map[chan []byte]string{}}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return f, srv
+}
+
+func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case path == "/api/v1":
+		writeJSONBody(w, http.StatusOK, discovery("ConfigMap", "configmaps"))
+	case len(parts) == 3 && parts[0] == "apis" && f.servesCRD(parts[1]+"/"+parts[2]):
+		writeJSONBody(w, http.StatusOK, discovery("Widget", "widgets"))
+	case path == "/api/v1/namespaces" && r.Method == http.MethodPost:
+		writeJSONBody(w, http.StatusCreated, map[string]any{})
+	case strings.HasPrefix(path, crdPath):
+		f.serveCRD(w, r)
+	case strings.Contains(path, "/namespaces/") && len(parts) >= 5:
+		f.serveObjects(w, r, parts)
+	default:
+		writeStatus(w, http.StatusNotFound, "no route for "+path)
+	}
+}
+
+func discovery(kind, resource string) map[string]any {
+	return map[string]any{"resources": []any{map[string]any{"name": resource, "kind": kind, "namespaced": true}}}
+}
+
+func (f *fakeAPI) servesCRD(groupVersion string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.crds[groupVersion]
+}
+
+func (f *fakeAPI) serveCRD(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		var crd struct {
+			Spec struct {
+				Group    string `json:"group"`
+				Versions []struct {
+					Name string `json:"name"`
+				} `json:"versions"`
+			} `json:"spec"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&crd)
+		f.mu.Lock()
+		f.crds[crd.Spec.Group+"/"+crd.Spec.Versions[0].Name] = true
+		f.mu.Unlock()
+		writeJSONBody(w, http.StatusCreated, map[string]any{})
+		return
+	}
+	writeJSONBody(w, http.StatusOK, map[string]any{"status": map[string]any{
+		"conditions": []any{map[string]any{"type": "Established", "status": "True"}},
+	}})
+}
+
+// serveObjects handles /api(s)/.../namespaces/NS/RESOURCE[/NAME].
+func (f *fakeAPI) serveObjects(w http.ResponseWriter, r *http.Request, parts []string) {
+	path := r.URL.Path
+	isCollection := len(parts) == slices.Index(parts, "namespaces")+3
+	switch {
+	case isCollection && r.Method == http.MethodPost:
+		f.write(w, r, path, true)
+	case isCollection && r.URL.Query().Get("watch") == "1":
+		f.watch(w, r, path)
+	case isCollection:
+		f.list(w, r, path)
+	case r.Method == http.MethodPut:
+		f.write(w, r, path[:strings.LastIndex(path, "/")], false)
+	default:
+		f.get(w, path)
+	}
+}
+
+func (f *fakeAPI) write(w http.ResponseWriter, r *http.Request, collection string, create bool) {
+	var obj map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
+		writeStatus(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	meta := obj["metadata"].(map[string]any)
+	key := collection + "/" + meta["name"].(string)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	old, exists := f.objects[key]
+	switch {
+	case f.failWith != 0:
+		writeStatus(w, f.failWith, "injected failure")
+		return
+	case create && exists:
+		writeStatus(w, http.StatusConflict, "already exists")
+		return
+	case !create && (!exists || meta["resourceVersion"] != strconv.Itoa(old.revision)):
+		writeStatus(w, http.StatusConflict, "the object has been modified")
+		return
+	}
+	f.revision++
+	meta["resourceVersion"] = strconv.Itoa(f.revision)
+	f.objects[key] = fakeObject{revision: f.revision, body: obj}
+	event, _ := json.Marshal(map[string]any{"type": map[bool]string{true: "ADDED", false: "MODIFIED"}[create], "object": obj})
+	event = append(event, '\n') // once here: the slice is shared by every watcher
+	for ch, watched := range f.watches {
+		if watched == collection {
+			ch <- event
+		}
+	}
+	writeJSONBody(w, map[bool]int{true: http.StatusCreated, false: http.StatusOK}[create], obj)
+}
+
+func (f *fakeAPI) get(w http.ResponseWriter, key string) {
+	f.mu.Lock()
+	obj, ok := f.objects[key]
+	f.mu.Unlock()
+	if !ok {
+		writeStatus(w, http.StatusNotFound, "not found")
+		return
+	}
+	writeJSONBody(w, http.StatusOK, obj.body)
+}
+
+// list pages through the collection in name order; the continue token is the last name returned.
+func (f *fakeAPI) list(w http.ResponseWriter, r *http.Request, collection string) {
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	after := r.URL.Query().Get("continue")
+	f.mu.Lock()
+	var keys []string
+	for k := range f.objects {
+		if strings.HasPrefix(k, collection+"/") && k > collection+"/"+after {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	cont := ""
+	if limit > 0 && len(keys) > limit {
+		keys = keys[:limit]
+		cont = keys[limit-1][len(collection)+1:]
+	}
+	items := make([]any, len(keys))
+	for i, k := range keys {
+		items[i] = f.objects[k].body
+	}
+	revision := f.revision
+	f.mu.Unlock()
+	writeJSONBody(w, http.StatusOK, map[string]any{
+		"metadata": map[string]any{"resourceVersion": strconv.Itoa(revision), "continue": cont},
+		"items":    items,
+	})
+}
+
+// watch streams the events of writes made after it started (the tool always watches from the
+// current revision, so that is all it expects).
+func (f *fakeAPI) watch(w http.ResponseWriter, r *http.Request, collection string) {
+	ch := make(chan []byte, 1<<16)
+	f.mu.Lock()
+	f.watches[ch] = collection
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		delete(f.watches, ch)
+		f.mu.Unlock()
+	}()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case event := <-ch:
+			_, _ = w.Write(event)
+			w.(http.Flusher).Flush()
+		}
+	}
+}
+
+func writeJSONBody(w http.ResponseWriter, code int, body any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+func writeStatus(w http.ResponseWriter, code int, message string) {
+	writeJSONBody(w, code, map[string]any{"kind": "Status", "code": code, "message": message})
+}
+
+// objectCount is how many objects the fake holds under prefix.
+func (f *fakeAPI) objectCount(prefix string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for k := range f.objects {
+		if strings.HasPrefix(k, prefix) {
+			n++
+		}
+	}
+	return n
+}
