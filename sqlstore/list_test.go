@@ -1,0 +1,247 @@
+package sqlstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sqlkube/sqlkube/sqlstore"
+	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
+)
+
+// listAll collects a list's objects.
+func listAll(t testing.TB, s *sqlstore.Store, opts sqlstore.ListOptions) ([]sqlstore.Object, sqlstore.ListResult) {
+	t.Helper()
+	var objs []sqlstore.Object
+	res, err := s.List(context.Background(), opts, func(o sqlstore.Object) error {
+		objs = append(objs, o)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("List(%+v): %v", opts, err)
+	}
+	return objs, res
+}
+
+func names(objs []sqlstore.Object) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.Namespace+"/"+o.Name)
+	}
+	return out
+}
+
+func TestListByteOrder(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		s := openStore(t, dsn)
+		for _, name := range []string{"b", "ab", "a-b", "a", "B", "a.b", "Z", "é"} {
+			create(t, s, cm("ns", name), name)
+		}
+		create(t, s, cm("NS", "x"), "x")
+		create(t, s, cm("ns-1", "x"), "x")
+		create(t, s, sqlstore.Key{Resource: "secrets", Namespace: "ns", Name: "hidden"}, "x")
+
+		objs, res := listAll(t, s, sqlstore.ListOptions{Resource: "configmaps"})
+		want := []string{"NS/x", "ns/B", "ns/Z", "ns/a", "ns/a-b", "ns/a.b", "ns/ab", "ns/b", "ns/é", "ns-1/x"}
+		if got := names(objs); !slices.Equal(got, want) {
+			t.Fatalf("list order %v, want %v", got, want)
+		}
+		if res != (sqlstore.ListResult{Revision: 11}) {
+			t.Fatalf("result %+v", res)
+		}
+		objs, _ = listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", Namespace: "ns", After: cm("ns", "a-b")})
+		if got, want := names(objs), []string{"ns/a.b", "ns/ab", "ns/b", "ns/é"}; !slices.Equal(got, want) {
+			t.Fatalf("list after a-b %v, want %v", got, want)
+		}
+		objs, _ = listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", After: cm("ns", "é")})
+		if got, want := names(objs), []string{"ns-1/x"}; !slices.Equal(got, want) {
+			t.Fatalf("list after ns/é %v, want %v", got, want)
+		}
+		objs, _ = listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", Namespace: "ns", After: cm("NS", "x")})
+		if len(objs) != 9-1 {
+			t.Fatalf("list of ns after a key of an earlier namespace: %v", names(objs))
+		}
+		objs, _ = listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", Namespace: "ns", After: cm("ns-1", "a")})
+		if len(objs) != 0 {
+			t.Fatalf("list of ns after a key of a later namespace: %v", names(objs))
+		}
+	})
+}
+
+func TestListPagination(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		s := openStore(t, dsn)
+		var want []string
+		for ns := range 3 {
+			for i := range 7 {
+				key := cm(fmt.Sprintf("ns%d", ns), fmt.Sprintf("obj-%02d", i))
+				create(t, s, key, "v")
+				want = append(want, key.Namespace+"/"+key.Name)
+			}
+		}
+		snapshot := currentRevision(t, s)
+		var got []string
+		after := sqlstore.Key{}
+		for page := 0; ; page++ {
+			// Writes between pages must not show up in a list continued at its snapshot.
+			create(t, s, cm("ns1", fmt.Sprintf("late-%d", page)), "late")
+			objs, res := listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", Revision: snapshot, After: after, Limit: 4})
+			got = append(got, names(objs)...)
+			if res.Revision != snapshot {
+				t.Fatalf("page %d at revision %d, want %d", page, res.Revision, snapshot)
+			}
+			if !res.More {
+				if res.Remaining != 0 {
+					t.Fatalf("last page: Remaining %d", res.Remaining)
+				}
+				break
+			}
+			if wantRemaining := int64(len(want) - len(got)); res.Remaining != wantRemaining {
+				t.Fatalf("page %d: Remaining %d, want %d", page, res.Remaining, wantRemaining)
+			}
+			after = objs[len(objs)-1].Key
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("paged list %v, want %v", got, want)
+		}
+	})
+}
+
+func TestListLimitAndFilter(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		s := openStore(t, dsn)
+		createMany(t, s, 2500, func(i int) (sqlstore.Key, string) {
+			return cm("ns", fmt.Sprintf("obj-%04d", i)), fmt.Sprintf("v%d", i%100)
+		})
+		matchesV7 := func(o sqlstore.Object) bool { return strings.Contains(string(o.Value), `"v7"`) }
+
+		// The filter applies before the limit: 25 objects match, found across chunks.
+		objs, res := listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", Filter: matchesV7})
+		if len(objs) != 25 || res.More {
+			t.Fatalf("filtered list: %d objects, result %+v", len(objs), res)
+		}
+		objs, res = listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", Filter: matchesV7, Limit: 10})
+		if len(objs) != 10 || objs[9].Name != "obj-0907" || !res.More || res.Remaining != -1 {
+			t.Fatalf("filtered, limited list: %v, result %+v", names(objs), res)
+		}
+		// The last match ends the keys that match but not the keys: More says further keys exist.
+		objs, res = listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", Filter: matchesV7, Limit: 25})
+		if len(objs) != 25 || !res.More {
+			t.Fatalf("list limited to all matches: %d, result %+v", len(objs), res)
+		}
+		objs, res = listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", Limit: 2500})
+		if len(objs) != 2500 || res.More || res.Remaining != 0 {
+			t.Fatalf("list limited to all: %d, result %+v", len(objs), res)
+		}
+		objs, res = listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", Limit: 1100})
+		if len(objs) != 1100 || !res.More || res.Remaining != 1400 {
+			t.Fatalf("list of 1100: %d, result %+v", len(objs), res)
+		}
+	})
+}
+
+func TestListEachErrorStops(t *testing.T) {
+	s := openStore(t, sqltest.SQLiteDSN(t))
+	create(t, s, cm("ns", "a"), "a")
+	create(t, s, cm("ns", "b"), "b")
+	stop := errors.New("stop")
+	calls := 0
+	_, err := s.List(context.Background(), sqlstore.ListOptions{Resource: "configmaps"}, func(sqlstore.Object) error {
+		calls++
+		return stop
+	})
+	if !errors.Is(err, stop) || calls != 1 {
+		t.Fatalf("List: %v after %d calls, want %v after 1", err, calls, stop)
+	}
+}
+
+func TestListAtOldRevisions(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		s := openStore(t, dsn)
+		a, b, c := cm("ns", "a"), cm("ns", "b"), cm("other", "c")
+		create(t, s, a, "a1")        // 1
+		create(t, s, b, "b1")        // 2
+		mustUpdate(t, s, a, 1, "a3") // 3
+		mustRemove(t, s, b, 2)       // 4
+		create(t, s, c, "c5")        // 5
+		create(t, s, b, "b6")        // 6
+		mustUpdate(t, s, c, 5, "c7") // 7
+		states := map[int64][]string{
+			1: {"ns/a@1"},
+			2: {"ns/a@1", "ns/b@2"},
+			3: {"ns/a@3", "ns/b@2"},
+			4: {"ns/a@3"},
+			5: {"ns/a@3", "other/c@5"},
+			6: {"ns/a@3", "ns/b@6", "other/c@5"},
+			7: {"ns/a@3", "ns/b@6", "other/c@7"},
+		}
+		for rev, want := range states {
+			objs, res := listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", Revision: rev})
+			if got := revisionNames(objs); !slices.Equal(got, want) || res.Revision != rev {
+				t.Errorf("list at %d: %v (revision %d), want %v", rev, got, res.Revision, want)
+			}
+		}
+		objs, _ := listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", Namespace: "ns", Revision: 2, Limit: 1})
+		if got := revisionNames(objs); !slices.Equal(got, []string{"ns/a@1"}) {
+			t.Errorf("namespaced list at 2: %v", got)
+		}
+		_, err := s.List(context.Background(), sqlstore.ListOptions{Resource: "configmaps", Revision: 8}, func(sqlstore.Object) error { return nil })
+		var future *sqlstore.FutureRevisionError
+		if !errors.As(err, &future) || *future != (sqlstore.FutureRevisionError{Requested: 8, Current: 7}) {
+			t.Fatalf("list at a future revision: %v", err)
+		}
+	})
+}
+
+func revisionNames(objs []sqlstore.Object) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, fmt.Sprintf("%s/%s@%d", o.Namespace, o.Name, o.Revision))
+	}
+	return out
+}
+
+// createMany creates n objects from 32 goroutines, so their writes share commits.
+func createMany(t testing.TB, s *sqlstore.Store, n int, object func(i int) (sqlstore.Key, string)) {
+	t.Helper()
+	const workers = 32
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			for i := w; i < n; i += workers {
+				key, data := object(i)
+				if _, err := s.Write(context.Background(), sqlstore.Write{Op: sqlstore.OpCreate, Key: key, Render: body(data)}); err != nil {
+					errs <- fmt.Errorf("create %v: %w", key, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func mustUpdate(t testing.TB, s *sqlstore.Store, key sqlstore.Key, expected int64, data string) sqlstore.Object {
+	t.Helper()
+	obj, err := update(s, key, expected, data)
+	if err != nil {
+		t.Fatalf("update %v: %v", key, err)
+	}
+	return obj
+}
+
+func mustRemove(t testing.TB, s *sqlstore.Store, key sqlstore.Key, expected int64) sqlstore.Object {
+	t.Helper()
+	obj, err := remove(s, key, expected)
+	if err != nil {
+		t.Fatalf("delete %v: %v", key, err)
+	}
+	return obj
+}
