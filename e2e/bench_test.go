@@ -1,0 +1,80 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// benchReport is the part of `sqlkube bench --output json` the checks read.
+type benchReport struct {
+	Ops          int64             `json:"ops"`
+	OpsPerSecond float64           `json:"opsPerSecond"`
+	Errors       int64             `json:"errors"`
+	ErrorsByCode map[string]int64  `json:"errorsByCode"`
+	ErrorSamples map[string]string `json:"errorSamples"`
+	LatencyMs    struct {
+		P50, P90, P99, Max float64
+	} `json:"latencyMs"`
+	Watch *struct {
+		Connected      int   `json:"connected"`
+		EventsExpected int64 `json:"eventsExpected"`
+		EventsLost     int64 `json:"eventsLost"`
+	} `json:"watch"`
+}
+
+// TestBench runs the load tool built into the binary against a server on each backend, for a few
+// seconds per operation, and checks that its report is sane: throughput, no errors, ordered
+// percentiles, and for watch every event delivered.
+func TestBench(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s *sqlkubeServer) {
+		t.Run("create", func(t *testing.T) {
+			runBench(t, s, "--op", "create", "--duration", "3s", "--concurrency", "16")
+		})
+		t.Run("update custom resources", func(t *testing.T) {
+			runBench(t, s, "--op", "update", "--resource", "bench.sqlkube.io/v1/widgets", "--create-crd",
+				"--objects", "100", "--concurrency", "8", "--duration", "2s")
+		})
+		t.Run("list", func(t *testing.T) {
+			runBench(t, s, "--op", "list", "--objects", "300", "--page-size", "100", "--concurrency", "4", "--duration", "2s")
+		})
+		t.Run("watch", func(t *testing.T) {
+			rep := runBench(t, s, "--op", "watch", "--watchers", "20", "--rate", "50", "--duration", "2s")
+			if w := rep.Watch; w == nil || w.Connected != 20 || w.EventsExpected == 0 || w.EventsLost != 0 {
+				t.Errorf("watch summary = %+v, want 20 connected watchers and every event delivered", w)
+			}
+		})
+	})
+}
+
+// runBench runs `sqlkube bench --output json` with args against s, checks the report and returns it.
+func runBench(t *testing.T, s *sqlkubeServer, args ...string) benchReport {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binaryPath, append([]string{"bench", "--server", s.URL(), "--output", "json"}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sqlkube bench %v: %v\nstderr:\n%s", args, err, stderr.String())
+	}
+	var rep benchReport
+	dec := json.NewDecoder(&stdout)
+	if err := dec.Decode(&rep); err != nil || dec.More() {
+		t.Fatalf("stdout is not one JSON object (%v):\n%s", err, stdout.String())
+	}
+	if rep.Ops == 0 || rep.OpsPerSecond <= 0 {
+		t.Errorf("no throughput: %d ops, %.1f ops/s", rep.Ops, rep.OpsPerSecond)
+	}
+	if rep.Errors != 0 || len(rep.ErrorsByCode) != 0 {
+		t.Errorf("%d errors: %v %v", rep.Errors, rep.ErrorsByCode, rep.ErrorSamples)
+	}
+	if l := rep.LatencyMs; l.P50 > l.P90 || l.P90 > l.P99 || l.P99 > l.Max || l.Max <= 0 {
+		t.Errorf("latency percentiles out of order: %+v", l)
+	}
+	t.Logf("%v: %.0f ops/s, p50 %.2f ms, p99 %.2f ms", args, rep.OpsPerSecond, rep.LatencyMs.P50, rep.LatencyMs.P99)
+	return rep
+}
