@@ -1,16 +1,233 @@
 package sqlstore
 
-import "context"
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+	"time"
 
-// feed tails the revision log in order and fans events out to watchers.
-// (Owned by the change-feed work; this is the seam the write path uses.)
-type feed struct{}
+	"github.com/sqlkube/sqlkube/dialects"
+	"github.com/sqlkube/sqlkube/dialects/postgres"
+)
 
-func newFeed(s *Store) *feed { return &feed{} }
+const (
+	// defaultWatchBuffer bounds a watcher's queue when Options.WatchBuffer is 0.
+	defaultWatchBuffer = 1000
+	// feedPage is how many log rows the tailer reads per query.
+	feedPage = 1000
+	// fastPoll is how often the tailer reads the log when no notification can be relied on
+	// (the listener is down or not yet confirmed) or after a failed read; slowPoll is the
+	// fallback while notifications arrive.
+	fastPoll = 100 * time.Millisecond
+	slowPoll = 1500 * time.Millisecond
+	// Reconnection delays of the PostgreSQL listener.
+	listenBackoffMin = 50 * time.Millisecond
+	listenBackoffMax = 5 * time.Second
+)
 
-// run tails the log until ctx ends.
-func (f *feed) run(ctx context.Context) {}
+// changeLog is the feed's view of the revision log.
+type changeLog interface {
+	// bounds reads the current and compacted revisions.
+	bounds(ctx context.Context) (current, compacted int64, err error)
+	// read returns, in revision order, up to limit events with revisions in (after, through];
+	// of one resource (and namespace, if set) when resource is set, of all otherwise.
+	read(ctx context.Context, resource, namespace string, after, through int64, limit int) ([]*Event, error)
+}
+
+// listenFunc calls notify with the payload of each notification from other writers until ctx
+// ends or its connection fails.
+type listenFunc func(ctx context.Context, notify func(payload string)) error
+
+// feed tails the revision log in order and fans events out to watchers through its hub.
+//
+// One goroutine reads `revision > last` up to the current revision; invariant 2 (revisions
+// become visible in order, without gaps) makes that read miss and reorder nothing. It reads when
+// woken by a local commit, by a notification from another replica, or by a poll.
+type feed struct {
+	log    changeLog
+	listen listenFunc // nil when no other process writes (SQLite)
+	logger *slog.Logger
+	buffer int
+	hub    *hub
+
+	wakeC     chan struct{}
+	last      atomic.Int64 // newest revision published to the hub
+	listening atomic.Bool  // a notification arrived since the listener last (re)connected
+	started   chan struct{}
+	stopped   chan struct{}
+}
+
+func newFeed(s *Store) *feed {
+	var listen listenFunc
+	if s.db.name == dialects.Postgres {
+		listen = func(ctx context.Context, notify func(string)) error {
+			return postgres.Listen(ctx, s.opts.DSN, notifyChannel, notify)
+		}
+	}
+	return newFeedOn(newSQLLog(s.db), listen, s.logger(), s.opts.WatchBuffer)
+}
+
+func newFeedOn(log changeLog, listen listenFunc, logger *slog.Logger, buffer int) *feed {
+	if buffer <= 0 {
+		buffer = defaultWatchBuffer
+	}
+	return &feed{
+		log:     log,
+		listen:  listen,
+		logger:  logger,
+		buffer:  buffer,
+		hub:     newHub(),
+		wakeC:   make(chan struct{}, 1),
+		started: make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+}
+
+// run tails the log until ctx ends, then ends every watcher with ErrClosed.
+func (f *feed) run(ctx context.Context) {
+	defer close(f.stopped)
+	defer f.hub.shutdown(ErrClosed)
+	if !f.begin(ctx) {
+		return
+	}
+	if f.listen != nil {
+		go f.listenLoop(ctx)
+	}
+	for {
+		delay := f.pollInterval()
+		if err := f.tail(ctx); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			f.logger.Warn("change feed: reading the revision log failed; retrying", "err", err)
+			delay = fastPoll
+		}
+		if !f.sleep(ctx, delay) {
+			return
+		}
+	}
+}
+
+// begin positions the feed at the current revision: older events are replayed from the log by
+// the watchers that need them. It retries until the database answers or ctx ends.
+func (f *feed) begin(ctx context.Context) bool {
+	for {
+		current, _, err := f.log.bounds(ctx)
+		if err == nil {
+			f.hub.start(current)
+			f.last.Store(current)
+			close(f.started)
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		f.logger.Warn("change feed: reading the current revision failed; retrying", "err", err)
+		if !f.sleep(ctx, fastPoll) {
+			return false
+		}
+	}
+}
+
+// awaitStart waits until the feed has its starting revision, so that a new watcher knows which
+// events the hub will publish.
+func (f *feed) awaitStart(ctx context.Context) error {
+	select {
+	case <-f.started:
+		return nil
+	case <-f.stopped:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// sleep waits for a wake-up or delay; false when ctx has ended.
+func (f *feed) sleep(ctx context.Context, delay time.Duration) bool {
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-f.wakeC:
+	case <-timer.C:
+	}
+	return true
+}
+
+func (f *feed) pollInterval() time.Duration {
+	if f.listen != nil && !f.listening.Load() {
+		return fastPoll
+	}
+	return slowPoll
+}
+
+// tail publishes every event up to the current revision. Reading the current revision first
+// bounds the read to committed revisions: every revision at or below it has committed.
+func (f *feed) tail(ctx context.Context) error {
+	current, _, err := f.log.bounds(ctx)
+	if err != nil {
+		return err
+	}
+	for last := f.last.Load(); last < current; last = f.last.Load() {
+		events, err := f.log.read(ctx, "", "", last, current, feedPage)
+		if err != nil {
+			return err
+		}
+		through := current
+		if len(events) == feedPage {
+			through = events[len(events)-1].Revision
+		}
+		f.hub.publish(events, through)
+		f.last.Store(through)
+	}
+	return nil
+}
 
 // wake tells the feed that a revision up to rev has been committed (by this process or, via
 // NOTIFY, another replica), so it reads the log now instead of at its next poll.
-func (f *feed) wake(rev int64) {}
+func (f *feed) wake(rev int64) {
+	if rev > 0 && rev <= f.last.Load() {
+		return // already published
+	}
+	select {
+	case f.wakeC <- struct{}{}:
+	default: // a wake-up is already pending
+	}
+}
+
+// listenLoop keeps a notification listener connected, reconnecting with exponential backoff.
+// The feed polls fast until a notification proves the listener is live, since a listener that
+// has not yet issued LISTEN, or whose connection died unnoticed, would miss notifications.
+func (f *feed) listenLoop(ctx context.Context) {
+	backoff := listenBackoffMin
+	for {
+		connected := time.Now()
+		err := f.listen(ctx, f.notified)
+		f.listening.Store(false)
+		f.wake(0) // notifications may have been lost while the connection was failing
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(connected) > listenBackoffMax {
+			backoff = listenBackoffMin // that connection was healthy for a while
+		}
+		f.logger.Warn("change feed: notification listener stopped; reconnecting", "err", err, "in", backoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, listenBackoffMax)
+	}
+}
+
+func (f *feed) notified(payload string) {
+	f.listening.Store(true)
+	rev, err := strconv.ParseInt(payload, 10, 64)
+	if err != nil {
+		rev = 0 // not a revision: read anyway
+	}
+	f.wake(rev)
+}

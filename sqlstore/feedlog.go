@@ -1,0 +1,84 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// sqlLog reads the revision log for the feed and for watchers replaying history.
+type sqlLog struct {
+	db *database
+	// Queries by selection: all resources, one resource, one resource and namespace.
+	allQuery, resourceQuery, namespaceQuery, boundsQuery string
+}
+
+// logColumns joins each row to its key's previous row, which is the event's Prev (and the state a
+// delete removed).
+const logColumns = `SELECT r.revision, r.resource, r.namespace, r.name, r.op, r.value, p.revision, p.value
+FROM revisions r LEFT JOIN revisions p ON p.revision = r.prev_revision AND r.prev_revision > 0
+WHERE r.revision > ? AND r.revision <= ?`
+
+const logOrder = ` ORDER BY r.revision LIMIT ?`
+
+func newSQLLog(db *database) *sqlLog {
+	return &sqlLog{
+		db:             db,
+		allQuery:       db.rebind(logColumns + logOrder),
+		resourceQuery:  db.rebind(logColumns + ` AND r.resource = ?` + logOrder),
+		namespaceQuery: db.rebind(logColumns + ` AND r.resource = ? AND r.namespace = ?` + logOrder),
+		boundsQuery:    db.rebind(`SELECT current, compacted FROM meta WHERE id = 1`),
+	}
+}
+
+func (l *sqlLog) bounds(ctx context.Context) (current, compacted int64, err error) {
+	if err := l.db.reader.QueryRowContext(ctx, l.boundsQuery).Scan(&current, &compacted); err != nil {
+		return 0, 0, fmt.Errorf("reading the current revision: %w", err)
+	}
+	return current, compacted, nil
+}
+
+func (l *sqlLog) read(ctx context.Context, resource, namespace string, after, through int64, limit int) ([]*Event, error) {
+	query, args := l.allQuery, []any{after, through}
+	switch {
+	case resource != "" && namespace != "":
+		query, args = l.namespaceQuery, append(args, resource, namespace)
+	case resource != "":
+		query, args = l.resourceQuery, append(args, resource)
+	}
+	rows, err := l.db.reader.QueryContext(ctx, query, append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("reading the revision log: %w", err)
+	}
+	defer rows.Close()
+	var events []*Event
+	for rows.Next() {
+		ev, err := scanEvent(rows)
+		if err != nil {
+			return nil, fmt.Errorf("reading the revision log: %w", err)
+		}
+		events = append(events, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the revision log: %w", err)
+	}
+	return events, nil
+}
+
+func scanEvent(rows *sql.Rows) (*Event, error) {
+	var (
+		ev        Event
+		op        int64
+		prevRev   sql.NullInt64
+		prevValue []byte
+	)
+	o := &ev.Object
+	if err := rows.Scan(&o.Revision, &o.Resource, &o.Namespace, &o.Name, &op, &o.Value, &prevRev, &prevValue); err != nil {
+		return nil, err
+	}
+	ev.Op, ev.Revision = Op(op), o.Revision
+	if prevRev.Valid {
+		ev.Prev = &Object{Key: o.Key, Revision: prevRev.Int64, Value: prevValue}
+	}
+	return &ev, nil
+}

@@ -1,0 +1,229 @@
+package sqlstore
+
+import (
+	"sort"
+	"sync"
+)
+
+// Default bounds of the hub's window of recent events. A watch that starts inside the window
+// replays from memory; an older one replays from the log.
+const (
+	defaultWindowEvents = 20000
+	defaultWindowBytes  = 64 << 20
+)
+
+// hub holds the window of recent events and the attached watchers, and fans each published
+// event out to the watchers of its resource. The feed is its only publisher.
+//
+// Invariant: the window holds every event with a revision in (windowStart, passed], in order,
+// and every attached watcher has been offered every event up to passed.
+type hub struct {
+	mu sync.Mutex
+
+	passed      int64
+	windowStart int64
+	window      []*Event // window[head:] is live; the prefix awaits reuse
+	head        int
+	windowBytes int
+	maxEvents   int
+	maxBytes    int
+
+	watchers map[*Watcher]struct{} // every watcher not yet ended, attached or catching up
+	byKind   map[string]*resourceWatchers
+	closed   error // set once the feed has stopped; no new watchers after it
+}
+
+// resourceWatchers indexes the attached watchers of one resource, so fan-out looks only at the
+// watchers an event can match.
+type resourceWatchers struct {
+	all         map[*Watcher]struct{}
+	byNamespace map[string]map[*Watcher]struct{}
+}
+
+func newHub() *hub {
+	return &hub{
+		maxEvents: defaultWindowEvents,
+		maxBytes:  defaultWindowBytes,
+		watchers:  map[*Watcher]struct{}{},
+		byKind:    map[string]*resourceWatchers{},
+	}
+}
+
+// start positions an empty window at revision, where the feed begins reading.
+func (h *hub) start(revision int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.passed, h.windowStart = revision, revision
+}
+
+// setWindowLimits changes the window's bounds (tests use small windows).
+func (h *hub) setWindowLimits(events, bytes int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.maxEvents, h.maxBytes = events, bytes
+	h.evictLocked()
+}
+
+// publish appends events, in revision order, to the window, offers each to the watchers it
+// matches, and records that the feed has passed through (at least the last event's revision).
+func (h *hub) publish(events []*Event, through int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, ev := range events {
+		h.window = append(h.window, ev)
+		h.windowBytes += eventBytes(ev)
+		h.fanOutLocked(ev)
+	}
+	h.passed = max(h.passed, through)
+	h.evictLocked()
+}
+
+func eventBytes(ev *Event) int {
+	n := len(ev.Object.Value)
+	if ev.Prev != nil {
+		n += len(ev.Prev.Value)
+	}
+	return n
+}
+
+func (h *hub) evictLocked() {
+	for h.head < len(h.window) && (len(h.window)-h.head > h.maxEvents || h.windowBytes > h.maxBytes) {
+		ev := h.window[h.head]
+		h.window[h.head] = nil
+		h.head++
+		h.windowBytes -= eventBytes(ev)
+		h.windowStart = ev.Revision
+	}
+	// Reuse the evicted prefix once it is half the slice, so the window's memory stays bounded.
+	if h.head > 0 && h.head >= len(h.window)/2 {
+		n := copy(h.window, h.window[h.head:])
+		clear(h.window[n:])
+		h.window, h.head = h.window[:n], 0
+	}
+}
+
+func (h *hub) fanOutLocked(ev *Event) {
+	rw := h.byKind[ev.Object.Resource]
+	if rw == nil {
+		return
+	}
+	for w := range rw.all {
+		h.offerLocked(w, ev)
+	}
+	for w := range rw.byNamespace[ev.Object.Namespace] {
+		h.offerLocked(w, ev)
+	}
+}
+
+// offerLocked queues ev for an attached watcher unless the watcher starts after it.
+func (h *hub) offerLocked(w *Watcher, ev *Event) {
+	if ev.Revision > w.after {
+		h.sendLocked(w, ev)
+	}
+}
+
+// sendLocked queues ev without blocking: a watcher whose buffer is full has fallen behind and is
+// ended, so that it never holds up the feed or the other watchers, and never misses an event
+// silently.
+func (h *hub) sendLocked(w *Watcher, ev *Event) {
+	select {
+	case w.events <- ev:
+	default:
+		h.endLocked(w, ErrWatcherTooSlow)
+	}
+}
+
+// windowFrom returns up to limit events of w's selection after revision, scanning at most
+// scanLimit window entries, and the revision the scan reached: every event of the selection up
+// to that revision is in the returned slice. ok is false when the window no longer reaches back
+// to revision.
+func (h *hub) windowFrom(w *Watcher, revision int64, limit, scanLimit int) (events []*Event, reached int64, ok bool) {
+	if revision < h.windowStart {
+		return nil, 0, false
+	}
+	live := h.window[h.head:]
+	i := sort.Search(len(live), func(i int) bool { return live[i].Revision > revision })
+	reached = h.passed
+	for scanned := 0; i < len(live); i, scanned = i+1, scanned+1 {
+		if len(events) == limit || scanned == scanLimit {
+			reached = live[i-1].Revision
+			break
+		}
+		if w.matches(live[i]) {
+			events = append(events, live[i])
+		}
+	}
+	return events, reached, true
+}
+
+// attachLocked makes w a live watcher: from now on publish offers it every matching event after
+// its start.
+func (h *hub) attachLocked(w *Watcher, after int64) {
+	w.after, w.attached = after, true
+	rw := h.byKind[w.opts.Resource]
+	if rw == nil {
+		rw = &resourceWatchers{all: map[*Watcher]struct{}{}, byNamespace: map[string]map[*Watcher]struct{}{}}
+		h.byKind[w.opts.Resource] = rw
+	}
+	set := rw.all
+	if ns := w.opts.Namespace; ns != "" {
+		if set = rw.byNamespace[ns]; set == nil {
+			set = map[*Watcher]struct{}{}
+			rw.byNamespace[ns] = set
+		}
+	}
+	set[w] = struct{}{}
+	if w.progressPending {
+		w.progressPending = false
+		h.sendProgressLocked(w)
+	}
+}
+
+func (h *hub) detachLocked(w *Watcher) {
+	rw := h.byKind[w.opts.Resource]
+	if ns := w.opts.Namespace; ns == "" {
+		delete(rw.all, w)
+	} else {
+		delete(rw.byNamespace[ns], w)
+		if len(rw.byNamespace[ns]) == 0 {
+			delete(rw.byNamespace, ns)
+		}
+	}
+	if len(rw.all) == 0 && len(rw.byNamespace) == 0 {
+		delete(h.byKind, w.opts.Resource)
+	}
+	w.attached = false
+}
+
+// sendProgressLocked queues a progress event for an attached watcher: everything up to passed
+// has already been queued for it, and nothing exists between its start and passed when it
+// started ahead of the feed.
+func (h *hub) sendProgressLocked(w *Watcher) {
+	h.sendLocked(w, &Event{Progress: true, Revision: max(h.passed, w.after)})
+}
+
+// endLocked ends w with err (nil for a normal close) unless it has already ended. An attached
+// watcher's channel is closed here; a catching-up watcher's goroutine closes its own when it
+// sees the cancellation, as it is the only sender until it attaches.
+func (h *hub) endLocked(w *Watcher, err error) {
+	if _, live := h.watchers[w]; !live {
+		return
+	}
+	delete(h.watchers, w)
+	w.err = err
+	w.cancel()
+	if w.attached {
+		h.detachLocked(w)
+		w.closeEventsLocked()
+	}
+}
+
+// shutdown ends every watcher with err and refuses new ones.
+func (h *hub) shutdown(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = err
+	for w := range h.watchers {
+		h.endLocked(w, err)
+	}
+}
