@@ -14,6 +14,32 @@ import (
 // its validation and warnings are used, which need no typer.
 var crdStrategy = customresourcedefinition.NewStrategy(nil)
 
+// PrepareDefinition readies a CRD about to be written to the main resource as kube-apiserver
+// does: on create (old nil) the status is cleared and generation set to 1; on update the
+// stored status is kept and generation bumped when the spec changed. Either way the storage
+// version joins status.storedVersions. Call it before ValidateDefinition.
+func PrepareDefinition(crd, old *apiextensionsv1.CustomResourceDefinition) error {
+	internal, err := toInternal(crd)
+	if err != nil {
+		return err
+	}
+	if old == nil {
+		crdStrategy.PrepareForCreate(context.Background(), internal)
+	} else {
+		internalOld, err := toInternal(old)
+		if err != nil {
+			return err
+		}
+		crdStrategy.PrepareForUpdate(context.Background(), internal, internalOld)
+	}
+	prepared := &apiextensionsv1.CustomResourceDefinition{}
+	if err := apiextensionsv1.Convert_apiextensions_CustomResourceDefinition_To_v1_CustomResourceDefinition(internal, prepared, nil); err != nil {
+		return fmt.Errorf("converting the CustomResourceDefinition back: %w", err)
+	}
+	*crd = *prepared
+	return nil
+}
+
 // ValidateDefinition checks a CRD about to be written as kube-apiserver does (names, versions,
 // structural schema, defaults, CEL rules compiled and within their estimated cost limits,
 // printer columns, selectable fields...), old being nil on create or the stored CRD on update
