@@ -1,0 +1,162 @@
+package sqlstore_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" driver, to tamper with the schema version
+	"github.com/sqlkube/sqlkube/sqlstore"
+	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
+	_ "modernc.org/sqlite" // "sqlite" driver, likewise
+)
+
+// writeHistory makes a history of creates, updates and deletes over a few keys and returns the
+// list at each revision, read before any compaction.
+func writeHistory(t *testing.T, s *sqlstore.Store) map[int64][]string {
+	t.Helper()
+	revs := map[sqlstore.Key]int64{}
+	for i := range 60 {
+		key := cm(fmt.Sprintf("ns%d", i%2), fmt.Sprintf("k%d", i%7))
+		rev, exists := revs[key]
+		switch {
+		case !exists:
+			revs[key] = create(t, s, key, fmt.Sprint(i)).Revision
+		case i%5 == 0:
+			mustRemove(t, s, key, rev)
+			delete(revs, key)
+		default:
+			revs[key] = mustUpdate(t, s, key, rev, fmt.Sprint(i)).Revision
+		}
+	}
+	states := map[int64][]string{}
+	for rev := int64(1); rev <= currentRevision(t, s); rev++ {
+		objs, _ := listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", Revision: rev})
+		states[rev] = valueNames(objs)
+	}
+	return states
+}
+
+func valueNames(objs []sqlstore.Object) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, fmt.Sprintf("%s/%s@%d=%s", o.Namespace, o.Name, o.Revision, o.Value))
+	}
+	return out
+}
+
+func TestCompaction(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		s := openStore(t, dsn)
+		ctx := context.Background()
+		states := writeHistory(t, s)
+		current := currentRevision(t, s)
+
+		for _, at := range []int64{20, 35, 35, 10} {
+			if err := s.Compact(ctx, at); err != nil {
+				t.Fatalf("Compact(%d): %v", at, err)
+			}
+		}
+		compacted, err := s.CompactedRevision(ctx)
+		if err != nil || compacted != 35 {
+			t.Fatalf("CompactedRevision = %d, %v; want 35 (never moved backwards)", compacted, err)
+		}
+		for _, rev := range []int64{1, 20, 34} {
+			_, err := s.List(ctx, sqlstore.ListOptions{Resource: "configmaps", Revision: rev}, func(sqlstore.Object) error { return nil })
+			var compactedErr *sqlstore.CompactedError
+			if !errors.As(err, &compactedErr) || *compactedErr != (sqlstore.CompactedError{Requested: rev, Compacted: 35}) {
+				t.Fatalf("List at compacted revision %d: %v", rev, err)
+			}
+		}
+		for rev := int64(35); rev <= current; rev++ {
+			objs, _ := listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", Revision: rev})
+			if got := valueNames(objs); !slices.Equal(got, states[rev]) {
+				t.Fatalf("list at %d after compaction:\n%v\nwant\n%v", rev, got, states[rev])
+			}
+		}
+		var future *sqlstore.FutureRevisionError
+		if err := s.Compact(ctx, current+1); !errors.As(err, &future) {
+			t.Fatalf("Compact beyond the current revision: %v", err)
+		}
+	})
+}
+
+func TestBackgroundCompaction(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		s := openStoreWith(t, sqlstore.Options{DSN: dsn, Retention: 2 * time.Second, CompactionInterval: 200 * time.Millisecond})
+		key := cm("ns", "a")
+		rev := create(t, s, key, "v").Revision
+		for range 5 {
+			rev = mustUpdate(t, s, key, rev, "v").Revision
+		}
+		written := rev
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			compacted, err := s.CompactedRevision(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if compacted == written {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("compacted revision still %d, want %d", compacted, written)
+			}
+			waitFor(50 * time.Millisecond)
+		}
+		got, err := s.Get(context.Background(), key)
+		if err != nil || got.Revision != written {
+			t.Fatalf("Get after compaction: %+v, %v", got, err)
+		}
+		objs, _ := listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", Revision: written})
+		if len(objs) != 1 || objs[0].Revision != written {
+			t.Fatalf("list at the compacted revision: %v", revisionNames(objs))
+		}
+	})
+}
+
+// waitFor pauses a polling loop; it synchronises nothing.
+func waitFor(d time.Duration) { <-time.After(d) }
+
+func TestNewerSchemaIsRefused(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		s, err := sqlstore.Open(context.Background(), sqlstore.Options{DSN: dsn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		execRaw(t, dsn, "UPDATE schema_migrations SET version = 99")
+		_, err = sqlstore.Open(context.Background(), sqlstore.Options{DSN: dsn})
+		if err == nil || !strings.Contains(err.Error(), "database schema version 99 is newer than this sqlkube supports (1): upgrade sqlkube") {
+			t.Fatalf("Open on a newer schema: %v", err)
+		}
+		execRaw(t, dsn, "UPDATE schema_migrations SET version = 1, dirty = true")
+		_, err = sqlstore.Open(context.Background(), sqlstore.Options{DSN: dsn})
+		if err == nil || !strings.Contains(err.Error(), "database schema is dirty at version 1") {
+			t.Fatalf("Open on a dirty schema: %v", err)
+		}
+	})
+}
+
+func execRaw(t *testing.T, dsn, statement string) {
+	t.Helper()
+	driver, source := "pgx", dsn
+	if path, ok := strings.CutPrefix(dsn, "sqlite://"); ok {
+		driver, source = "sqlite", path
+	}
+	db, err := sql.Open(driver, source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(statement); err != nil {
+		t.Fatalf("%s: %v", statement, err)
+	}
+}
