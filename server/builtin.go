@@ -40,6 +40,7 @@ func builtinResources(g *Registry) []*Resource {
 			r.ShortNames = []string{"crd", "crds"}
 			r.Categories = []string{"api-extensions"}
 			r.Status = true
+			r.storageVersionHashVersion = "v1beta1"
 			g.bindCRDHooks(r)
 		}),
 	}

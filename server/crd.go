@@ -19,6 +19,8 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/sqlkube/sqlkube/server/crdschema"
 )
 
 // crdCleanupFinalizer is the finalizer apiextensions-apiserver puts on a CRD being deleted; it
@@ -36,10 +38,12 @@ var crdScheme = func() *runtime.Scheme {
 	return s
 }()
 
-// storedCRD is a CRD as the registry last read it from storage.
+// storedCRD is a CRD as the registry last read it from storage, with the resources it serves
+// (built once per change: compiling schemas is not cheap).
 type storedCRD struct {
 	revision int64
 	crd      *apiextensionsv1.CustomResourceDefinition
+	served   []*Resource
 }
 
 // bindCRDHooks gives the customresourcedefinitions resource apiextensions-apiserver's rules.
@@ -295,10 +299,10 @@ func (g *Registry) namesTakenInGroup(group, except string) (resources, kinds set
 // crdVerbs are the verbs apiextensions-apiserver lists for custom resources, in its order.
 var crdVerbs = []string{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"}
 
-// resources lists the served versions of an established CRD as resources, with the names it
-// was accepted with.
-func (c *storedCRD) resources() []*Resource {
-	crd := c.crd
+// servedResources lists the served versions of an established CRD as resources, with the names
+// it was accepted with. A version whose schema does not compile (only possible for a CRD that
+// was written without validation) is logged and not served.
+func (g *Registry) servedResources(crd *apiextensionsv1.CustomResourceDefinition) []*Resource {
 	if !apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
 		return nil
 	}
@@ -312,21 +316,32 @@ func (c *storedCRD) resources() []*Resource {
 		if !v.Served {
 			continue
 		}
+		schema, err := crdschema.Compile(crd, v.Name)
+		if err != nil {
+			g.log.Error("not serving a CustomResourceDefinition version", "name", crd.Name, "version", v.Name, "err", err)
+			continue
+		}
 		r := &Resource{
-			Group:          crd.Spec.Group,
-			Version:        v.Name,
-			Name:           names.Plural,
-			SingularName:   names.Singular,
-			Kind:           names.Kind,
-			ListKind:       names.ListKind,
-			Namespaced:     crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
-			ShortNames:     names.ShortNames,
-			Categories:     names.Categories,
-			Verbs:          crdVerbs,
-			StorageName:    crd.Name, // plural.group, as validation requires
-			StorageVersion: storageVersion,
-			CRDName:        crd.Name,
-			Terminating:    crd.DeletionTimestamp != nil,
+			Group:            crd.Spec.Group,
+			Version:          v.Name,
+			Name:             names.Plural,
+			SingularName:     names.Singular,
+			Kind:             names.Kind,
+			ListKind:         names.ListKind,
+			Namespaced:       crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
+			ShortNames:       names.ShortNames,
+			Categories:       names.Categories,
+			Verbs:            crdVerbs,
+			StorageName:      crd.Name, // plural.group, as validation requires
+			StorageVersion:   storageVersion,
+			CRDName:          crd.Name,
+			Terminating:      crd.DeletionTimestamp != nil,
+			Schema:           schema,
+			PrepareForCreate: schema.PrepareForCreate,
+			PrepareForUpdate: schema.PrepareForUpdate,
+			Validate: func(obj, old *unstructured.Unstructured) field.ErrorList {
+				return schema.Validate(context.Background(), obj, old)
+			},
 		}
 		if sub := v.Subresources; sub != nil {
 			r.Status = sub.Status != nil

@@ -50,7 +50,7 @@ func (g *Registry) decodeStoredCRD(o sqlstore.Object) *storedCRD {
 		g.log.Error("stored CustomResourceDefinition does not decode; not serving it", "name", o.Name, "revision", o.Revision, "err", err)
 		return nil
 	}
-	return &storedCRD{revision: o.Revision, crd: crd}
+	return &storedCRD{revision: o.Revision, crd: crd, served: g.servedResources(crd)}
 }
 
 // syncCRDs follows the CRDs' changes in storage, whoever made them (this replica or another

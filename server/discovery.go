@@ -13,7 +13,6 @@ import (
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
-	"k8s.io/apiserver/pkg/endpoints/discovery"
 	"sigs.k8s.io/yaml"
 )
 
@@ -152,8 +151,9 @@ func buildDiscovery(resources map[string]*Resource) *discoveryDocs {
 			continue
 		}
 		group := legacyGroup(g)
-		groupList = append(groupList, group)
 		docs.legacy["/apis/"+g.name] = encodeDoc(group)
+		group.TypeMeta = metav1.TypeMeta{} // the list's entries have none
+		groupList = append(groupList, group)
 		aggregatedGroups = append(aggregatedGroups, aggregated)
 	}
 	docs.legacy["/apis"] = encodeDoc(metav1.APIGroupList{
@@ -257,7 +257,7 @@ func legacyResourceList(group string, v discoveryVersion) metav1.APIResourceList
 			Verbs:              r.Verbs,
 			ShortNames:         r.ShortNames,
 			Categories:         r.Categories,
-			StorageVersionHash: discovery.StorageVersionHash(r.Group, r.StorageVersion, r.Kind),
+			StorageVersionHash: r.storageVersionHash(),
 		})
 		for _, sub := range subresources(r) {
 			list.APIResources = append(list.APIResources, metav1.APIResource{

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/endpoints/discovery"
+
+	"github.com/sqlkube/sqlkube/server/crdschema"
 )
 
 // Resource describes one served resource at one group version: a built-in or a CRD's version.
@@ -30,6 +34,9 @@ type Resource struct {
 	// differs from Version: use ToStorage and FromStorage to rewrite apiVersion (conversion
 	// strategy None).
 	StorageVersion string
+	// storageVersionHashVersion, when set, is the version kube-apiserver encodes the type in in
+	// etcd, which discovery's storageVersionHash names (CRDs: v1beta1); else StorageVersion.
+	storageVersionHashVersion string
 	// Status is true when the type has a /status subresource.
 	Status bool
 	// Scale is set when the type has a /scale subresource.
@@ -42,6 +49,11 @@ type Resource struct {
 	// Terminating is true for the types of a CRD being deleted: its objects are being removed,
 	// and creates are refused with 405 MethodNotAllowed as apiextensions-apiserver does.
 	Terminating bool
+
+	// Schema is set for a CRD's versions: the custom resource strategy (pruning, defaulting,
+	// reading stored objects, /status writes, field selectors, Table). The hooks below already
+	// delegate to its PrepareForCreate, PrepareForUpdate and Validate.
+	Schema *crdschema.Schema
 
 	// Per-type hooks the write path calls; each may be nil.
 	//
@@ -94,6 +106,11 @@ func (r *Resource) FromStorage(obj *unstructured.Unstructured) {
 // through r, so that stored bytes can be streamed as they are otherwise.
 func (r *Resource) NeedsConversion() bool {
 	return r.StorageVersion != r.Version
+}
+
+// storageVersionHash is the hash discovery lists for r, as kube-apiserver computes it.
+func (r *Resource) storageVersionHash() string {
+	return discovery.StorageVersionHash(r.Group, cmp.Or(r.storageVersionHashVersion, r.StorageVersion), r.Kind)
 }
 
 func groupVersion(group, version string) string {
@@ -165,7 +182,7 @@ func (g *Registry) replaceCRDs(crds map[string]*storedCRD, revision int64) {
 		resources[r.Group+"/"+r.Version+"/"+r.Name] = r
 	}
 	for _, crd := range crds {
-		for _, r := range crd.resources() {
+		for _, r := range crd.served {
 			key := r.Group + "/" + r.Version + "/" + r.Name
 			if _, taken := resources[key]; taken {
 				continue // a built-in keeps its path; the CRD's NamesAccepted says so

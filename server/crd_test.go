@@ -1,0 +1,284 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/sqlkube/sqlkube/sqlstore"
+	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
+)
+
+func TestCRDCreateSetsStatusAndServesVersions(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		store := openTestStore(t, dsn)
+		g := startRegistry(t, store)
+		writeCRD(t, g, store, crdYAML("widgets", "Widget", "v1beta1", "v1"))
+
+		u, _ := readObject(t, store, sqlstore.Key{Resource: crdStorageName, Name: "widgets.example.com"})
+		crd, err := decodeCRD(u.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantNames := apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Singular: "widget", Kind: "Widget", ListKind: "WidgetList"}
+		if !reflect.DeepEqual(crd.Status.AcceptedNames, wantNames) {
+			t.Errorf("acceptedNames = %+v, want %+v", crd.Status.AcceptedNames, wantNames)
+		}
+		if !reflect.DeepEqual(crd.Status.StoredVersions, []string{"v1"}) {
+			t.Errorf("storedVersions = %v, want [v1]", crd.Status.StoredVersions)
+		}
+		wantCondition(t, crd, apiextensionsv1.NamesAccepted, apiextensionsv1.ConditionTrue, "NoConflicts", "no conflicts found")
+		wantCondition(t, crd, apiextensionsv1.Established, apiextensionsv1.ConditionTrue, "InitialNamesAccepted", "the initial names have been accepted")
+		if crd.Generation != 1 || crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy != apiextensionsv1.NoneConverter {
+			t.Errorf("generation %d, conversion %+v: want 1 and the defaulted strategy None", crd.Generation, crd.Spec.Conversion)
+		}
+
+		for _, version := range []string{"v1", "v1beta1"} {
+			r := g.mustLookup(t, "example.com", version, "widgets")
+			if r.StorageName != "widgets.example.com" || r.StorageVersion != "v1" || !r.Namespaced || !r.Status || r.Kind != "Widget" || r.Schema == nil {
+				t.Errorf("%s: %+v", version, r)
+			}
+		}
+		beta := g.mustLookup(t, "example.com", "v1beta1", "widgets")
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1beta1", "kind": "Widget"}}
+		beta.ToStorage(obj)
+		if obj.GetAPIVersion() != "example.com/v1" {
+			t.Errorf("ToStorage: apiVersion %q", obj.GetAPIVersion())
+		}
+		beta.FromStorage(obj)
+		if obj.GetAPIVersion() != "example.com/v1beta1" || !beta.NeedsConversion() {
+			t.Errorf("FromStorage: apiVersion %q", obj.GetAPIVersion())
+		}
+	})
+}
+
+func wantCondition(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, typ apiextensionsv1.CustomResourceDefinitionConditionType, status apiextensionsv1.ConditionStatus, reason, message string) {
+	t.Helper()
+	c := apihelpers.FindCRDCondition(crd, typ)
+	if c == nil || c.Status != status || c.Reason != reason || c.Message != message || c.LastTransitionTime.IsZero() {
+		t.Errorf("condition %s = %+v, want %s %s %q", typ, c, status, reason, message)
+	}
+}
+
+func TestCRDValidationErrors(t *testing.T) {
+	g := startRegistry(t, openTestStore(t, sqltest.SQLiteDSN(t)))
+	crds := g.mustLookup(t, apiextensionsGroup, "v1", "customresourcedefinitions")
+	for _, tc := range []struct {
+		name   string
+		mutate func(u *unstructured.Unstructured)
+		causes []metav1.StatusCause
+	}{{
+		name:   "name is not plural.group",
+		mutate: func(u *unstructured.Unstructured) { u.SetName("gadgets.example.com") },
+		causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "metadata.name",
+			Message: `Invalid value: "gadgets.example.com": must be spec.names.plural+"."+spec.group`}},
+	}, {
+		name: "no storage version",
+		mutate: func(u *unstructured.Unstructured) {
+			versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
+			versions[0].(map[string]any)["storage"] = false
+			_ = unstructured.SetNestedSlice(u.Object, versions, "spec", "versions")
+		},
+		causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.versions",
+			Message: `Invalid value: [{"Name":"v1","Served":true,"Storage":false,"Deprecated":false,"DeprecationWarning":null,"Schema":null,"Subresources":null,"AdditionalPrinterColumns":null,"SelectableFields":null}]: must have exactly one version marked as storage version`},
+			// Without a storage version, the create records no stored version either.
+			{Type: metav1.CauseTypeFieldValueInvalid, Field: "status.storedVersions", Message: "Invalid value: null: must have at least one stored version"}},
+	}, {
+		name:   "scope missing",
+		mutate: func(u *unstructured.Unstructured) { unstructured.RemoveNestedField(u.Object, "spec", "scope") },
+		causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueRequired, Field: "spec.scope", Message: "Required value"}},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := fromYAML(t, crdYAML("widgets", "Widget", "v1"))
+			tc.mutate(u)
+			crds.PrepareForCreate(u)
+			errs := crds.Validate(u, nil)
+			status := apierrors.NewInvalid(schema.GroupKind{Group: apiextensionsGroup, Kind: "CustomResourceDefinition"}, u.GetName(), errs).Status()
+			if status.Code != 422 || status.Reason != metav1.StatusReasonInvalid {
+				t.Fatalf("status %d %s, want 422 Invalid", status.Code, status.Reason)
+			}
+			if got := status.Details.Causes; !reflect.DeepEqual(got, tc.causes) {
+				t.Errorf("causes:\n got %+v\nwant %+v", got, tc.causes)
+			}
+		})
+	}
+}
+
+func TestCRDUpdateKeepsStatusAndBumpsGeneration(t *testing.T) {
+	g := startRegistry(t, openTestStore(t, sqltest.SQLiteDSN(t)))
+	crds := g.mustLookup(t, apiextensionsGroup, "v1", "customresourcedefinitions")
+	old := fromYAML(t, crdYAML("widgets", "Widget", "v1"))
+	crds.PrepareForCreate(old)
+	old.SetResourceVersion("5")
+
+	same := old.DeepCopy()
+	unstructured.RemoveNestedField(same.Object, "status")
+	crds.PrepareForUpdate(same, old)
+	if same.GetGeneration() != 1 || !reflect.DeepEqual(same.Object["status"], old.Object["status"]) {
+		t.Errorf("unchanged spec: generation %d, status %v", same.GetGeneration(), same.Object["status"])
+	}
+
+	changed := fromYAML(t, crdYAML("widgets", "Widget", "v1", "v2"))
+	changed.SetResourceVersion("5")
+	crds.PrepareForUpdate(changed, old)
+	if changed.GetGeneration() != 2 {
+		t.Errorf("changed spec: generation %d, want 2", changed.GetGeneration())
+	}
+	if errs := crds.Validate(changed, old); len(errs) > 0 {
+		t.Errorf("valid update refused: %v", errs)
+	}
+}
+
+func TestCRDNameConflictIsNotServed(t *testing.T) {
+	store := openTestStore(t, sqltest.SQLiteDSN(t))
+	g := startRegistry(t, store)
+	writeCRD(t, g, store, crdYAML("widgets", "Widget", "v1"))
+	writeCRD(t, g, store, crdYAML("gizmos", "Widget", "v1"))
+
+	u, _ := readObject(t, store, sqlstore.Key{Resource: crdStorageName, Name: "gizmos.example.com"})
+	crd, _ := decodeCRD(u.Object)
+	wantCondition(t, crd, apiextensionsv1.NamesAccepted, apiextensionsv1.ConditionFalse, "ListKindConflict", `"WidgetList" is already in use`)
+	wantCondition(t, crd, apiextensionsv1.Established, apiextensionsv1.ConditionFalse, "NotAccepted", "not all names are accepted")
+	if _, served := g.Lookup("example.com", "v1", "gizmos"); served {
+		t.Error("a CRD whose names conflict is served")
+	}
+	if crd.Status.AcceptedNames.Plural != "gizmos" || crd.Status.AcceptedNames.Kind != "" {
+		t.Errorf("acceptedNames = %+v: want the free names only", crd.Status.AcceptedNames)
+	}
+}
+
+func TestCRDConflictWithBuiltinIsNotServed(t *testing.T) {
+	g := startRegistry(t, openTestStore(t, sqltest.SQLiteDSN(t)))
+	crds := g.mustLookup(t, apiextensionsGroup, "v1", "customresourcedefinitions")
+	u := fromYAML(t, crdYAML("leases", "Lease", "v1"))
+	u.SetName("leases.coordination.k8s.io")
+	_ = unstructured.SetNestedField(u.Object, "coordination.k8s.io", "spec", "group")
+	crds.PrepareForCreate(u)
+	crd, _ := decodeCRD(u.Object)
+	wantCondition(t, crd, apiextensionsv1.NamesAccepted, apiextensionsv1.ConditionFalse, "ListKindConflict", `"LeaseList" is already in use`)
+	if apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
+		t.Error("a CRD taking a built-in's names is established")
+	}
+}
+
+func TestCRDWrittenByAnotherReplicaIsServed(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		here := startRegistry(t, openTestStore(t, dsn))
+		otherStore := openTestStore(t, dsn)
+		other := startRegistry(t, otherStore)
+
+		o := writeCRD(t, other, otherStore, crdYAML("widgets", "Widget", "v1"))
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := here.waitForRevision(ctx, o.Revision); err != nil {
+			t.Fatal(err)
+		}
+		here.mustLookup(t, "example.com", "v1", "widgets")
+	})
+}
+
+func TestRegistryLoadsStoredCRDs(t *testing.T) {
+	dsn := sqltest.SQLiteDSN(t)
+	store := openTestStore(t, dsn)
+	writeCRD(t, startRegistry(t, store), store, crdYAML("widgets", "Widget", "v1"))
+
+	restarted := startRegistry(t, store)
+	restarted.mustLookup(t, "example.com", "v1", "widgets")
+}
+
+func TestAfterWriteGivesUpAtItsDeadline(t *testing.T) {
+	g := startRegistry(t, openTestStore(t, sqltest.SQLiteDSN(t)))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := g.mustLookup(t, apiextensionsGroup, "v1", "customresourcedefinitions").AfterWrite(ctx, 1000)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("AfterWrite for a revision never written: %v, want DeadlineExceeded", err)
+	}
+}
+
+func TestCRDDeletionDeletesObjectsThenTheCRD(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		store := openTestStore(t, dsn)
+		g := startRegistry(t, store)
+		writeCRD(t, g, store, crdYAML("widgets", "Widget", "v1"))
+		ctx := context.Background()
+		plain := storeWidget(t, store, "a", nil)
+		finalized := storeWidget(t, store, "b", []string{"example.com/keep"})
+
+		crdKey := markCRDDeleted(t, g, store, "widgets.example.com")
+		if r := g.mustLookup(t, "example.com", "v1", "widgets"); !r.Terminating {
+			t.Error("the type of a CRD being deleted is not Terminating")
+		}
+
+		eventually(t, "the object without finalizers is deleted", func() bool {
+			_, err := store.Get(ctx, plain)
+			return errors.Is(err, sqlstore.ErrNotFound)
+		})
+		var marked *unstructured.Unstructured
+		eventually(t, "the object with a finalizer is marked for deletion", func() bool {
+			marked, _ = readObject(t, store, finalized)
+			return marked.GetDeletionTimestamp() != nil
+		})
+		if u, _ := readObject(t, store, crdKey); len(u.GetFinalizers()) == 0 {
+			t.Fatal("the CRD lost its finalizer while an object remains")
+		}
+
+		// Its controller lets the object go: the CRD follows.
+		_, last := readObject(t, store, finalized)
+		if _, err := store.Write(ctx, sqlstore.Write{Op: sqlstore.OpDelete, Key: finalized, ExpectedRevision: last.Revision, Render: renderAtRevision(marked)}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the CRD is deleted", func() bool {
+			_, err := store.Get(ctx, crdKey)
+			return errors.Is(err, sqlstore.ErrNotFound)
+		})
+		eventually(t, "the type is no longer served", func() bool {
+			_, served := g.Lookup("example.com", "v1", "widgets")
+			return !served
+		})
+	})
+}
+
+// markCRDDeleted deletes a CRD as the delete handler does: PrepareForDelete adds the cleanup
+// finalizer, so the CRD is only marked deleted.
+func markCRDDeleted(t *testing.T, g *Registry, store Storage, name string) sqlstore.Key {
+	t.Helper()
+	crds := g.mustLookup(t, apiextensionsGroup, "v1", "customresourcedefinitions")
+	key := sqlstore.Key{Resource: crdStorageName, Name: name}
+	u, stored := readObject(t, store, key)
+	crds.PrepareForDelete(u)
+	now := metav1.Now()
+	u.SetDeletionTimestamp(&now)
+	ctx := context.Background()
+	o, err := store.Write(ctx, sqlstore.Write{Op: sqlstore.OpUpdate, Key: key, ExpectedRevision: stored.Revision, Render: renderAtRevision(u)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := crds.AfterWrite(ctx, o.Revision); err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// storeWidget writes a Widget straight to storage.
+func storeWidget(t *testing.T, store Storage, name string, finalizers []string) sqlstore.Key {
+	t.Helper()
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget"}}
+	u.SetNamespace("default")
+	u.SetName(name)
+	u.SetFinalizers(finalizers)
+	key := sqlstore.Key{Resource: "widgets.example.com", Namespace: "default", Name: name}
+	if _, err := store.Write(context.Background(), sqlstore.Write{Op: sqlstore.OpCreate, Key: key, Render: renderAtRevision(u)}); err != nil {
+		t.Fatal(err)
+	}
+	return key
+}

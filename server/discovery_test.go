@@ -1,0 +1,199 @@
+package server
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	endpointsdiscovery "k8s.io/apiserver/pkg/endpoints/discovery"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+
+	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
+)
+
+const notFoundStatus = `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+	"message":"the server could not find the requested resource","reason":"NotFound","details":{},"code":404}`
+
+// getDoc fetches path with an Accept header and checks the status and Content-Type.
+func getDoc(t *testing.T, url, accept string, wantCode int, wantType string) []byte {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != wantCode || resp.Header.Get("Content-Type") != wantType {
+		t.Fatalf("GET %s (Accept %q): %d %q, want %d %q\n%s", url, accept, resp.StatusCode, resp.Header.Get("Content-Type"), wantCode, wantType, body)
+	}
+	return body
+}
+
+// sameJSON compares two JSON documents by value.
+func sameJSON(t *testing.T, what string, got []byte, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("%s: %v\n%s", what, err, got)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("%s: expected document: %v", what, err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("%s:\n got %s\nwant %s", what, got, want)
+	}
+}
+
+func TestLegacyDiscoveryOfBuiltins(t *testing.T) {
+	srv := serveDiscoveryForTest(t, startRegistry(t, openTestStore(t, sqltest.SQLiteDSN(t))))
+	host := srv.Listener.Addr().String()
+
+	sameJSON(t, "/api", getDoc(t, srv.URL+"/api", "", 200, mediaTypeJSON),
+		`{"kind":"APIVersions","versions":["v1"],"serverAddressByClientCIDRs":[{"clientCIDR":"0.0.0.0/0","serverAddress":"`+host+`"}]}`)
+	sameJSON(t, "/api/v1", getDoc(t, srv.URL+"/api/v1", "application/json", 200, mediaTypeJSON), `{
+	"kind":"APIResourceList","groupVersion":"v1","resources":[
+	{"name":"configmaps","singularName":"configmap","namespaced":true,"kind":"ConfigMap","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["cm"],"storageVersionHash":"qFsyl6wFWjQ="},
+	{"name":"events","singularName":"event","namespaced":true,"kind":"Event","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["ev"],"storageVersionHash":"r2yiGXH7wu8="},
+	{"name":"namespaces","singularName":"namespace","namespaced":false,"kind":"Namespace","verbs":["create","delete","get","list","patch","update","watch"],"shortNames":["ns"],"storageVersionHash":"Q3oi5N2YM8M="},
+	{"name":"namespaces/finalize","singularName":"","namespaced":false,"kind":"Namespace","verbs":["update"]},
+	{"name":"namespaces/status","singularName":"","namespaced":false,"kind":"Namespace","verbs":["get","patch","update"]},
+	{"name":"secrets","singularName":"secret","namespaced":true,"kind":"Secret","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"S6u1pOWzb84="},
+	{"name":"serviceaccounts","singularName":"serviceaccount","namespaced":true,"kind":"ServiceAccount","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["sa"],"storageVersionHash":"pbx9ZvyFpBE="}]}`)
+	sameJSON(t, "/apis", getDoc(t, srv.URL+"/apis", "", 200, mediaTypeJSON), `{"kind":"APIGroupList","apiVersion":"v1","groups":[
+	{"name":"apiextensions.k8s.io","versions":[{"groupVersion":"apiextensions.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"apiextensions.k8s.io/v1","version":"v1"}},
+	{"name":"coordination.k8s.io","versions":[{"groupVersion":"coordination.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"coordination.k8s.io/v1","version":"v1"}}]}`)
+	sameJSON(t, "/apis/coordination.k8s.io", getDoc(t, srv.URL+"/apis/coordination.k8s.io", "", 200, mediaTypeJSON),
+		`{"kind":"APIGroup","apiVersion":"v1","name":"coordination.k8s.io","versions":[{"groupVersion":"coordination.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"coordination.k8s.io/v1","version":"v1"}}`)
+	sameJSON(t, "/apis/coordination.k8s.io/v1", getDoc(t, srv.URL+"/apis/coordination.k8s.io/v1", "", 200, mediaTypeJSON),
+		`{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"coordination.k8s.io/v1","resources":[
+	{"name":"leases","singularName":"lease","namespaced":true,"kind":"Lease","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"gqkMMb/YqFM="}]}`)
+	sameJSON(t, "/apis/apiextensions.k8s.io/v1", getDoc(t, srv.URL+"/apis/apiextensions.k8s.io/v1", "", 200, mediaTypeJSON),
+		`{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"apiextensions.k8s.io/v1","resources":[
+	{"name":"customresourcedefinitions","singularName":"customresourcedefinition","namespaced":false,"kind":"CustomResourceDefinition","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["crd","crds"],"categories":["api-extensions"],"storageVersionHash":"jfWCUB31mvA="},
+	{"name":"customresourcedefinitions/status","singularName":"","namespaced":false,"kind":"CustomResourceDefinition","verbs":["get","patch","update"]}]}`)
+
+	for _, path := range []string{"/apis/example.com", "/apis/coordination.k8s.io/v2"} {
+		sameJSON(t, path, getDoc(t, srv.URL+path, "", 404, mediaTypeJSON), notFoundStatus)
+	}
+	getDoc(t, srv.URL+"/api/v1", "application/vnd.kubernetes.protobuf", 406, mediaTypeJSON)
+	if body := getDoc(t, srv.URL+"/apis", "application/yaml", 200, mediaTypeYAML); !strings.HasPrefix(string(body), "apiVersion: v1\ngroups:") {
+		t.Errorf("YAML /apis:\n%s", body)
+	}
+}
+
+func TestAggregatedDiscoveryOfBuiltins(t *testing.T) {
+	srv := serveDiscoveryForTest(t, startRegistry(t, openTestStore(t, sqltest.SQLiteDSN(t))))
+	const accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
+
+	sameJSON(t, "aggregated /api", getDoc(t, srv.URL+"/api", accept, 200, mediaTypeAggregatedDiscovery), `{
+	"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","metadata":{},"items":[{"metadata":{},"versions":[{"version":"v1","freshness":"Current","resources":[
+	{"resource":"configmaps","responseKind":{"group":"","version":"","kind":"ConfigMap"},"scope":"Namespaced","singularResource":"configmap","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["cm"]},
+	{"resource":"events","responseKind":{"group":"","version":"","kind":"Event"},"scope":"Namespaced","singularResource":"event","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["ev"]},
+	{"resource":"namespaces","responseKind":{"group":"","version":"","kind":"Namespace"},"scope":"Cluster","singularResource":"namespace","verbs":["create","delete","get","list","patch","update","watch"],"shortNames":["ns"],
+	 "subresources":[{"subresource":"finalize","responseKind":{"group":"","version":"","kind":"Namespace"},"verbs":["update"]},{"subresource":"status","responseKind":{"group":"","version":"","kind":"Namespace"},"verbs":["get","patch","update"]}]},
+	{"resource":"secrets","responseKind":{"group":"","version":"","kind":"Secret"},"scope":"Namespaced","singularResource":"secret","verbs":["create","delete","deletecollection","get","list","patch","update","watch"]},
+	{"resource":"serviceaccounts","responseKind":{"group":"","version":"","kind":"ServiceAccount"},"scope":"Namespaced","singularResource":"serviceaccount","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["sa"]}]}]}]}`)
+
+	// The legacy document answers a plain Accept, and /apis/GROUP has no aggregated form.
+	getDoc(t, srv.URL+"/apis", "application/json", 200, mediaTypeJSON)
+	getDoc(t, srv.URL+"/apis/coordination.k8s.io", accept, 200, mediaTypeJSON)
+
+	// client-go's discovery client (kubectl's) reads the aggregated documents.
+	client := discovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL})
+	groups, resources, err := client.ServerGroupsAndResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, g := range groups {
+		names = append(names, g.Name+"="+g.PreferredVersion.Version)
+	}
+	if want := []string{"=v1", "apiextensions.k8s.io=v1", "coordination.k8s.io=v1"}; !slices.Equal(names, want) {
+		t.Errorf("groups %v, want %v", names, want)
+	}
+	if len(resources) != 3 {
+		t.Errorf("%d resource lists, want 3", len(resources))
+	}
+}
+
+func TestDiscoveryETag(t *testing.T) {
+	srv := serveDiscoveryForTest(t, startRegistry(t, openTestStore(t, sqltest.SQLiteDSN(t))))
+	resp, err := http.Get(srv.URL + "/apis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	etag := resp.Header.Get("ETag")
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/apis", nil)
+	req.Header.Set("If-None-Match", etag)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if etag == "" || resp.StatusCode != http.StatusNotModified {
+		t.Errorf("ETag %q, revalidation answered %d, want 304", etag, resp.StatusCode)
+	}
+}
+
+func TestDiscoveryFollowsCRDs(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		store := openTestStore(t, dsn)
+		g := startRegistry(t, store)
+		srv := serveDiscoveryForTest(t, g)
+		writeCRD(t, g, store, crdYAML("widgets", "Widget", "v1alpha1", "v1", "v2beta1", "v1beta1"))
+
+		sameJSON(t, "/apis/example.com", getDoc(t, srv.URL+"/apis/example.com", "", 200, mediaTypeJSON), `{"kind":"APIGroup","apiVersion":"v1","name":"example.com","versions":[
+		{"groupVersion":"example.com/v1","version":"v1"},{"groupVersion":"example.com/v2beta1","version":"v2beta1"},
+		{"groupVersion":"example.com/v1beta1","version":"v1beta1"},{"groupVersion":"example.com/v1alpha1","version":"v1alpha1"}],
+		"preferredVersion":{"groupVersion":"example.com/v1","version":"v1"}}`)
+		sameJSON(t, "/apis/example.com/v1beta1", getDoc(t, srv.URL+"/apis/example.com/v1beta1", "", 200, mediaTypeJSON), `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"example.com/v1beta1","resources":[
+		{"name":"widgets","singularName":"widget","namespaced":true,"kind":"Widget","verbs":["delete","deletecollection","get","list","patch","create","update","watch"],"storageVersionHash":"`+endpointsdiscovery.StorageVersionHash("example.com", "v1", "Widget")+`"},
+		{"name":"widgets/status","singularName":"","namespaced":true,"kind":"Widget","verbs":["get","patch","update"]}]}`)
+
+		client := discovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL})
+		list, err := client.ServerResourcesForGroupVersion("example.com/v1")
+		if err != nil || len(list.APIResources) != 2 {
+			t.Fatalf("client-go sees example.com/v1: %+v, %v", list, err)
+		}
+		const accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+		aggregated := getDoc(t, srv.URL+"/apis", accept, 200, mediaTypeAggregatedDiscovery)
+		var doc struct {
+			Items []struct {
+				Metadata struct{ Name string }
+				Versions []struct {
+					Version   string
+					Resources []struct {
+						Resource     string
+						ResponseKind schema.GroupVersionKind
+					}
+				}
+			}
+		}
+		if err := json.Unmarshal(aggregated, &doc); err != nil {
+			t.Fatal(err)
+		}
+		last := doc.Items[len(doc.Items)-1]
+		if last.Metadata.Name != "example.com" || len(last.Versions) != 4 || last.Versions[0].Version != "v1" ||
+			last.Versions[0].Resources[0].ResponseKind != (schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}) {
+			t.Errorf("aggregated example.com: %+v", last)
+		}
+
+		markCRDDeleted(t, g, store, "widgets.example.com")
+		eventually(t, "example.com leaves discovery", func() bool {
+			_, found := g.discovery().legacy["/apis/example.com"]
+			return !found
+		})
+		sameJSON(t, "/apis/example.com", getDoc(t, srv.URL+"/apis/example.com", "", 404, mediaTypeJSON), notFoundStatus)
+	})
+}
