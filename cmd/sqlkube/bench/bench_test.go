@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -156,5 +159,61 @@ func TestTableOutput(t *testing.T) {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout.String())
 		}
+	}
+}
+
+func TestRefusedWatchesFailTheRun(t *testing.T) {
+	fake, srv := newFakeAPI(t)
+	fake.refuseWatch = true
+	var stderr bytes.Buffer
+	code := Main(context.Background(), []string{"--server", srv.URL, "--op", "watch", "--watchers", "3", "--count", "5"}, new(bytes.Buffer), &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "405: watch is not supported") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestKubeconfigWithTokenAndInsecureTLS points the tool at an HTTPS server with a self-signed
+// certificate through a kubeconfig, as for a kube-apiserver.
+func TestKubeconfigWithTokenAndInsecureTLS(t *testing.T) {
+	_, srv := newFakeTLSAPI(t, "s3cret")
+	kubeconfig := filepath.Join(t.TempDir(), "config")
+	content := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: %q, insecure-skip-tls-verify: true}
+users:
+- name: u
+  user: {token: s3cret}
+contexts:
+- name: ctx
+  context: {cluster: c, user: u}
+current-context: ctx
+`, srv.URL)
+	if err := os.WriteFile(kubeconfig, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main(context.Background(), []string{"--kubeconfig", kubeconfig, "--count", "20", "--concurrency", "2", "--output", "json"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var rep report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || rep.Ops != 20 || rep.Errors != 0 {
+		t.Errorf("report %+v (%v)", rep, err)
+	}
+}
+
+func TestServerFlagWithTokenFlag(t *testing.T) {
+	_, srv := newFakeTLSAPI(t, "s3cret")
+	rep := runMain(t, srv.URL, "--insecure-skip-tls-verify", "--token", "s3cret", "--count", "10", "--concurrency", "2")
+	checkClean(t, rep, 10)
+}
+
+func TestWrongTokenIsReported(t *testing.T) {
+	_, srv := newFakeTLSAPI(t, "s3cret")
+	var stderr bytes.Buffer
+	code := Main(context.Background(), []string{"--server", srv.URL, "--insecure-skip-tls-verify", "--token", "wrong"}, new(bytes.Buffer), &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "HTTP 401") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }

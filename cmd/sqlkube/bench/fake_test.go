@@ -16,12 +16,14 @@ import (
 // namespaces, a CRD, and create, update, get, paged list and watch on namespaced collections. It
 // keeps objects in memory.
 type fakeAPI struct {
-	mu       sync.Mutex
-	revision int
-	objects  map[string]fakeObject // by request path of the object
-	crds     map[string]bool       // group/version/resource of created CRDs
-	watches  map[chan []byte]string
-	failWith int // when non-zero, every object write answers this status
+	mu          sync.Mutex
+	revision    int
+	objects     map[string]fakeObject // by request path of the object
+	crds        map[string]bool       // group/version/resource of created CRDs
+	watches     map[chan []byte]string
+	failWith    int    // when non-zero, every object write answers this status
+	refuseWatch bool   // answer watches 405, as a server without watch support
+	token       string // when set, requests must carry it as a bearer token
 }
 
 type fakeObject struct {
@@ -36,7 +38,19 @@ func newFakeAPI(t *testing.T) (*fakeAPI, *httptest.Server) {
 	return f, srv
 }
 
+// newFakeTLSAPI is newFakeAPI over HTTPS with a self-signed certificate, requiring token.
+func newFakeTLSAPI(t *testing.T, token string) (*fakeAPI, *httptest.Server) {
+	f := &fakeAPI{objects: map[string]fakeObject{}, crds: map[string]bool{}, watches: map[chan []byte]string{}, token: token}
+	srv := httptest.NewTLSServer(f)
+	t.Cleanup(srv.Close)
+	return f, srv
+}
+
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.token != "" && r.Header.Get("Authorization") != "Bearer "+f.token {
+		writeStatus(w, http.StatusUnauthorized, "Unauthorized")
+		return
+	}
 	path := r.URL.Path
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	switch {
@@ -94,6 +108,8 @@ func (f *fakeAPI) serveObjects(w http.ResponseWriter, r *http.Request, parts []s
 	switch {
 	case isCollection && r.Method == http.MethodPost:
 		f.write(w, r, path, true)
+	case isCollection && r.URL.Query().Get("watch") == "1" && f.refuseWatch:
+		writeStatus(w, http.StatusMethodNotAllowed, "watch is not supported")
 	case isCollection && r.URL.Query().Get("watch") == "1":
 		f.watch(w, r, path)
 	case isCollection:

@@ -111,8 +111,12 @@ func writeJSON(w io.Writer, rep report) error {
 
 // writeTable prints the report for people.
 func writeTable(w io.Writer, rep report) error {
-	fmt.Fprintf(w, "%s %s in namespace %s: %d clients, %d-byte objects, %.1fs\n\n",
-		rep.Op, rep.Resource, rep.Namespace, rep.Concurrency, rep.ObjectSize, rep.DurationSeconds)
+	clients := fmt.Sprintf("%d clients", rep.Concurrency)
+	if rep.Watch != nil {
+		clients = fmt.Sprintf("1 writer at %.0f/s, %d watchers", rep.Watch.Rate, rep.Watch.Watchers)
+	}
+	fmt.Fprintf(w, "%s %s in namespace %s: %s, %d-byte objects, %.1fs\n\n",
+		rep.Op, rep.Resource, rep.Namespace, clients, rep.ObjectSize, rep.DurationSeconds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "op\tops\tops/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\terrors\t")
 	row := func(name string, s opSummary) {
@@ -131,8 +135,8 @@ func writeTable(w io.Writer, rep report) error {
 	}
 	if rep.Watch != nil {
 		ws := rep.Watch
-		fmt.Fprintf(w, "\nwatch: %d watchers (%d connected), %d writes at %.0f/s, events expected %d, received %d, lost %d\n",
-			ws.Watchers, ws.Connected, ws.Writes.Ops, ws.Rate, ws.EventsExpected, ws.EventsReceived, ws.EventsLost)
+		fmt.Fprintf(w, "\nwatch: %d of %d watchers connected; events expected %d, received %d, lost %d\n",
+			ws.Connected, ws.Watchers, ws.EventsExpected, ws.EventsReceived, ws.EventsLost)
 	}
 	if rep.Errors > 0 {
 		fmt.Fprintln(w, "\nerrors by status:")

@@ -40,6 +40,11 @@ func (b *bench) runWatch(ctx context.Context) (report, error) {
 	watchCtx, stopWatchers := context.WithCancel(ctx)
 	defer stopWatchers()
 	watchers, running := b.startWatchers(watchCtx, acks, startRV)
+	if connectedCount(watchers) == 0 {
+		stopWatchers()
+		running.Wait()
+		return report{}, fmt.Errorf("the server accepted none of the watches: %s", firstWatchError(watchers))
+	}
 
 	start := time.Now()
 	stopProgress := b.startProgress(ctx, start, "events")
@@ -120,6 +125,14 @@ func (b *bench) startWatchers(ctx context.Context, acks *ackTable, startRV strin
 	case <-ctx.Done():
 	}
 	return watchers, &running
+}
+
+// firstWatchError describes why the first refused watch was refused.
+func firstWatchError(watchers []*watcher) string {
+	for code, msg := range watchers[0].rec.errorSamples {
+		return code + ": " + msg
+	}
+	return "no reason given"
 }
 
 func connectedCount(watchers []*watcher) int {
