@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
 // receiveTimeout bounds every wait for an event in these tests.
@@ -18,6 +19,7 @@ const receiveTimeout = 10 * time.Second
 
 // feedEnv is one backend under test: a feed, the log behind it, and a way to write to it.
 type feedEnv struct {
+	store   *Store // nil for the in-memory log
 	feed    *feed
 	log     changeLog
 	write   func(t testing.TB, op Op, key Key) int64
@@ -37,7 +39,8 @@ type feedBackend struct {
 func feedBackends() []feedBackend {
 	return []feedBackend{
 		{"memory", openMemoryEnv},
-		{"sqlite", openSQLiteEnv},
+		{"sqlite", func(t testing.TB, buffer int) *feedEnv { return openDSNEnv(t, sqltest.SQLiteDSN(t), buffer) }},
+		{"postgres", func(t testing.TB, buffer int) *feedEnv { return openDSNEnv(t, sqltest.PostgresDSN(t), buffer) }},
 	}
 }
 
@@ -73,8 +76,7 @@ func openMemoryEnv(t testing.TB, watchBuffer int) *feedEnv {
 	return env
 }
 
-func openSQLiteEnv(t testing.TB, watchBuffer int) *feedEnv {
-	dsn := "sqlite://" + filepath.Join(t.TempDir(), "feed.db")
+func openDSNEnv(t testing.TB, dsn string, watchBuffer int) *feedEnv {
 	return openStoreEnv(t, Options{DSN: dsn, Logger: quietLogger(), WatchBuffer: watchBuffer})
 }
 
@@ -88,7 +90,7 @@ func openStoreEnv(t testing.TB, opts Options) *feedEnv {
 }
 
 func storeEnv(s *Store) *feedEnv {
-	env := &feedEnv{feed: s.feed, log: s.feed.log, revisions: map[Key]int64{}}
+	env := &feedEnv{store: s, feed: s.feed, log: s.feed.log, revisions: map[Key]int64{}}
 	env.write = func(t testing.TB, op Op, key Key) int64 {
 		env.mu.Lock()
 		expected := env.revisions[key]

@@ -1,0 +1,91 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
+)
+
+// openReplicas opens two Stores on one new PostgreSQL database, as two server replicas.
+func openReplicas(t *testing.T) (writer, reader *feedEnv) {
+	dsn := sqltest.PostgresDSN(t)
+	return openDSNEnv(t, dsn, 0), openDSNEnv(t, dsn, 0)
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(receiveTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestFeedAcrossReplicasNotifies: writes through one replica reach the other's watchers through
+// NOTIFY, well before its fallback poll.
+func TestFeedAcrossReplicasNotifies(t *testing.T) {
+	writer, reader := openReplicas(t)
+	w := reader.watch(t, WatchOptions{Resource: "configmaps"})
+	var got []*Event
+	write := func(name string) int64 { return writer.write(t, OpCreate, Key{"configmaps", "ns", name}) }
+	got = append(got, receiveThrough(t, w, write("first"))...)
+	waitFor(t, "the reader's listener to get a notification", reader.feed.listening.Load)
+
+	const promptly = 300 * time.Millisecond // well under slowPoll
+	for i := range 20 {
+		rev := write(fmt.Sprintf("k%d", i))
+		written := time.Now()
+		got = append(got, receiveThrough(t, w, rev)...)
+		if took := time.Since(written); took > promptly {
+			t.Fatalf("revision %d reached the other replica after %v", rev, took)
+		}
+	}
+	equalLines(t, "other replica's events", describeAll(got), reader.logAfter(t, "configmaps", "", 0, reader.current(t)))
+	expectQuiet(t, w)
+}
+
+// TestFeedAcrossReplicasSurvivesListenerLoss kills the LISTEN connections while one replica
+// keeps writing: the other replica's watcher still receives every event exactly once, in order,
+// and its listener reconnects.
+func TestFeedAcrossReplicasSurvivesListenerLoss(t *testing.T) {
+	writer, reader := openReplicas(t)
+	w := reader.watch(t, WatchOptions{Resource: "configmaps"})
+	write := func(name string) int64 { return writer.write(t, OpCreate, Key{"configmaps", "ns", name}) }
+	for i := range 5 {
+		receiveThrough(t, w, write(fmt.Sprintf("before%d", i)))
+	}
+	waitFor(t, "the reader's listener to get a notification", reader.feed.listening.Load)
+
+	killListeners(t, writer.store)
+	waitFor(t, "the reader to notice its listener is gone", func() bool { return !reader.feed.listening.Load() })
+	i := 0
+	waitFor(t, "the reader's listener to come back", func() bool {
+		write(fmt.Sprintf("during%d", i))
+		i++
+		return reader.feed.listening.Load()
+	})
+	final := write("after")
+	equalLines(t, "events across the listener's loss", describeAll(receiveThrough(t, w, final)), reader.logAfter(t, "configmaps", "", 5, final))
+	expectQuiet(t, w)
+}
+
+// killListeners ends every LISTEN session on the store's database, as a failover or network cut
+// would.
+func killListeners(t testing.TB, s *Store) {
+	t.Helper()
+	var killed int
+	err := s.db.writer.QueryRowContext(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`).Scan(&killed)
+	if err != nil {
+		t.Fatalf("terminating the listeners: %v", err)
+	}
+	if killed != 2 {
+		t.Fatalf("terminated %d listener sessions, want 2", killed)
+	}
+}
