@@ -4,17 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
-	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
-	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -30,14 +25,6 @@ const crdCleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
 // crdWriteWait bounds how long a CRD write waits for the registry to serve its result.
 const crdWriteWait = 10 * time.Second
 
-// crdScheme converts CRDs between v1 and the internal version apiextensions validates, and
-// applies the v1 defaults kube-apiserver applies when it decodes a CRD.
-var crdScheme = func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	install.Install(s)
-	return s
-}()
-
 // storedCRD is a CRD as the registry last read it from storage, with the resources it serves
 // (built once per change: compiling schemas is not cheap).
 type storedCRD struct {
@@ -48,10 +35,11 @@ type storedCRD struct {
 
 // bindCRDHooks gives the customresourcedefinitions resource apiextensions-apiserver's rules.
 func (g *Registry) bindCRDHooks(r *Resource) {
-	r.PrepareForCreate = g.prepareCRDForCreate
-	r.PrepareForUpdate = g.prepareCRDForUpdate
+	r.PrepareForCreate = func(obj *unstructured.Unstructured) { g.prepareCRD(obj, nil) }
+	r.PrepareForUpdate = g.prepareCRD
 	r.PrepareForDelete = prepareCRDForDelete
 	r.Validate = validateCRD
+	r.Warnings = crdWarnings
 	r.AfterWrite = func(ctx context.Context, revision int64) error {
 		ctx, cancel := context.WithTimeout(ctx, crdWriteWait)
 		defer cancel()
@@ -74,7 +62,7 @@ func decodeCRDJSON(data []byte) (*apiextensionsv1.CustomResourceDefinition, erro
 	if err := json.Unmarshal(data, crd); err != nil {
 		return nil, err
 	}
-	crdScheme.Default(crd)
+	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd)
 	return crd, nil
 }
 
@@ -91,40 +79,29 @@ func encodeCRD(crd *apiextensionsv1.CustomResourceDefinition, obj *unstructured.
 	obj.Object = content
 }
 
-// prepareCRDForCreate sets what apiextensions-apiserver's strategy and its naming and
-// establishing controllers set on a new CRD, all at once so the type is served as soon as the
-// create returns. A body that does not decode is left for validateCRD to reject.
-func (g *Registry) prepareCRDForCreate(obj *unstructured.Unstructured) {
-	crd, err := decodeCRD(obj.Object)
+// prepareCRD readies a CRD about to be written (old is nil on create) as apiextensions-apiserver's
+// strategy does, then sets what its naming and establishing controllers set, all at once, so
+// that the type is served (under its new names) as soon as the write returns. A body that does
+// not decode is left for validateCRD to reject.
+func (g *Registry) prepareCRD(obj, old *unstructured.Unstructured) {
+	crd, oldCRD, err := decodeCRDs(obj, old)
 	if err != nil {
 		return
 	}
-	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
-	crd.Generation = 1
-	addStorageVersionToStored(crd)
+	if err := crdschema.PrepareDefinition(crd, oldCRD); err != nil {
+		return
+	}
 	g.acceptNames(crd)
 	encodeCRD(crd, obj)
 }
 
-// prepareCRDForUpdate keeps the stored status (status is written through /status), bumps the
-// generation when the spec changes, and accepts the new names as the naming controller would.
-func (g *Registry) prepareCRDForUpdate(obj, old *unstructured.Unstructured) {
-	crd, err := decodeCRD(obj.Object)
-	if err != nil {
-		return
+// decodeCRDs decodes a CRD being written and, unless nil, the stored one it replaces.
+func decodeCRDs(obj, old *unstructured.Unstructured) (crd, oldCRD *apiextensionsv1.CustomResourceDefinition, err error) {
+	if crd, err = decodeCRD(obj.Object); err != nil || old == nil {
+		return crd, nil, err
 	}
-	oldCRD, err := decodeCRD(old.Object)
-	if err != nil {
-		return
-	}
-	crd.Status = oldCRD.Status
-	crd.Generation = oldCRD.Generation
-	if !reflect.DeepEqual(crd.Spec, oldCRD.Spec) {
-		crd.Generation++
-	}
-	addStorageVersionToStored(crd)
-	g.acceptNames(crd)
-	encodeCRD(crd, obj)
+	oldCRD, err = decodeCRD(old.Object)
+	return crd, oldCRD, err
 }
 
 // prepareCRDForDelete turns the first delete of a CRD into marking it for cleanup, as
@@ -146,46 +123,25 @@ func prepareCRDForDelete(obj *unstructured.Unstructured) {
 	encodeCRD(crd, obj)
 }
 
-// addStorageVersionToStored records the storage version in status.storedVersions, as the
-// strategy does on create and update.
-func addStorageVersionToStored(crd *apiextensionsv1.CustomResourceDefinition) {
-	storage, err := apihelpers.GetCRDStorageVersion(crd)
-	if err != nil {
-		return // no storage version: validation says so
-	}
-	if !slices.Contains(crd.Status.StoredVersions, storage) {
-		crd.Status.StoredVersions = append(crd.Status.StoredVersions, storage)
-	}
-}
-
-// validateCRD runs apiextensions-apiserver's own validation on the internal version of the CRD,
-// so causes and messages are kube-apiserver's.
+// validateCRD runs apiextensions-apiserver's own validation, so causes and messages are
+// kube-apiserver's. A body that does not decode as a CRD is refused as a whole.
 func validateCRD(obj, old *unstructured.Unstructured) field.ErrorList {
-	crd, err := toInternalCRD(obj)
+	crd, oldCRD, err := decodeCRDs(obj, old)
 	if err != nil {
 		return field.ErrorList{field.Invalid(field.NewPath(""), nil, err.Error())}
 	}
-	ctx := context.Background()
-	if old == nil {
-		return validation.ValidateCustomResourceDefinition(ctx, crd)
-	}
-	oldCRD, err := toInternalCRD(old)
-	if err != nil {
-		return field.ErrorList{field.InternalError(field.NewPath(""), err)}
-	}
-	return validation.ValidateCustomResourceDefinitionUpdate(ctx, crd, oldCRD)
+	errs, _ := crdschema.ValidateDefinition(context.Background(), crd, oldCRD)
+	return errs
 }
 
-func toInternalCRD(obj *unstructured.Unstructured) (*apiextensions.CustomResourceDefinition, error) {
-	crd, err := decodeCRD(obj.Object)
+// crdWarnings are the warnings kube-apiserver sends with a valid CRD write.
+func crdWarnings(obj, old *unstructured.Unstructured) []string {
+	crd, oldCRD, err := decodeCRDs(obj, old)
 	if err != nil {
-		return nil, err
+		return nil
 	}
-	internal := &apiextensions.CustomResourceDefinition{}
-	if err := crdScheme.Convert(crd, internal, nil); err != nil {
-		return nil, err
-	}
-	return internal, nil
+	_, warnings := crdschema.ValidateDefinition(context.Background(), crd, oldCRD)
+	return warnings
 }
 
 // acceptNames decides which of the requested names crd gets and sets its NamesAccepted and
@@ -342,6 +298,7 @@ func (g *Registry) servedResources(crd *apiextensionsv1.CustomResourceDefinition
 			Validate: func(obj, old *unstructured.Unstructured) field.ErrorList {
 				return schema.Validate(context.Background(), obj, old)
 			},
+			Warnings: schema.Warnings,
 		}
 		if sub := v.Subresources; sub != nil {
 			r.Status = sub.Status != nil

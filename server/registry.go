@@ -71,6 +71,8 @@ type Resource struct {
 	// Validate checks an object; old is nil on create. Errors become 422 Invalid through
 	// apierrors.NewInvalid(kind, name, errs).
 	Validate func(obj, old *unstructured.Unstructured) field.ErrorList
+	// Warnings returns the warnings (Warning headers) for a valid write; old is nil on create.
+	Warnings func(obj, old *unstructured.Unstructured) []string
 	// AfterWrite runs after a successful write (create, update, delete) at revision, before the
 	// reply. For CRDs it waits until the registry has seen that revision, so the type is served
 	// (or gone) when the request returns. An error means it gave up waiting: the write itself
