@@ -36,6 +36,7 @@ func PrepareDefinition(crd, old *apiextensionsv1.CustomResourceDefinition) error
 	if err := apiextensionsv1.Convert_apiextensions_CustomResourceDefinition_To_v1_CustomResourceDefinition(internal, prepared, nil); err != nil {
 		return fmt.Errorf("converting the CustomResourceDefinition back: %w", err)
 	}
+	prepared.TypeMeta = crd.TypeMeta // conversions leave it to the codec
 	*crd = *prepared
 	return nil
 }
