@@ -4,24 +4,27 @@ import (
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // decodeDeleteOptions reads DeleteOptions from the query and, when there is one, the body.
 func (s *Server) decodeDeleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 	opts := &metav1.DeleteOptions{}
-	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
+	if err := decodeQuery(r, opts); err != nil {
+		return nil, err
 	}
 	isYAML, err := bodyIsYAML(r)
 	if err != nil {
 		return nil, err
 	}
 	body, err := readBody(r, s.opts.MaxRequestBodyBytes)
-	if err != nil || len(body) == 0 {
-		return opts, err
+	if err != nil {
+		return nil, err
+	}
+	if len(body) == 0 {
+		return opts, optionsInvalid("DeleteOptions", metav1validation.ValidateDeleteOptions(opts))
 	}
 	obj, err := parseObject(body, isYAML, "DeleteOptions")
 	if err != nil {
@@ -30,5 +33,5 @@ func (s *Server) decodeDeleteOptions(r *http.Request) (*metav1.DeleteOptions, er
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, opts); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	return opts, nil
+	return opts, optionsInvalid("DeleteOptions", metav1validation.ValidateDeleteOptions(opts))
 }

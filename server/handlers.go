@@ -61,11 +61,22 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req *reques
 		s.writeError(w, r, err)
 		return
 	}
-	obj, err := s.decodeObject(r, req.res)
+	fieldValidation, err := parseCreateOptions(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	if req.res.Terminating {
+		// The type's CRD is being deleted, as apiextensions-apiserver answers.
+		s.writeError(w, r, apierrors.NewMethodNotSupported(req.gr, "create"))
+		return
+	}
+	obj, warnings, err := s.decodeObject(r, req.res, fieldValidation)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	addWarnings(w, warnings)
 	stored, err := s.create(r.Context(), req, obj)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -126,26 +137,32 @@ func (s *Server) storeNew(ctx context.Context, req *request, obj *unstructured.U
 		return sqlstore.Object{}, err
 	}
 	key := sqlstore.Key{Resource: req.res.StorageName, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	stored, err := s.store.Write(ctx, sqlstore.Write{Op: sqlstore.OpCreate, Key: key, Render: render(obj)})
+	stored, err := s.store.Write(ctx, sqlstore.Write{Op: sqlstore.OpCreate, Key: key, Render: render(req.res, obj)})
 	if err != nil {
 		return sqlstore.Object{}, storageError(err, req.gr, obj.GetName())
 	}
 	return stored, s.afterWrite(ctx, req, stored.Revision)
 }
 
+// afterWrite runs the type's AfterWrite hook. The write has succeeded whatever it says, so a
+// failure is only logged.
 func (s *Server) afterWrite(ctx context.Context, req *request, revision int64) error {
 	if req.res.AfterWrite == nil {
 		return nil
 	}
-	return req.res.AfterWrite(ctx, revision)
+	if err := req.res.AfterWrite(ctx, revision); err != nil {
+		s.log.Warn("after-write hook failed", "resource", req.gr.String(), "revision", revision, "err", err)
+	}
+	return nil
 }
 
 // updateMode says which part of the object an update replaces.
 type updateMode int
 
 const (
-	replaceAll    updateMode = iota // PUT on the object: everything but the system metadata
-	replaceStatus                   // PUT on /status: only the status
+	replaceAll        updateMode = iota // PUT on the object: everything but the system metadata
+	replaceStatus                       // PUT on /status: only the status
+	replaceFinalizers                   // PUT on /finalize (namespaces): only spec.finalizers
 )
 
 // serveUpdate answers PUT on an object or its status.
@@ -155,11 +172,17 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, req *reques
 		s.writeError(w, r, err)
 		return
 	}
-	obj, err := s.decodeObject(r, req.res)
+	fieldValidation, err := parseUpdateOptions(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	obj, warnings, err := s.decodeObject(r, req.res, fieldValidation)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	addWarnings(w, warnings)
 	if err := checkObjectName(obj, req); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -209,25 +232,26 @@ func (s *Server) update(ctx context.Context, req *request, obj *unstructured.Uns
 
 // applyUpdate makes one attempt at an update against the current stored object.
 func (s *Server) applyUpdate(ctx context.Context, req *request, current sqlstore.Object, obj *unstructured.Unstructured, mode updateMode) (sqlstore.Object, error) {
-	old, err := decodeStored(current.Value)
+	old, err := decodeServed(req.res, current.Value)
 	if err != nil {
 		return sqlstore.Object{}, err
 	}
-	if mode == replaceStatus {
-		obj = withStatusOf(old, obj)
+	if mode != replaceAll {
+		obj = subresourceUpdate(req.res, mode, obj, old)
 	}
-	if err := prepareUpdate(req, obj, old); err != nil {
-		return sqlstore.Object{}, err
-	}
-	if err := validateUpdate(req.res, obj, old); err != nil {
-		return sqlstore.Object{}, err
-	}
+	// An unconditional update applies to the current version, as kube-apiserver's does.
 	obj.SetResourceVersion(old.GetResourceVersion())
+	if err := prepareUpdate(req, mode, obj, old); err != nil {
+		return sqlstore.Object{}, err
+	}
+	if err := validateUpdate(req.res, mode, obj, old); err != nil {
+		return sqlstore.Object{}, err
+	}
 	if equalObjects(obj, old) {
 		return current, nil
 	}
-	write := sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(obj)}
-	if obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 {
+	write := sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)}
+	if obj.GetDeletionTimestamp() != nil && !hasFinalizers(req.res, obj) {
 		// The last finalizer of an object being deleted is gone: the update deletes it.
 		write.Op = sqlstore.OpDelete
 	}
@@ -240,7 +264,7 @@ func (s *Server) applyUpdate(ctx context.Context, req *request, current sqlstore
 
 // prepareUpdate carries over what an update cannot change, as kube-apiserver's BeforeUpdate does,
 // then applies the type's own rules.
-func prepareUpdate(req *request, obj, old *unstructured.Unstructured) error {
+func prepareUpdate(req *request, mode updateMode, obj, old *unstructured.Unstructured) error {
 	namespace := rest.ExpectedNamespaceForScope(req.namespace, req.res.Namespaced)
 	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(namespace, obj); err != nil {
 		return err
@@ -256,10 +280,13 @@ func prepareUpdate(req *request, obj, old *unstructured.Unstructured) error {
 	if old.GetDeletionGracePeriodSeconds() != nil && obj.GetDeletionGracePeriodSeconds() == nil {
 		obj.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
 	}
-	if req.res.PrepareForUpdate != nil {
+	switch {
+	case mode == replaceStatus && req.res.Schema != nil:
+		req.res.Schema.PrepareForStatusUpdate(obj, old)
+	case mode == replaceAll && req.res.PrepareForUpdate != nil:
 		req.res.PrepareForUpdate(obj, old)
 	}
-	if isNamespaces(req.res) {
+	if isNamespaces(req.res) && mode == replaceAll {
 		prepareNamespaceUpdate(obj, old)
 	}
 	if tracksGeneration(req.res) && specChanged(obj, old) {
@@ -268,16 +295,37 @@ func prepareUpdate(req *request, obj, old *unstructured.Unstructured) error {
 	return nil
 }
 
-// withStatusOf is old with new's status: what a PUT on /status changes. The resourceVersion
-// precondition comes from the request body.
-func withStatusOf(old, new *unstructured.Unstructured) *unstructured.Unstructured {
+// subresourceUpdate is what a PUT on a subresource writes: old with only the subresource's
+// part taken from the body (status for /status, spec.finalizers for /finalize). Custom
+// resources' /status is left to their schema's status strategy.
+func subresourceUpdate(res *Resource, mode updateMode, body, old *unstructured.Unstructured) *unstructured.Unstructured {
+	if res.Schema != nil && mode == replaceStatus {
+		return body
+	}
+	path := []string{"status"}
+	if mode == replaceFinalizers {
+		path = []string{"spec", "finalizers"}
+	}
 	out := old.DeepCopy()
-	if status, ok := new.Object["status"]; ok {
-		out.Object["status"] = status
+	if value, found, _ := unstructured.NestedFieldCopy(body.Object, path...); found {
+		_ = unstructured.SetNestedField(out.Object, value, path...)
 	} else {
-		delete(out.Object, "status")
+		unstructured.RemoveNestedField(out.Object, path...)
 	}
 	return out
+}
+
+// hasFinalizers reports whether anything still holds obj from being deleted: its finalizers,
+// and for a namespace its spec.finalizers too.
+func hasFinalizers(res *Resource, obj *unstructured.Unstructured) bool {
+	if len(obj.GetFinalizers()) > 0 {
+		return true
+	}
+	if !isNamespaces(res) {
+		return false
+	}
+	finalizers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "finalizers")
+	return len(finalizers) > 0
 }
 
 func equalObjects(a, b *unstructured.Unstructured) bool {
@@ -338,11 +386,14 @@ func (s *Server) delete(ctx context.Context, req *request, opts *metav1.DeleteOp
 	}
 }
 
-// deleteAttempt deletes current, or marks it with a deletionTimestamp when it has finalizers
-// (or is a namespace, which its own finalizer empties before it goes).
+// deleteAttempt deletes current, or marks it with a deletionTimestamp when finalizers hold it
+// (a namespace's spec.finalizers among them).
 func (s *Server) deleteAttempt(ctx context.Context, req *request, current sqlstore.Object, obj *unstructured.Unstructured) (sqlstore.Object, bool, error) {
-	if len(obj.GetFinalizers()) == 0 && !isNamespaces(req.res) {
-		stored, err := s.store.Write(ctx, sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: current.Revision, Render: render(obj)})
+	if obj.GetDeletionTimestamp() == nil && req.res.PrepareForDelete != nil {
+		req.res.PrepareForDelete(obj)
+	}
+	if !hasFinalizers(req.res, obj) {
+		stored, err := s.store.Write(ctx, sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
 		if err != nil {
 			return sqlstore.Object{}, false, err
 		}
@@ -358,7 +409,7 @@ func (s *Server) deleteAttempt(ctx context.Context, req *request, current sqlsto
 	if isNamespaces(req.res) {
 		markNamespaceTerminating(obj)
 	}
-	stored, err := s.store.Write(ctx, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(obj)})
+	stored, err := s.store.Write(ctx, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
 	if err != nil {
 		return sqlstore.Object{}, false, err
 	}

@@ -144,11 +144,13 @@ type listWriter struct {
 	started bool
 	items   int
 	last    sqlstore.Key
-	encode  func(sqlstore.Object) ([]byte, error)
+	res     *Resource
+	// encode turns an object as served into its list item.
+	encode func(value []byte) ([]byte, error)
 }
 
 func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *request, out output) (*listWriter, error) {
-	lw := &listWriter{w: w, out: out, dst: w}
+	lw := &listWriter{w: w, out: out, dst: w, res: req.res}
 	if out.yaml {
 		lw.yamlBuf = &bytes.Buffer{}
 		lw.dst = lw.yamlBuf
@@ -157,10 +159,10 @@ func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *requ
 	switch out.view {
 	case viewObject:
 		lw.opening = listOpening(req.res.ListKind, req.res.APIVersion(), "items", nil)
-		lw.encode = func(o sqlstore.Object) ([]byte, error) { return o.Value, nil }
+		lw.encode = func(value []byte) ([]byte, error) { return value, nil }
 	case viewPartial:
 		lw.opening = listOpening("PartialObjectMetadataList", metaAPIVersion, "items", nil)
-		lw.encode = func(o sqlstore.Object) ([]byte, error) { return partialMetadataJSON(o.Value, out.metaVersion) }
+		lw.encode = func(value []byte) ([]byte, error) { return partialMetadataJSON(value, out.metaVersion) }
 	case viewTable:
 		tc, err := s.newTableConverter(r, req, out.metaVersion)
 		if err != nil {
@@ -168,8 +170,8 @@ func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *requ
 		}
 		columns, _ := json.Marshal(tc.columns)
 		lw.opening = listOpening("Table", metaAPIVersion, "rows", columns)
-		lw.encode = func(o sqlstore.Object) ([]byte, error) {
-			row, _, err := tc.row(r.Context(), o.Value)
+		lw.encode = func(value []byte) ([]byte, error) {
+			row, _, err := tc.row(r.Context(), value)
 			if err != nil {
 				return nil, err
 			}
@@ -210,7 +212,11 @@ func (lw *listWriter) start() {
 
 // item writes one object; it is the callback storage streams the list into.
 func (lw *listWriter) item(o sqlstore.Object) error {
-	data, err := lw.encode(o)
+	value, err := servedJSON(lw.res, o.Value)
+	if err != nil {
+		return err
+	}
+	data, err := lw.encode(value)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -17,6 +18,8 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sqlkube/sqlkube/server/crdschema"
 )
 
 // readBody reads a request body of at most limit bytes; a longer one is 413, as kube-apiserver
@@ -34,21 +37,53 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 
 // decodeObject reads the request body as an object of res's kind, in JSON or YAML by its
 // Content-Type. A missing kind or apiVersion is filled from the path, as kube-apiserver defaults
-// them; a different one is 400.
-func (s *Server) decodeObject(r *http.Request, res *Resource) (*unstructured.Unstructured, error) {
+// them; a different one is 400. Custom resources are pruned and defaulted by their schema, and
+// their unknown fields handled as fieldValidation says: returned as warnings (Warn, the default),
+// ignored, or 400 (Strict).
+func (s *Server) decodeObject(r *http.Request, res *Resource, fieldValidation string) (*unstructured.Unstructured, []string, error) {
 	isYAML, err := bodyIsYAML(r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	body, err := readBody(r, s.opts.MaxRequestBodyBytes)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	obj, err := parseObject(body, isYAML, res.Kind)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return obj, checkTypeMeta(obj, res)
+	if err := checkTypeMeta(obj, res); err != nil {
+		return nil, nil, err
+	}
+	if res.Schema == nil {
+		return obj, nil, nil
+	}
+	unknown, err := res.Schema.PruneAndDefault(obj)
+	if err != nil {
+		return nil, nil, res.Schema.DecodeError(obj.GetKind(), res.Version, err)
+	}
+	switch fieldValidation {
+	case metav1.FieldValidationIgnore:
+		return obj, nil, nil
+	case metav1.FieldValidationStrict:
+		if len(unknown) > 0 {
+			return nil, nil, res.Schema.StrictDecodingError(obj.GetKind(), res.Version, nil, unknown)
+		}
+		return obj, nil, nil
+	}
+	var warnings []string
+	for _, e := range crdschema.UnknownFieldErrors(unknown) {
+		warnings = append(warnings, e.Error())
+	}
+	return obj, warnings, nil
+}
+
+// addWarnings sends warnings as kube-apiserver does, in Warning headers with code 299.
+func addWarnings(w http.ResponseWriter, warnings []string) {
+	for _, text := range warnings {
+		w.Header().Add("Warning", "299 - "+strconv.Quote(text))
+	}
 }
 
 // parseObject decodes one JSON or YAML object. Errors are 400 BadRequest worded as
@@ -159,12 +194,16 @@ func validateCreate(res *Resource, obj *unstructured.Unstructured) error {
 	return invalid(res, obj, errs)
 }
 
-// validateUpdate is validateCreate plus the immutability rules of an update.
-func validateUpdate(res *Resource, obj, old *unstructured.Unstructured) error {
+// validateUpdate is validateCreate plus the immutability rules of an update. A custom resource's
+// /status write is checked by its schema's status strategy instead of the type's Validate.
+func validateUpdate(res *Resource, mode updateMode, obj, old *unstructured.Unstructured) error {
 	path := field.NewPath("metadata")
 	errs := validation.ValidateObjectMetaAccessor(obj, res.Namespaced, nameValidator(res), path)
 	errs = append(errs, validation.ValidateObjectMetaAccessorUpdate(obj, old, path)...)
-	if res.Validate != nil {
+	switch {
+	case mode == replaceStatus && res.Schema != nil:
+		errs = append(errs, res.Schema.ValidateStatus(context.Background(), obj, old)...)
+	case res.Validate != nil:
 		errs = append(errs, res.Validate(obj, old)...)
 	}
 	return invalid(res, obj, errs)
@@ -203,13 +242,41 @@ func withoutMetaAndStatus(obj *unstructured.Unstructured) map[string]interface{}
 	return rest
 }
 
-// render is the Render function of a write: the object as stored, with its resourceVersion set to
-// the write's revision.
-func render(obj *unstructured.Unstructured) func(int64) ([]byte, error) {
+// render is the Render function of a write: the object as stored (in its type's storage
+// version), with its resourceVersion set to the write's revision.
+func render(res *Resource, obj *unstructured.Unstructured) func(int64) ([]byte, error) {
 	return func(rev int64) ([]byte, error) {
 		obj.SetResourceVersion(strconv.FormatInt(rev, 10))
+		served := obj.GetAPIVersion()
+		res.ToStorage(obj)
+		defer obj.SetAPIVersion(served)
 		return json.Marshal(obj.Object)
 	}
+}
+
+// servedJSON is a stored object as res serves it: the stored bytes themselves, unless the
+// object must be converted from the storage version.
+func servedJSON(res *Resource, value []byte) ([]byte, error) {
+	if !res.NeedsConversion() {
+		return value, nil
+	}
+	obj, err := decodeServed(res, value)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(obj.Object)
+}
+
+// decodeServed decodes a stored object into the version res serves.
+func decodeServed(res *Resource, value []byte) (*unstructured.Unstructured, error) {
+	obj, err := decodeStored(value)
+	if err != nil {
+		return nil, err
+	}
+	if res.NeedsConversion() {
+		res.FromStorage(obj)
+	}
+	return obj, nil
 }
 
 // decodeStored decodes an object as stored; stored objects are always valid JSON objects.

@@ -108,6 +108,8 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, req *request) 
 		s.dispatchObject(w, r, req)
 	case req.subresource == "status" && req.res.Status:
 		s.dispatchStatus(w, r, req)
+	case req.subresource == "finalize" && req.res.Finalize:
+		s.dispatchFinalize(w, r, req)
 	default:
 		s.writeError(w, r, errNotFoundPath())
 	}
@@ -148,6 +150,14 @@ func (s *Server) dispatchStatus(w http.ResponseWriter, r *http.Request, req *req
 	default:
 		s.writeError(w, r, errMethodNotAllowed(r.Method))
 	}
+}
+
+func (s *Server) dispatchFinalize(w http.ResponseWriter, r *http.Request, req *request) {
+	if r.Method != http.MethodPut {
+		s.writeError(w, r, errMethodNotAllowed(r.Method))
+		return
+	}
+	s.serveUpdate(w, r, req, replaceFinalizers)
 }
 
 // isWatch reports whether a collection GET asks for a watch (watch=1 or watch=true).

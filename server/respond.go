@@ -39,6 +39,10 @@ func writeBody(w http.ResponseWriter, out output, code int, jsonBody []byte) {
 
 // encodeObject turns a stored object into the JSON of the view the client asked for.
 func (s *Server) encodeObject(r *http.Request, req *request, out output, value []byte) ([]byte, error) {
+	value, err := servedJSON(req.res, value)
+	if err != nil {
+		return nil, err
+	}
 	switch out.view {
 	case viewPartial:
 		return partialMetadataJSON(value, out.metaVersion)

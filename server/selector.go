@@ -57,8 +57,8 @@ var selectableFields = map[string]map[string][]string{
 type selection struct {
 	labels labels.Selector
 	fields fields.Selector
-	// paths are the non-metadata fields the field selector reads.
-	paths map[string][]string
+	// typeFields reads the fields beyond metadata the field selector uses; nil when it uses none.
+	typeFields func(value []byte) (fields.Set, error)
 }
 
 // newSelection checks the selectors of opts against what res supports: an unknown field label
@@ -71,22 +71,61 @@ func newSelection(res *Resource, opts *internalversion.ListOptions) (*selection,
 	if sel.fields == nil {
 		sel.fields = fields.Everything()
 	}
+	var err error
+	if res.Schema != nil {
+		sel.typeFields, err = schemaFields(res, sel.fields)
+	} else {
+		sel.typeFields, err = builtinFields(res, sel.fields)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return sel, nil
+}
+
+func isMetadataField(label string) bool {
+	return label == "metadata.name" || label == "metadata.namespace"
+}
+
+// builtinFields checks a field selector against the selectableFields table.
+func builtinFields(res *Resource, selector fields.Selector) (func([]byte) (fields.Set, error), error) {
 	typeFields, hasTypeFields := selectableFields[res.StorageName]
-	for _, req := range sel.fields.Requirements() {
-		switch req.Field {
-		case "metadata.name", "metadata.namespace":
+	paths := map[string][]string{}
+	for _, req := range selector.Requirements() {
+		if isMetadataField(req.Field) {
 			continue
 		}
 		path, ok := typeFields[req.Field]
 		if !ok {
 			return nil, apierrors.NewBadRequest(unsupportedFieldMessage(req.Field, hasTypeFields))
 		}
-		if sel.paths == nil {
-			sel.paths = map[string][]string{}
-		}
-		sel.paths[req.Field] = path
+		paths[req.Field] = path
 	}
-	return sel, nil
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	return func(value []byte) (fields.Set, error) { return fieldValues(value, paths) }, nil
+}
+
+// schemaFields checks a field selector against a custom resource's selectableFields.
+func schemaFields(res *Resource, selector fields.Selector) (func([]byte) (fields.Set, error), error) {
+	needed := false
+	for _, req := range selector.Requirements() {
+		if err := res.Schema.CheckFieldLabel(req.Field); err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		needed = needed || !isMetadataField(req.Field)
+	}
+	if !needed {
+		return nil, nil
+	}
+	return func(value []byte) (fields.Set, error) {
+		obj, err := decodeStored(value)
+		if err != nil {
+			return nil, err
+		}
+		return res.Schema.FieldSet(obj)
+	}, nil
 }
 
 // unsupportedFieldMessage words an unknown field label as kube-apiserver does: types with their
@@ -128,25 +167,28 @@ func (sel *selection) matches(value []byte) bool {
 	if sel.fields.Empty() {
 		return true
 	}
-	set := fields.Set{"metadata.name": meta.Metadata.Name, "metadata.namespace": meta.Metadata.Namespace}
-	if len(sel.paths) > 0 {
-		if err := addFieldValues(set, value, sel.paths); err != nil {
+	set := fields.Set{}
+	if sel.typeFields != nil {
+		var err error
+		if set, err = sel.typeFields(value); err != nil {
 			return false
 		}
 	}
+	set["metadata.name"], set["metadata.namespace"] = meta.Metadata.Name, meta.Metadata.Namespace
 	return sel.fields.Matches(set)
 }
 
-// addFieldValues reads the selected non-metadata fields into set; a missing field is "".
-func addFieldValues(set fields.Set, value []byte, paths map[string][]string) error {
+// fieldValues reads the selected non-metadata fields; a missing field is "".
+func fieldValues(value []byte, paths map[string][]string) (fields.Set, error) {
 	var obj map[string]interface{}
 	if err := json.Unmarshal(value, &obj); err != nil {
-		return err
+		return nil, err
 	}
+	set := fields.Set{}
 	for label, path := range paths {
 		set[label] = fieldString(obj, path)
 	}
-	return nil
+	return set, nil
 }
 
 func fieldString(obj map[string]interface{}, path []string) string {

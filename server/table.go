@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/sqlkube/sqlkube/server/crdschema"
 )
 
 // tableConverter renders stored objects as meta.k8s.io Table rows.
@@ -20,10 +22,21 @@ type tableConverter struct {
 	metaVersion string
 }
 
-// tableConvertorFor is where a type's own columns plug in; every type has kube-apiserver's
-// default columns (Name, Created At) for now.
+// tableConvertorFor gives a type's columns: a custom resource's printer columns, or
+// kube-apiserver's default columns (Name, Created At). Per-type columns of built-ins plug in here.
 func tableConvertorFor(req *request) rest.TableConvertor {
+	if req.res.Schema != nil {
+		return schemaTableConvertor{req.res.Schema}
+	}
 	return rest.NewDefaultTableConvertor(req.gr)
+}
+
+// schemaTableConvertor adapts a custom resource schema's Table to rest.TableConvertor.
+type schemaTableConvertor struct{ schema *crdschema.Schema }
+
+func (c schemaTableConvertor) ConvertToTable(ctx context.Context, obj runtime.Object, opts runtime.Object) (*metav1.Table, error) {
+	tableOptions, _ := opts.(*metav1.TableOptions)
+	return c.schema.Table(ctx, obj, tableOptions)
 }
 
 // newTableConverter reads the includeObject option and the type's columns.
