@@ -1,0 +1,70 @@
+package server
+
+import (
+	"net/http"
+	"reflect"
+	"testing"
+)
+
+func TestFinalizersHoldDelete(t *testing.T) {
+	backends(t, func(t *testing.T, api *testAPI) {
+		created := api.do("POST", cmPath, `{"metadata":{"name":"held","finalizers":["example.com/hold"]}}`).expect(t, http.StatusCreated).object(t)
+		deleting := api.do("DELETE", cmPath+"/held", "").expect(t, http.StatusOK).object(t)
+		if str(deleting, "metadata", "deletionTimestamp") == "" || nested(deleting, "metadata", "deletionGracePeriodSeconds") != float64(0) {
+			t.Fatalf("delete of a held object returned %v", deleting["metadata"])
+		}
+		if str(deleting, "metadata", "resourceVersion") == str(created, "metadata", "resourceVersion") {
+			t.Fatal("marking for deletion wrote no revision")
+		}
+		// A second delete changes nothing.
+		again := api.do("DELETE", cmPath+"/held", "").expect(t, http.StatusOK).object(t)
+		if str(again, "metadata", "resourceVersion") != str(deleting, "metadata", "resourceVersion") {
+			t.Fatal("second delete wrote a revision")
+		}
+		// An update cannot clear the deletionTimestamp; emptying the finalizers deletes the object.
+		api.do("PUT", cmPath+"/held", `{"metadata":{"name":"held","finalizers":[]}}`).expect(t, http.StatusOK)
+		api.do("GET", cmPath+"/held", "").expect(t, http.StatusNotFound)
+	})
+}
+
+func TestInitialNamespaces(t *testing.T) {
+	backends(t, func(t *testing.T, api *testAPI) {
+		for _, name := range initialNamespaces {
+			ns := api.do("GET", "/api/v1/namespaces/"+name, "").expect(t, http.StatusOK).object(t)
+			if str(ns, "status", "phase") != "Active" || str(ns, "metadata", "labels", "kubernetes.io/metadata.name") != name ||
+				!reflect.DeepEqual(nested(ns, "spec", "finalizers"), []any{"kubernetes"}) {
+				t.Fatalf("namespace %s: %v", name, ns)
+			}
+		}
+		// A second server on the same database starts fine and creates nothing.
+		before, _ := api.store.CurrentRevision(t.Context())
+		if _, err := New(t.Context(), api.store, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if after, _ := api.store.CurrentRevision(t.Context()); after != before {
+			t.Fatalf("second start wrote revisions %d..%d", before, after)
+		}
+	})
+}
+
+func TestNamespaceDeleteAndFinalize(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"gone"},"status":{"phase":"Terminating"}}`).expect(t, http.StatusCreated)
+	ns := api.do("DELETE", "/api/v1/namespaces/gone", "").expect(t, http.StatusOK).object(t)
+	if str(ns, "status", "phase") != "Terminating" || str(ns, "metadata", "deletionTimestamp") == "" {
+		t.Fatalf("deleted namespace: %v", ns)
+	}
+	api.do("PUT", "/api/v1/namespaces/gone/finalize", `{"metadata":{"name":"gone"},"spec":{"finalizers":[]}}`).expect(t, http.StatusOK)
+	api.do("GET", "/api/v1/namespaces/gone", "").expect(t, http.StatusNotFound)
+}
+
+func TestStatusSubresource(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"st"}}`).expect(t, http.StatusCreated)
+	// The main resource cannot change the status; /status changes only the status.
+	api.do("PUT", "/api/v1/namespaces/st", `{"metadata":{"name":"st","labels":{"a":"b"}},"status":{"phase":"Other"}}`).expect(t, http.StatusOK)
+	ns := api.do("PUT", "/api/v1/namespaces/st/status", `{"metadata":{"name":"st","labels":{"c":"d"}},"status":{"phase":"Other"}}`).expect(t, http.StatusOK).object(t)
+	if str(ns, "status", "phase") != "Other" || str(ns, "metadata", "labels", "a") != "b" || str(ns, "metadata", "labels", "c") != "" {
+		t.Fatalf("after status update: %v", ns)
+	}
+}
