@@ -61,6 +61,9 @@ func builtin(group, version, plural, kind string, namespaced bool, verbs []strin
 		StorageName:    storageName(plural, group),
 		StorageVersion: version,
 	}
+	if table, ok := builtinTables[r.StorageName]; ok {
+		r.Table = table
+	}
 	if customize != nil {
 		customize(r)
 	}

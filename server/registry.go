@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/discovery"
+	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/sqlkube/sqlkube/server/crdschema"
 )
@@ -49,6 +50,11 @@ type Resource struct {
 	// Terminating is true for the types of a CRD being deleted: its objects are being removed,
 	// and creates are refused with 405 MethodNotAllowed as apiextensions-apiserver does.
 	Terminating bool
+
+	// Table gives a built-in its Table columns and rows as kube-apiserver prints them; nil
+	// for the types that use the default columns (Name, Created At) and for CRD versions,
+	// whose Schema has the printer columns.
+	Table rest.TableConvertor
 
 	// Schema is set for a CRD's versions: the custom resource strategy (pruning, defaulting,
 	// reading stored objects, /status writes, field selectors, Table). The hooks below already
