@@ -38,12 +38,16 @@ func (s *Server) waitForRevision(ctx context.Context, rev int64) error {
 	defer cancel()
 	ticker := time.NewTicker(revisionPollInterval)
 	defer ticker.Stop()
+	var current int64
 	for {
-		current, err := s.store.CurrentRevision(ctx)
-		if err != nil && ctx.Err() == nil {
+		latest, err := s.store.CurrentRevision(ctx)
+		switch {
+		case err == nil:
+			current = latest
+		case ctx.Err() == nil:
 			return storageError(err, schema.GroupResource{}, "")
 		}
-		if err == nil && current >= rev {
+		if current >= rev {
 			return nil
 		}
 		select {
