@@ -195,16 +195,15 @@ func (s *Store) applyLive(ctx context.Context, tx *sql.Tx, plan batchPlan) error
 	var upserts, deletes []any
 	for _, k := range plan.order {
 		if i := plan.live[k]; i >= 0 {
-			row := plan.log[i]
-			upserts = append(upserts, k.Resource, k.Namespace, k.Name, row.Revision, row.Value)
+			upserts = append(upserts, k.Resource, k.Namespace, k.Name, plan.log[i].Revision)
 		} else {
 			deletes = append(deletes, k.Resource, k.Namespace, k.Name)
 		}
 	}
 	if len(upserts) > 0 {
 		if _, err := tx.ExecContext(ctx, s.db.rebind(
-			`INSERT INTO objects (resource, namespace, name, revision, value) VALUES `+placeholderRows(len(upserts)/5, 5)+
-				` ON CONFLICT (resource, namespace, name) DO UPDATE SET revision = excluded.revision, value = excluded.value`),
+			`INSERT INTO objects (resource, namespace, name, revision) VALUES `+placeholderRows(len(upserts)/4, 4)+
+				` ON CONFLICT (resource, namespace, name) DO UPDATE SET revision = excluded.revision`),
 			upserts...); err != nil {
 			return err
 		}

@@ -33,7 +33,9 @@ type database struct {
 	// lockCompaction keeps compaction to one replica at a time (nil: one process owns the
 	// database, and the store's own mutex is enough).
 	lockCompaction func(ctx context.Context, conn *sql.Conn, wait bool) (bool, func() error, error)
-	close          func() error
+	// checkpoint, when set, is database upkeep to run in the background (SQLite's WAL checkpoint).
+	checkpoint func(ctx context.Context) error
+	close      func() error
 }
 
 // openDatabase opens the database a DSN names and brings its schema up to date.
@@ -65,13 +67,14 @@ func openSQLite(ctx context.Context, dsn string) (*database, error) {
 		return nil, err
 	}
 	return &database{
-		name:     dialects.SQLite,
-		writer:   db.Writer,
-		reader:   db.Readers,
-		readTx:   &sql.TxOptions{ReadOnly: true},
-		rebind:   func(q string) string { return q },
-		classify: sqlite.Classify,
-		close:    db.Close,
+		name:       dialects.SQLite,
+		writer:     db.Writer,
+		reader:     db.Readers,
+		readTx:     &sql.TxOptions{ReadOnly: true},
+		rebind:     func(q string) string { return q },
+		classify:   sqlite.Classify,
+		checkpoint: db.Checkpoint,
+		close:      db.Close,
 	}, nil
 }
 

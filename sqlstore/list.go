@@ -144,29 +144,35 @@ func closeRows(rows *sql.Rows) error {
 // listQuery builds the SQL of one list, over the live set or over the log at a revision. Every
 // value is a parameter.
 type listQuery struct {
-	from      string // FROM and the fixed conditions, with alias r
+	from      string // the table whose rows are the keys, as r
+	withValue string // what to add to from to read the value column
+	value     string // the value column
+	where     string // the fixed conditions
 	fixedArgs []any
 	namespace string
 }
 
 func newListQuery(opts ListOptions, revision int64, latest bool) listQuery {
 	q := listQuery{namespace: opts.Namespace}
-	var b strings.Builder
+	var where strings.Builder
 	if latest {
-		b.WriteString(` FROM objects r WHERE r.resource = ?`)
+		q.from = ` FROM objects r`
+		q.withValue, q.value = ` JOIN revisions v ON v.revision = r.revision`, `v.value`
+		where.WriteString(` WHERE r.resource = ?`)
 		q.fixedArgs = append(q.fixedArgs, opts.Resource)
 	} else {
+		q.from, q.value = ` FROM revisions r`, `r.value`
 		// The newest row of each key at or below revision, unless it is a delete.
-		b.WriteString(` FROM revisions r WHERE r.resource = ? AND r.revision <= ? AND r.op <> 3` +
+		where.WriteString(` WHERE r.resource = ? AND r.revision <= ? AND r.op <> 3` +
 			` AND NOT EXISTS (SELECT 1 FROM revisions n WHERE n.resource = r.resource AND n.namespace = r.namespace` +
 			` AND n.name = r.name AND n.revision > r.revision AND n.revision <= ?)`)
 		q.fixedArgs = append(q.fixedArgs, opts.Resource, revision, revision)
 	}
 	if opts.Namespace != "" {
-		b.WriteString(` AND r.namespace = ?`)
+		where.WriteString(` AND r.namespace = ?`)
 		q.fixedArgs = append(q.fixedArgs, opts.Namespace)
 	}
-	q.from = b.String()
+	q.where = where.String()
 	return q
 }
 
@@ -198,10 +204,10 @@ func (q listQuery) args(after Key, limit int) []any {
 }
 
 func (q listQuery) selectRows(after Key) string {
-	return `SELECT r.namespace, r.name, r.revision, r.value` + q.from + q.afterCondition(after) +
+	return `SELECT r.namespace, r.name, r.revision, ` + q.value + q.from + q.withValue + q.where + q.afterCondition(after) +
 		` ORDER BY r.namespace, r.name LIMIT ?`
 }
 
 func (q listQuery) count(after Key) string {
-	return `SELECT COUNT(*)` + q.from + q.afterCondition(after)
+	return `SELECT COUNT(*)` + q.from + q.where + q.afterCondition(after)
 }

@@ -15,6 +15,9 @@ import (
 // defaultRetention keeps five minutes of history, as kube-apiserver's etcd compaction does.
 const defaultRetention = 5 * time.Minute
 
+// checkpointInterval is how often SQLite's WAL is copied into the database file.
+const checkpointInterval = 100 * time.Millisecond
+
 // Options configure Open.
 type Options struct {
 	// DSN picks the database: "sqlite://PATH" or "postgres://..." / "postgresql://...".
@@ -75,6 +78,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	s.goBackground(func() { s.feed.run(bg) })
 	s.goBackground(s.commitLoop)
 	s.goBackground(func() { s.compactLoop(bg) })
+	if db.checkpoint != nil {
+		s.goBackground(func() { s.checkpointLoop(bg) })
+	}
 	return s, nil
 }
 
@@ -97,6 +103,22 @@ func (s *Store) goBackground(run func()) {
 		defer s.background.Done()
 		run()
 	}()
+}
+
+// checkpointLoop runs the database's upkeep every checkpointInterval, so that commits never do it.
+func (s *Store) checkpointLoop(ctx context.Context) {
+	ticker := time.NewTicker(checkpointInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		if err := s.db.checkpoint(ctx); err != nil && ctx.Err() == nil {
+			s.logger().Warn("sqlstore: checkpoint failed; will retry", "err", err)
+		}
+	}
 }
 
 func (s *Store) logger() *slog.Logger { return s.opts.Logger }
@@ -126,7 +148,8 @@ func (s *Store) Ready(ctx context.Context) error {
 func (s *Store) Get(ctx context.Context, key Key) (Object, error) {
 	obj := Object{Key: key}
 	err := s.db.reader.QueryRowContext(ctx, s.db.rebind(
-		`SELECT revision, value FROM objects WHERE resource = ? AND namespace = ? AND name = ?`),
+		`SELECT o.revision, r.value FROM objects o JOIN revisions r ON r.revision = o.revision`+
+			` WHERE o.resource = ? AND o.namespace = ? AND o.name = ?`),
 		key.Resource, key.Namespace, key.Name).Scan(&obj.Revision, &obj.Value)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Object{}, ErrNotFound

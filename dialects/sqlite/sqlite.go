@@ -42,12 +42,16 @@ type DB struct {
 	Writer *sql.DB
 	// Readers is a pool of query-only connections; each read transaction is a WAL snapshot.
 	Readers *sql.DB
+	// checkpointer copies the WAL into the database file, off the write path.
+	checkpointer *sql.DB
 }
 
 // Open opens (creating if needed) the database file at path.
 func Open(ctx context.Context, path string) (*DB, error) {
-	// journal_mode=WAL is stored in the file, so the writer sets it before readers connect.
-	writer, err := openPool(ctx, path, "_txlock=immediate&_pragma=journal_mode(WAL)", 1)
+	// journal_mode=WAL is stored in the file, so the writer sets it before others connect. The
+	// writer never checkpoints (wal_autocheckpoint=0): a commit would otherwise now and then
+	// also copy the WAL into the database file and wait for that to sync.
+	writer, err := openPool(ctx, path, "_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)", 1)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +60,19 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		_ = writer.Close()
 		return nil, err
 	}
-	return &DB{Writer: writer, Readers: readers}, nil
+	checkpointer, err := openPool(ctx, path, "_pragma=wal_autocheckpoint(0)", 1)
+	if err != nil {
+		return nil, errors.Join(err, writer.Close(), readers.Close())
+	}
+	return &DB{Writer: writer, Readers: readers, checkpointer: checkpointer}, nil
+}
+
+// Checkpoint copies committed WAL frames into the database file without waiting for readers or
+// blocking the writer (PASSIVE), so that the WAL can be reused from its start. Call it
+// periodically, away from requests.
+func (db *DB) Checkpoint(ctx context.Context) error {
+	_, err := db.checkpointer.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+	return err
 }
 
 // OpenForMigrations opens a single connection for schema changes.
@@ -66,7 +82,7 @@ func OpenForMigrations(ctx context.Context, path string) (*sql.DB, error) {
 
 // Close closes both pools.
 func (db *DB) Close() error {
-	return errors.Join(db.Readers.Close(), db.Writer.Close())
+	return errors.Join(db.checkpointer.Close(), db.Readers.Close(), db.Writer.Close())
 }
 
 func openPool(ctx context.Context, path, params string, conns int) (*sql.DB, error) {

@@ -23,12 +23,12 @@ CREATE TABLE revisions (
 );
 CREATE INDEX revisions_key ON revisions (resource, namespace, name, revision);
 
--- objects is the live set: the latest row of every existing key.
+-- objects is the live set: every existing key and the revision of its latest log row, whose value
+-- it is (values are stored once).
 CREATE TABLE objects (
     resource  TEXT   COLLATE "C" NOT NULL,
     namespace TEXT   COLLATE "C" NOT NULL,
     name      TEXT   COLLATE "C" NOT NULL,
     revision  BIGINT NOT NULL,
-    value     BYTEA  NOT NULL,
     PRIMARY KEY (resource, namespace, name)
 );

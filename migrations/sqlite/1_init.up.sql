@@ -21,13 +21,13 @@ CREATE TABLE revisions (
 );
 CREATE INDEX revisions_key ON revisions (resource, namespace, name, revision);
 
--- objects is the live set: the latest row of every existing key. SQLite's default BINARY
--- collation orders keys by bytes, as Go does.
+-- objects is the live set: every existing key and the revision of its latest log row, whose value
+-- it is (values are stored once). SQLite's default BINARY collation orders keys by bytes, as Go
+-- does.
 CREATE TABLE objects (
     resource  TEXT    NOT NULL,
     namespace TEXT    NOT NULL,
     name      TEXT    NOT NULL,
     revision  INTEGER NOT NULL,
-    value     BLOB    NOT NULL,
     PRIMARY KEY (resource, namespace, name)
-);
+) WITHOUT ROWID;
