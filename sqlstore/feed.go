@@ -53,6 +53,7 @@ type feed struct {
 
 	wakeC     chan struct{}
 	last      atomic.Int64 // newest revision published to the hub
+	committed atomic.Int64 // newest revision a wake-up reported committed
 	listening atomic.Bool  // a notification arrived since the listener last (re)connected
 	started   chan struct{}
 	stopped   chan struct{}
@@ -163,12 +164,16 @@ func (f *feed) pollInterval() time.Duration {
 	return slowPoll
 }
 
-// tail publishes every event up to the current revision. Reading the current revision first
-// bounds the read to committed revisions: every revision at or below it has committed.
+// tail publishes every event up to the newest committed revision it knows of: every revision at
+// or below a committed one has committed (invariant 2), so the read neither misses nor
+// reorders anything. A wake-up with a revision saves asking the database for the current one.
 func (f *feed) tail(ctx context.Context) error {
-	current, _, err := f.log.bounds(ctx)
-	if err != nil {
-		return err
+	current := f.committed.Load()
+	if current <= f.last.Load() {
+		var err error
+		if current, _, err = f.log.bounds(ctx); err != nil {
+			return err
+		}
 	}
 	for last := f.last.Load(); last < current; last = f.last.Load() {
 		events, err := f.log.read(ctx, "", "", last, current, feedPage)
@@ -188,6 +193,7 @@ func (f *feed) tail(ctx context.Context) error {
 // wake tells the feed that a revision up to rev has been committed (by this process or, via
 // NOTIFY, another replica), so it reads the log now instead of at its next poll.
 func (f *feed) wake(rev int64) {
+	raiseTo(&f.committed, rev)
 	if rev > 0 && rev <= f.last.Load() {
 		return // already published
 	}
@@ -230,4 +236,10 @@ func (f *feed) notified(payload string) {
 		rev = 0 // not a revision: read anyway
 	}
 	f.wake(rev)
+}
+
+// raiseTo sets v to n if n is greater.
+func raiseTo(v *atomic.Int64, n int64) {
+	for old := v.Load(); n > old && !v.CompareAndSwap(old, n); old = v.Load() {
+	}
 }

@@ -21,12 +21,15 @@ WHERE r.revision > ? AND r.revision <= ?`
 
 const logOrder = ` ORDER BY r.revision LIMIT ?`
 
+// The selections compare r.resource || ” rather than r.resource so that no index on the key
+// applies: reading the revision range through the primary key costs the range once, where the
+// key index would read and sort the resource's whole history for every page.
 func newSQLLog(db *database) *sqlLog {
 	return &sqlLog{
 		db:             db,
 		allQuery:       db.rebind(logColumns + logOrder),
-		resourceQuery:  db.rebind(logColumns + ` AND r.resource = ?` + logOrder),
-		namespaceQuery: db.rebind(logColumns + ` AND r.resource = ? AND r.namespace = ?` + logOrder),
+		resourceQuery:  db.rebind(logColumns + ` AND r.resource || '' = ?` + logOrder),
+		namespaceQuery: db.rebind(logColumns + ` AND r.resource || '' = ? AND r.namespace = ?` + logOrder),
 		boundsQuery:    db.rebind(`SELECT current, compacted FROM meta WHERE id = 1`),
 	}
 }

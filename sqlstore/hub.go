@@ -22,7 +22,7 @@ type hub struct {
 
 	passed      int64
 	windowStart int64
-	window      []*Event // window[head:] is live; the prefix awaits reuse
+	window      []windowEntry // window[head:] is live; the prefix awaits reuse
 	head        int
 	windowBytes int
 	maxEvents   int
@@ -31,6 +31,11 @@ type hub struct {
 	watchers map[*Watcher]struct{} // every watcher not yet ended, attached or catching up
 	byKind   map[string]*resourceWatchers
 	closed   error // set once the feed has stopped; no new watchers after it
+}
+
+type windowEntry struct {
+	ev    *Event
+	bytes int // what the event adds to windowBytes
 }
 
 // resourceWatchers indexes the attached watchers of one resource, so fan-out looks only at the
@@ -70,29 +75,39 @@ func (h *hub) publish(events []*Event, through int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, ev := range events {
-		h.window = append(h.window, ev)
-		h.windowBytes += eventBytes(ev)
+		size := h.sharePrevLocked(ev)
+		h.window = append(h.window, windowEntry{ev, size})
+		h.windowBytes += size
 		h.fanOutLocked(ev)
 	}
 	h.passed = max(h.passed, through)
 	h.evictLocked()
 }
 
-func eventBytes(ev *Event) int {
-	n := len(ev.Object.Value)
-	if ev.Prev != nil {
-		n += len(ev.Prev.Value)
+// sharePrevLocked points a new event's Prev at the object of the window's event that wrote it,
+// so the window keeps one copy of each version instead of two, and returns the bytes the event
+// adds to the window.
+func (h *hub) sharePrevLocked(ev *Event) int {
+	size := len(ev.Object.Value)
+	if ev.Prev == nil {
+		return size
 	}
-	return n
+	live := h.window[h.head:]
+	i := sort.Search(len(live), func(i int) bool { return live[i].ev.Revision >= ev.Prev.Revision })
+	if i < len(live) && live[i].ev.Revision == ev.Prev.Revision {
+		ev.Prev = &live[i].ev.Object
+		return size
+	}
+	return size + len(ev.Prev.Value)
 }
 
 func (h *hub) evictLocked() {
 	for h.head < len(h.window) && (len(h.window)-h.head > h.maxEvents || h.windowBytes > h.maxBytes) {
-		ev := h.window[h.head]
-		h.window[h.head] = nil
+		oldest := h.window[h.head]
+		h.window[h.head] = windowEntry{}
 		h.head++
-		h.windowBytes -= eventBytes(ev)
-		h.windowStart = ev.Revision
+		h.windowBytes -= oldest.bytes
+		h.windowStart = oldest.ev.Revision
 	}
 	// Reuse the evicted prefix once it is half the slice, so the window's memory stays bounded.
 	if h.head > 0 && h.head >= len(h.window)/2 {
@@ -142,15 +157,15 @@ func (h *hub) windowFrom(w *Watcher, revision int64, limit, scanLimit int) (even
 		return nil, 0, false
 	}
 	live := h.window[h.head:]
-	i := sort.Search(len(live), func(i int) bool { return live[i].Revision > revision })
+	i := sort.Search(len(live), func(i int) bool { return live[i].ev.Revision > revision })
 	reached = h.passed
 	for scanned := 0; i < len(live); i, scanned = i+1, scanned+1 {
 		if len(events) == limit || scanned == scanLimit {
-			reached = live[i-1].Revision
+			reached = live[i-1].ev.Revision
 			break
 		}
-		if w.matches(live[i]) {
-			events = append(events, live[i])
+		if w.matches(live[i].ev) {
+			events = append(events, live[i].ev)
 		}
 	}
 	return events, reached, true

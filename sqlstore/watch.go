@@ -1,6 +1,9 @@
 package sqlstore
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // How much a catching-up watcher takes per step: events per log page or window chunk, and window
 // entries scanned while holding the hub's lock.
@@ -85,6 +88,9 @@ func (w *Watcher) closeEventsLocked() {
 // watch checks opts.After against the log's bounds and starts a watcher: attached at once when
 // the feed has not yet passed its start, catching up otherwise.
 func (f *feed) watch(ctx context.Context, opts WatchOptions) (*Watcher, error) {
+	if opts.Resource == "" {
+		return nil, errors.New("sqlstore: a watch needs a resource")
+	}
 	if err := f.awaitStart(ctx); err != nil {
 		return nil, err
 	}
