@@ -291,6 +291,7 @@ func (g *Registry) servedResources(crd *apiextensionsv1.CustomResourceDefinition
 			StorageName:      crd.Name, // plural.group, as validation requires
 			StorageVersion:   storageVersion,
 			CRDName:          crd.Name,
+			definition:       crd,
 			Terminating:      crd.DeletionTimestamp != nil,
 			Schema:           schema,
 			PrepareForCreate: schema.PrepareForCreate,

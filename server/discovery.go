@@ -29,7 +29,8 @@ const crdGroupPriority = 1000
 // routeDiscovery registers the discovery documents kubectl and client-go read before anything
 // else: /api, /api/v1, /apis, /apis/GROUP and /apis/GROUP/VERSION (legacy documents, or the
 // aggregated apidiscovery.k8s.io/v2 list on /api and /apis when the Accept header asks for it),
-// and /version. Register it before the resource routes.
+// /version, and the OpenAPI v3 documents (see routeOpenAPI). Register it before the resource
+// routes.
 func (s *Server) routeDiscovery(r *mux.Router) {
 	r.Path("/version").Methods(http.MethodGet).HandlerFunc(s.serveVersion)
 	r.Path("/api").Methods(http.MethodGet).HandlerFunc(s.serveDiscovery)
@@ -37,6 +38,7 @@ func (s *Server) routeDiscovery(r *mux.Router) {
 	r.Path("/apis").Methods(http.MethodGet).HandlerFunc(s.serveDiscovery)
 	r.Path("/apis/{group}").Methods(http.MethodGet).HandlerFunc(s.serveDiscovery)
 	r.Path("/apis/{group}/{version}").Methods(http.MethodGet).HandlerFunc(s.serveDiscovery)
+	s.routeOpenAPI(r)
 }
 
 // serveDiscovery answers a discovery path from the documents built when the served resources
@@ -60,6 +62,11 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) {
 		}
 		doc, contentType = newDiscoveryDoc(body), mediaTypeYAML
 	}
+	writeDiscoveryDoc(w, r, doc, contentType)
+}
+
+// writeDiscoveryDoc answers with doc, or 304 Not Modified when the client has it already.
+func writeDiscoveryDoc(w http.ResponseWriter, r *http.Request, doc discoveryDoc, contentType string) {
 	w.Header().Set("Vary", "Accept")
 	w.Header().Set("ETag", doc.etag)
 	w.Header().Set("Content-Type", contentType)
@@ -121,6 +128,7 @@ func newDiscoveryDoc(body []byte) discoveryDoc {
 type discoveryDocs struct {
 	legacy     map[string]discoveryDoc
 	aggregated map[string]discoveryDoc
+	openapi    *lazyOpenAPI
 }
 
 // discoveryGroup is one served group with its versions' resources, versions by preference.
@@ -137,7 +145,11 @@ type discoveryVersion struct {
 // buildDiscovery encodes the discovery documents for a set of served resources.
 func buildDiscovery(resources map[string]*Resource) *discoveryDocs {
 	groups := groupResources(resources)
-	docs := &discoveryDocs{legacy: map[string]discoveryDoc{}, aggregated: map[string]discoveryDoc{}}
+	docs := &discoveryDocs{
+		legacy:     map[string]discoveryDoc{},
+		aggregated: map[string]discoveryDoc{},
+		openapi:    &lazyOpenAPI{resources: groups},
+	}
 
 	var groupList []metav1.APIGroup
 	var aggregatedCore, aggregatedGroups []apidiscoveryv2.APIGroupDiscovery

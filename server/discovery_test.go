@@ -11,7 +11,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	endpointsdiscovery "k8s.io/apiserver/pkg/endpoints/discovery"
+	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/openapi3"
 	"k8s.io/client-go/rest"
 
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
@@ -196,4 +198,58 @@ func TestDiscoveryFollowsCRDs(t *testing.T) {
 		})
 		sameJSON(t, "/apis/example.com", getDoc(t, srv.URL+"/apis/example.com", "", 404, mediaTypeJSON), notFoundStatus)
 	})
+}
+
+func TestOpenAPIV3TellsKubectlFieldValidationIsServerSide(t *testing.T) {
+	store := openTestStore(t, sqltest.SQLiteDSN(t))
+	g := startRegistry(t, store)
+	srv := serveDiscoveryForTest(t, g)
+	writeCRD(t, g, store, crdYAML("widgets", "Widget", "v1"))
+
+	root := openapi3.NewRoot(discovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL}).OpenAPIV3())
+	gvs, err := root.GroupVersions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantGVs := []schema.GroupVersion{{Group: "apiextensions.k8s.io", Version: "v1"}, {Group: "coordination.k8s.io", Version: "v1"}, {Group: "example.com", Version: "v1"}, {Version: "v1"}}
+	slices.SortFunc(gvs, func(a, b schema.GroupVersion) int { return strings.Compare(a.String(), b.String()) })
+	if !slices.Equal(gvs, wantGVs) {
+		t.Errorf("OpenAPI group versions %v, want %v", gvs, wantGVs)
+	}
+	for _, gvk := range []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}, {Group: "example.com", Version: "v1", Kind: "Widget"}} {
+		doc, err := root.GVSpec(gvk.GroupVersion())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !patchTakesFieldValidation(doc, gvk) {
+			t.Errorf("%v: no PATCH operation taking fieldValidation", gvk)
+		}
+	}
+	crdDoc, _ := root.GVSpec(schema.GroupVersion{Group: "example.com", Version: "v1"})
+	if crdDoc.Components == nil || crdDoc.Components.Schemas["com.example.v1.Widget"] == nil {
+		t.Errorf("the CRD's document has no Widget schema: %+v", crdDoc.Components)
+	}
+	getDoc(t, srv.URL+"/openapi/v3/apis/example.org/v1", "", 404, mediaTypeJSON)
+}
+
+// patchTakesFieldValidation looks for gvk's PATCH operation and its fieldValidation query
+// parameter the way kubectl decides whether the server validates fields.
+func patchTakesFieldValidation(doc *spec3.OpenAPI, gvk schema.GroupVersionKind) bool {
+	for _, path := range doc.Paths.Paths {
+		op := path.Patch
+		if op == nil {
+			continue
+		}
+		var opGVK map[string]string
+		if err := op.Extensions.GetObject("x-kubernetes-group-version-kind", &opGVK); err != nil ||
+			opGVK["group"] != gvk.Group || opGVK["version"] != gvk.Version || opGVK["kind"] != gvk.Kind {
+			continue
+		}
+		for _, p := range op.Parameters {
+			if p.Name == "fieldValidation" && p.In == "query" {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -47,6 +48,8 @@ type Resource struct {
 	Finalize bool
 	// CRDName names the CustomResourceDefinition this type comes from; empty for built-ins.
 	CRDName string
+	// definition is that CustomResourceDefinition, as the registry read it.
+	definition *apiextensionsv1.CustomResourceDefinition
 	// Terminating is true for the types of a CRD being deleted: its objects are being removed,
 	// and creates are refused with 405 MethodNotAllowed as apiextensions-apiserver does.
 	Terminating bool

@@ -1,0 +1,151 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/gorilla/mux"
+	"k8s.io/kube-openapi/pkg/handler3"
+	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/sqlkube/sqlkube/server/crdschema"
+)
+
+// routeOpenAPI registers the OpenAPI v3 discovery kubectl reads before create and apply: the
+// root (/openapi/v3) names one document per group version. A CRD's group version has its full
+// document (paths and schemas, as apiextensions-apiserver builds it). A built-in's has its
+// paths' PATCH operations only, which tell kubectl the server validates fields itself
+// (fieldValidation); without schemas, kubectl builds its strategic merge patches from its
+// compiled-in types, as it does without OpenAPI.
+func (s *Server) routeOpenAPI(r *mux.Router) {
+	r.Path("/openapi/v3").Methods(http.MethodGet).HandlerFunc(s.serveOpenAPIRoot)
+	r.PathPrefix("/openapi/v3/").Methods(http.MethodGet).HandlerFunc(s.serveOpenAPIGroupVersion)
+}
+
+func (s *Server) serveOpenAPIRoot(w http.ResponseWriter, r *http.Request) {
+	docs, err := s.registry.discovery().openAPI()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeDiscoveryDoc(w, r, docs.root, mediaTypeJSON)
+}
+
+func (s *Server) serveOpenAPIGroupVersion(w http.ResponseWriter, r *http.Request) {
+	docs, err := s.registry.discovery().openAPI()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	doc, ok := docs.groupVersions[strings.TrimPrefix(r.URL.Path, "/openapi/v3/")]
+	if !ok {
+		s.writeError(w, r, errNotFoundPath())
+		return
+	}
+	writeDiscoveryDoc(w, r, doc, mediaTypeJSON)
+}
+
+// openAPIDocs are the encoded OpenAPI v3 documents: the root, and each group version's by its
+// path ("api/v1", "apis/GROUP/VERSION").
+type openAPIDocs struct {
+	root          discoveryDoc
+	groupVersions map[string]discoveryDoc
+}
+
+// lazyOpenAPI builds the OpenAPI documents of one set of served resources on first use:
+// building CRD documents is costly, and most clients never ask.
+type lazyOpenAPI struct {
+	once      sync.Once
+	resources []discoveryGroup
+	docs      *openAPIDocs
+	err       error
+}
+
+func (d *discoveryDocs) openAPI() (*openAPIDocs, error) {
+	l := d.openapi
+	l.once.Do(func() { l.docs, l.err = buildOpenAPI(l.resources) })
+	return l.docs, l.err
+}
+
+func buildOpenAPI(groups []discoveryGroup) (*openAPIDocs, error) {
+	docs := &openAPIDocs{groupVersions: map[string]discoveryDoc{}}
+	root := handler3.OpenAPIV3Discovery{Paths: map[string]handler3.OpenAPIV3DiscoveryGroupVersion{}}
+	for _, g := range groups {
+		for _, v := range g.versions {
+			spec, err := groupVersionOpenAPI(g.name, v)
+			if err != nil {
+				return nil, fmt.Errorf("building the OpenAPI document of %s: %w", groupVersion(g.name, v.version), err)
+			}
+			path := strings.TrimPrefix(versionPath(g.name, v.version), "/")
+			doc := encodeDoc(spec)
+			docs.groupVersions[path] = doc
+			root.Paths[path] = handler3.OpenAPIV3DiscoveryGroupVersion{
+				ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + strings.Trim(doc.etag, `"`),
+			}
+		}
+	}
+	docs.root = encodeDoc(root)
+	return docs, nil
+}
+
+// groupVersionOpenAPI is one group version's document: the CRDs' documents merged, plus the
+// built-ins' PATCH operations.
+func groupVersionOpenAPI(group string, v discoveryVersion) (*spec3.OpenAPI, error) {
+	var crdSpecs []*spec3.OpenAPI
+	builtins := &spec3.Paths{Paths: map[string]*spec3.Path{}}
+	for _, r := range v.resources {
+		if r.definition == nil {
+			builtins.Paths[objectPath(r)] = &spec3.Path{PathProps: spec3.PathProps{Patch: patchOperation(r)}}
+			continue
+		}
+		s, err := crdschema.OpenAPIV3(r.definition, r.Version)
+		if err != nil {
+			return nil, err
+		}
+		crdSpecs = append(crdSpecs, s)
+	}
+	doc := &spec3.OpenAPI{
+		Version: "3.0.0",
+		Info:    &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: kubernetesVersion}},
+		Paths:   builtins,
+	}
+	if len(crdSpecs) > 0 {
+		merged, err := crdschema.MergeOpenAPIV3(crdSpecs...)
+		if err != nil {
+			return nil, err
+		}
+		for path, item := range merged.Paths.Paths {
+			doc.Paths.Paths[path] = item
+		}
+		doc.Components = merged.Components
+	}
+	return doc, nil
+}
+
+// objectPath is where one object of r is read and written.
+func objectPath(r *Resource) string {
+	prefix := versionPath(r.Group, r.Version)
+	if r.Namespaced {
+		prefix += "/namespaces/{namespace}"
+	}
+	return prefix + "/" + r.Name + "/{name}"
+}
+
+// patchOperation describes the PATCH of one built-in object: its kind and the query
+// parameters it takes.
+func patchOperation(r *Resource) *spec3.Operation {
+	op := &spec3.Operation{}
+	op.AddExtension("x-kubernetes-action", "patch")
+	op.AddExtension("x-kubernetes-group-version-kind", map[string]string{"group": r.Group, "version": r.Version, "kind": r.Kind})
+	for _, p := range []struct{ name, typ string }{
+		{"dryRun", "string"}, {"fieldManager", "string"}, {"fieldValidation", "string"}, {"force", "boolean"},
+	} {
+		op.Parameters = append(op.Parameters, &spec3.Parameter{ParameterProps: spec3.ParameterProps{
+			Name: p.name, In: "query", Schema: &spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{p.typ}}},
+		}})
+	}
+	return op
+}
