@@ -11,10 +11,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	endpointsdiscovery "k8s.io/apiserver/pkg/endpoints/discovery"
-	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/openapi3"
 	"k8s.io/client-go/rest"
+	"k8s.io/kube-openapi/pkg/spec3"
 
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
