@@ -161,6 +161,12 @@ func (sel *selection) matches(value []byte) bool {
 	if err := json.Unmarshal(value, &meta); err != nil {
 		return false
 	}
+	return sel.matchesMeta(&meta, value)
+}
+
+// matchesMeta is matches for an object whose metadata is already decoded: a watch decodes each
+// event's metadata once for all its watchers.
+func (sel *selection) matchesMeta(meta *selectedMeta, value []byte) bool {
 	if !sel.labels.Matches(labels.Set(meta.Metadata.Labels)) {
 		return false
 	}

@@ -1,15 +1,500 @@
 package server
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
 	"net/http"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
-// serveWatch is the seam for the watch handler: every watch request (watch=1|true on a collection
-// GET, and the legacy /watch/ paths) arrives here, resolved into req. parseListOptions and
-// newSelection give it the same query parsing and selectors as a list. Until the watch handler
-// lands it answers 405.
+const (
+	// defaultBookmarkInterval is how often kube-apiserver's cacher sends a watch a bookmark.
+	defaultBookmarkInterval = time.Minute
+	// bookmarkBeforeTimeout: the cacher also sends one this long before a watch's deadline, so
+	// that the client resumes from a recent revision.
+	bookmarkBeforeTimeout = 2 * time.Second
+	// minRequestTimeout is kube-apiserver's --min-request-timeout default. A watch without
+	// timeoutSeconds lasts a random time between it and twice it, so that clients spread their
+	// reconnections.
+	minRequestTimeout = 30 * time.Minute
+)
+
+// watchWriteTimeout bounds each write to a watch client. A client that stops reading is
+// disconnected once its socket buffers are full for this long, so it holds at most those buffers
+// and the store's bounded queue (which ends the watch on its own once it is full).
+var watchWriteTimeout = 10 * time.Second
+
+// serveWatch answers a watch: a chunked stream of JSON watch events, one per line. Bad
+// parameters are answered with a Status; once the stream has started, errors (a compacted start
+// revision among them) are sent as an ERROR event, as kube-apiserver does.
 func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request) {
-	s.writeError(w, r, apierrors.NewMethodNotSupported(req.gr, "watch"))
+	ws, opts, err := s.newWatchStream(w, r, req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), watchTimeout(opts))
+	defer cancel()
+	ws.begin()
+	if err := ws.run(ctx, opts); err != nil {
+		ws.sendError(err)
+	}
+}
+
+// watchTimeout is timeoutSeconds, or kube-apiserver's randomized default.
+func watchTimeout(opts *internalversion.ListOptions) time.Duration {
+	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds != 0 {
+		return time.Duration(*opts.TimeoutSeconds) * time.Second
+	}
+	return time.Duration(float64(minRequestTimeout) * (rand.Float64() + 1))
+}
+
+// watchStream is one watch response in progress.
+type watchStream struct {
+	s         *Server
+	w         http.ResponseWriter
+	rc        *http.ResponseController
+	req       *request
+	sel       *selection
+	namespace string // the namespace storage narrows the watch to
+	bookmarks bool
+	// encode turns an object as stored into the view the client asked for.
+	encode func(value []byte) ([]byte, error)
+	// floor is the revision the client asked to start after: no change at or below it is sent.
+	floor int64
+	line  bytes.Buffer
+}
+
+// newWatchStream reads a watch request: the same options, selectors and negotiation as a list.
+func (s *Server) newWatchStream(w http.ResponseWriter, r *http.Request, req *request) (*watchStream, *internalversion.ListOptions, error) {
+	if req.subresource != "" {
+		return nil, nil, errNotFoundPath()
+	}
+	out, err := negotiateOutput(r, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if out.yaml {
+		return nil, nil, errNotAcceptable() // YAML has no stream framing
+	}
+	opts, err := parseListOptions(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := selectName(opts, req.name); err != nil {
+		return nil, nil, err
+	}
+	sel, err := newSelection(req.res, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	start, err := parseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return nil, nil, err
+	}
+	encode, err := s.watchEncoder(r, req, out)
+	if err != nil {
+		return nil, nil, err
+	}
+	ws := &watchStream{s: s, w: w, rc: http.NewResponseController(w), req: req, sel: sel, encode: encode,
+		namespace: req.namespace, bookmarks: opts.AllowWatchBookmarks, floor: start}
+	if ws.namespace == "" && req.res.Namespaced {
+		ws.namespace = sel.namespace()
+	}
+	return ws, opts, nil
+}
+
+// selectName makes a watch of one object (the legacy /watch/.../NAME path) a watch selecting
+// metadata.name, as kube-apiserver does; a field selector naming another object is 400.
+func selectName(opts *internalversion.ListOptions, name string) error {
+	if name == "" {
+		return nil
+	}
+	if opts.FieldSelector == nil || opts.FieldSelector.Empty() {
+		opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", name)
+		return nil
+	}
+	if selected, ok := opts.FieldSelector.RequiresExactMatch("metadata.name"); !ok || selected != name {
+		return apierrors.NewBadRequest("fieldSelector metadata.name doesn't match requested name")
+	}
+	return nil
+}
+
+// watchEncoder gives how event objects are encoded for the negotiated view. A Table carries its
+// column definitions in the first event only, as kube-apiserver's watch encoder does.
+func (s *Server) watchEncoder(r *http.Request, req *request, out output) (func([]byte) ([]byte, error), error) {
+	switch out.view {
+	case viewPartial:
+		return func(value []byte) ([]byte, error) {
+			served, err := servedJSON(req.res, value)
+			if err != nil {
+				return nil, err
+			}
+			return partialMetadataJSON(served, out.metaVersion)
+		}, nil
+	case viewTable:
+		tc, err := s.newTableConverter(r, req, out.metaVersion)
+		if err != nil {
+			return nil, err
+		}
+		headers := true
+		return func(value []byte) ([]byte, error) {
+			served, err := servedJSON(req.res, value)
+			if err != nil {
+				return nil, err
+			}
+			row, obj, err := tc.row(r.Context(), served)
+			if err != nil {
+				return nil, err
+			}
+			table := tc.table()
+			if !headers {
+				table.ColumnDefinitions = nil
+			}
+			headers = false
+			table.Rows = []metav1.TableRow{row}
+			table.ResourceVersion = obj.GetResourceVersion()
+			return json.Marshal(table)
+		}, nil
+	}
+	return func(value []byte) ([]byte, error) { return servedJSON(req.res, value) }, nil
+}
+
+// begin sends the response header: from here on the answer is 200 and errors are events.
+func (ws *watchStream) begin() {
+	ws.w.Header().Set("Content-Type", mediaTypeJSON)
+	ws.w.WriteHeader(http.StatusOK)
+	_ = ws.flush()
+}
+
+// run sends the initial events if asked for, then follows the changes until the watch ends.
+// The error it returns, if any, ends the stream as an ERROR event.
+func (ws *watchStream) run(ctx context.Context, opts *internalversion.ListOptions) error {
+	var err error
+	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+		if ws.floor, err = ws.sendInitialEvents(ctx, ws.floor); err != nil {
+			return err
+		}
+	} else if ws.floor == 0 {
+		// sendInitialEvents=false: start from the latest state, without it.
+		if ws.floor, err = ws.s.store.CurrentRevision(ctx); err != nil {
+			return storageError(err, ws.req.gr, "")
+		}
+	}
+	watcher, err := ws.watchAfter(ctx, ws.floor)
+	if err != nil {
+		return storageError(err, ws.req.gr, "")
+	}
+	defer watcher.Close()
+	return ws.follow(ctx, watcher)
+}
+
+// sendInitialEvents sends the objects of a consistent snapshot not older than minRevision as
+// ADDED events, then, when the client takes bookmarks, the bookmark that marks their end. It
+// returns the snapshot's revision, which the changes follow.
+func (ws *watchStream) sendInitialEvents(ctx context.Context, minRevision int64) (int64, error) {
+	if minRevision > 0 {
+		if err := ws.s.waitForRevision(ctx, minRevision); err != nil {
+			return 0, err
+		}
+	}
+	opts := sqlstore.ListOptions{Resource: ws.req.res.StorageName, Namespace: ws.namespace}
+	if !ws.sel.empty() {
+		opts.Filter = func(o sqlstore.Object) bool { return ws.sel.matches(o.Value) }
+	}
+	result, err := ws.s.store.List(ctx, opts, func(o sqlstore.Object) error {
+		return ws.sendObject(watch.Added, o.Value)
+	})
+	if err != nil {
+		return 0, storageError(err, ws.req.gr, "")
+	}
+	if ws.bookmarks {
+		if err := ws.sendBookmark(result.Revision, true); err != nil {
+			return 0, err
+		}
+	}
+	return result.Revision, ws.flush()
+}
+
+// watchAfter starts the store's watch after revision. A revision the store has not reached yet
+// is not an error, as in kube-apiserver's watch cache: the watch starts at the current revision
+// and skips the changes up to the requested one.
+func (ws *watchStream) watchAfter(ctx context.Context, revision int64) (*sqlstore.Watcher, error) {
+	opts := sqlstore.WatchOptions{Resource: ws.req.res.StorageName, Namespace: ws.namespace, After: revision}
+	watcher, err := ws.s.store.Watch(ctx, opts)
+	var future *sqlstore.FutureRevisionError
+	if errors.As(err, &future) {
+		opts.After = future.Current
+		return ws.s.store.Watch(ctx, opts)
+	}
+	return watcher, err
+}
+
+// follow streams the watcher's events until the watch times out, the client goes away, a write
+// fails, or the store ends the watcher.
+func (ws *watchStream) follow(ctx context.Context, watcher *sqlstore.Watcher) error {
+	bookmarks := newBookmarkSchedule(ctx, ws.bookmarks, ws.s.bookmarkInterval())
+	defer bookmarks.stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-bookmarks.c():
+			watcher.RequestProgress()
+			bookmarks.next()
+		case ev, ok := <-watcher.Events():
+			if !ok {
+				return watchEndError(watcher.Err())
+			}
+			if err := ws.sendEvent(ev); err != nil {
+				return nil // the client is gone or not reading: nothing more can reach it
+			}
+			if len(watcher.Events()) == 0 {
+				if err := ws.flush(); err != nil {
+					return nil
+				}
+			}
+		}
+	}
+}
+
+// watchEndError is what the client is told when the store ends a watch. A watcher that fell
+// behind is closed without an error, as kube-apiserver closes one: the client watches again from
+// the last revision it received.
+func watchEndError(err error) error {
+	if err == nil || errors.Is(err, sqlstore.ErrWatcherTooSlow) || errors.Is(err, sqlstore.ErrClosed) {
+		return nil
+	}
+	return storageError(err, schema.GroupResource{}, "")
+}
+
+func (s *Server) bookmarkInterval() time.Duration {
+	if s.opts.WatchBookmarkInterval > 0 {
+		return s.opts.WatchBookmarkInterval
+	}
+	return defaultBookmarkInterval
+}
+
+// sendEvent sends one event of the store's feed as the client's selection sees it.
+func (ws *watchStream) sendEvent(ev *sqlstore.Event) error {
+	if ev.Progress {
+		return ws.sendBookmark(max(ev.Revision, ws.floor), false)
+	}
+	if ev.Revision <= ws.floor {
+		return nil
+	}
+	eventType, value, err := ws.change(ev)
+	if err != nil || eventType == "" {
+		return err
+	}
+	return ws.sendObject(eventType, value)
+}
+
+// change is how a write looks through the selection, as kube-apiserver's cacher decides it: an
+// object that enters the selection is ADDED, one that stays MODIFIED, and one that leaves (or is
+// deleted) DELETED, carrying its last selected state at the event's revision. eventType is empty
+// when the write is not visible to this watch.
+func (ws *watchStream) change(ev *sqlstore.Event) (eventType watch.EventType, value []byte, err error) {
+	nowSelected, wasSelected := ws.selected(ev)
+	switch {
+	case nowSelected && wasSelected:
+		return watch.Modified, ev.Object.Value, nil
+	case nowSelected:
+		return watch.Added, ev.Object.Value, nil
+	case !wasSelected:
+		return "", nil, nil
+	case ev.Op == sqlstore.OpDelete:
+		return watch.Deleted, ev.Object.Value, nil // stored as deleted, at the delete's revision
+	}
+	value, err = withResourceVersion(ev.Prev.Value, ev.Revision)
+	return watch.Deleted, value, err
+}
+
+// selected reports whether the event's new state and the state it replaced are in the selection.
+// A deleted object has no new state.
+func (ws *watchStream) selected(ev *sqlstore.Event) (now, before bool) {
+	hasBefore := ev.Prev != nil || ev.Op == sqlstore.OpDelete
+	if ws.sel.empty() {
+		return ev.Op != sqlstore.OpDelete, hasBefore
+	}
+	m := ev.Memo(func() any { return decodeEventMeta(ev) }).(*eventMeta)
+	now = ev.Op != sqlstore.OpDelete && m.object != nil && ws.sel.matchesMeta(m.object, ev.Object.Value)
+	if ev.Prev != nil {
+		before = m.prev != nil && ws.sel.matchesMeta(m.prev, ev.Prev.Value)
+	} else if ev.Op == sqlstore.OpDelete {
+		before = m.object != nil && ws.sel.matchesMeta(m.object, ev.Object.Value)
+	}
+	return now, before
+}
+
+// eventMeta is the metadata selectors read from an event's object and previous state, decoded
+// once per event for every watcher (Event.Memo). nil where it does not decode.
+type eventMeta struct {
+	object, prev *selectedMeta
+}
+
+func decodeEventMeta(ev *sqlstore.Event) any {
+	m := &eventMeta{object: decodeSelectedMeta(ev.Object.Value)}
+	if ev.Prev != nil {
+		m.prev = decodeSelectedMeta(ev.Prev.Value)
+	}
+	return m
+}
+
+func decodeSelectedMeta(value []byte) *selectedMeta {
+	var m selectedMeta
+	if json.Unmarshal(value, &m) != nil {
+		return nil
+	}
+	return &m
+}
+
+// withResourceVersion is a stored object with its resourceVersion replaced: the state an object
+// had before it left a watch's selection, sent at the revision it left.
+func withResourceVersion(value []byte, revision int64) ([]byte, error) {
+	obj, err := decodeStored(value)
+	if err != nil {
+		return nil, err
+	}
+	obj.SetResourceVersion(revisionString(revision))
+	return json.Marshal(obj.Object)
+}
+
+// sendObject sends one event carrying a stored object, encoded for the client's view.
+func (ws *watchStream) sendObject(eventType watch.EventType, value []byte) error {
+	object, err := ws.encode(value)
+	if err != nil {
+		return err
+	}
+	return ws.write(eventType, object)
+}
+
+// sendBookmark sends a BOOKMARK at revision; the one that ends a watch list's initial events
+// carries the k8s.io/initial-events-end annotation.
+func (ws *watchStream) sendBookmark(revision int64, initialEventsEnd bool) error {
+	object, err := bookmarkObject(ws.req.res, revision, initialEventsEnd)
+	if err != nil {
+		return err
+	}
+	return ws.sendObject(watch.Bookmark, object)
+}
+
+// bookmarkObject is the object of a BOOKMARK event as kube-apiserver encodes it: an empty object
+// of the type, with only kind, apiVersion and metadata.resourceVersion (and the initial-events-end
+// annotation). Built-in types are encoded from their Go type, so that their fields without
+// omitempty appear as they do there; custom resources are bare unstructured objects.
+func bookmarkObject(res *Resource, revision int64, initialEventsEnd bool) ([]byte, error) {
+	gvk := schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind}
+	obj, err := clientgoscheme.Scheme.New(gvk)
+	if err != nil || res.Schema != nil {
+		obj = &unstructured.Unstructured{Object: map[string]any{}}
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	accessor.SetResourceVersion(revisionString(revision))
+	if initialEventsEnd {
+		accessor.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return json.Marshal(u.Object) // what kube-apiserver's unstructured encoder writes
+	}
+	return json.Marshal(obj)
+}
+
+// sendError sends err as the stream's last event: an ERROR event carrying its Status.
+func (ws *watchStream) sendError(err error) {
+	status, _ := json.Marshal(apiStatus(err))
+	if ws.write(watch.Error, status) == nil {
+		_ = ws.flush()
+	}
+}
+
+// write sends one event line, {"type":T,"object":O}, within the write timeout.
+func (ws *watchStream) write(eventType watch.EventType, object []byte) error {
+	ws.line.Reset()
+	ws.line.WriteString(`{"type":"`)
+	ws.line.WriteString(string(eventType))
+	ws.line.WriteString(`","object":`)
+	ws.line.Write(object)
+	ws.line.WriteString("}\n")
+	ws.setWriteDeadline()
+	_, err := ws.w.Write(ws.line.Bytes())
+	return err
+}
+
+func (ws *watchStream) flush() error {
+	ws.setWriteDeadline()
+	return ws.rc.Flush()
+}
+
+func (ws *watchStream) setWriteDeadline() {
+	_ = ws.rc.SetWriteDeadline(time.Now().Add(watchWriteTimeout)) // unsupported only in tests' recorders
+}
+
+// bookmarkSchedule times a watch's bookmarks as kube-apiserver's cacher does: every interval, and
+// once more shortly before the watch's deadline.
+type bookmarkSchedule struct {
+	timer    *time.Timer
+	interval time.Duration
+	deadline time.Time
+}
+
+func newBookmarkSchedule(ctx context.Context, enabled bool, interval time.Duration) *bookmarkSchedule {
+	b := &bookmarkSchedule{interval: interval}
+	if !enabled {
+		return b
+	}
+	b.deadline, _ = ctx.Deadline()
+	b.timer = time.NewTimer(time.Hour)
+	b.next()
+	return b
+}
+
+// next arms the timer for the next bookmark, if there is one before the deadline.
+func (b *bookmarkSchedule) next() {
+	now := time.Now()
+	at := now.Add(b.interval)
+	if !b.deadline.IsZero() {
+		if last := b.deadline.Add(-bookmarkBeforeTimeout); last.Before(at) {
+			at = last
+		}
+	}
+	if at.Before(now) {
+		b.stop()
+		return
+	}
+	b.timer.Reset(at.Sub(now))
+}
+
+// c is the channel the next bookmark is due on; nil (never ready) without bookmarks.
+func (b *bookmarkSchedule) c() <-chan time.Time {
+	if b.timer == nil {
+		return nil
+	}
+	return b.timer.C
+}
+
+func (b *bookmarkSchedule) stop() {
+	if b.timer != nil {
+		b.timer.Stop()
+		b.timer = nil
+	}
 }
