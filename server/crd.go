@@ -252,8 +252,12 @@ func (g *Registry) namesTakenInGroup(group, except string) (resources, kinds set
 	return resources, kinds
 }
 
-// crdVerbs are the verbs apiextensions-apiserver lists for custom resources, in its order.
-var crdVerbs = []string{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"}
+// The verbs apiextensions-apiserver lists for custom resources, in its order, and those left
+// while their CRD is being deleted.
+var (
+	crdVerbs            = []string{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"}
+	crdTerminatingVerbs = []string{"delete", "deletecollection", "get", "list", "watch"}
+)
 
 // servedResources lists the served versions of an established CRD as resources, with the names
 // it was accepted with. A version whose schema does not compile (only possible for a CRD that
@@ -266,9 +270,9 @@ func (g *Registry) servedResources(crd *apiextensionsv1.CustomResourceDefinition
 	if err != nil {
 		return nil
 	}
-	names := crd.Status.AcceptedNames
 	var served []*Resource
-	for _, v := range crd.Spec.Versions {
+	for i := range crd.Spec.Versions {
+		v := &crd.Spec.Versions[i]
 		if !v.Served {
 			continue
 		}
@@ -277,43 +281,59 @@ func (g *Registry) servedResources(crd *apiextensionsv1.CustomResourceDefinition
 			g.log.Error("not serving a CustomResourceDefinition version", "name", crd.Name, "version", v.Name, "err", err)
 			continue
 		}
-		r := &Resource{
-			Group:            crd.Spec.Group,
-			Version:          v.Name,
-			Name:             names.Plural,
-			SingularName:     names.Singular,
-			Kind:             names.Kind,
-			ListKind:         names.ListKind,
-			Namespaced:       crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
-			ShortNames:       names.ShortNames,
-			Categories:       names.Categories,
-			Verbs:            crdVerbs,
-			StorageName:      crd.Name, // plural.group, as validation requires
-			StorageVersion:   storageVersion,
-			CRDName:          crd.Name,
-			definition:       crd,
-			Terminating:      crd.DeletionTimestamp != nil,
-			Schema:           schema,
-			PrepareForCreate: schema.PrepareForCreate,
-			PrepareForUpdate: schema.PrepareForUpdate,
-			Validate: func(obj, old *unstructured.Unstructured) field.ErrorList {
-				return schema.Validate(context.Background(), obj, old)
-			},
-			Warnings: schema.Warnings,
-		}
-		if sub := v.Subresources; sub != nil {
-			r.Status = sub.Status != nil
-			if sub.Scale != nil {
-				r.Scale = &ScaleSubresource{
-					SpecReplicasPath:   sub.Scale.SpecReplicasPath,
-					StatusReplicasPath: sub.Scale.StatusReplicasPath,
-					LabelSelectorPath:  ptrValue(sub.Scale.LabelSelectorPath),
-				}
-			}
-		}
-		served = append(served, r)
+		served = append(served, crdVersionResource(crd, v, storageVersion, schema))
 	}
 	return served
+}
+
+// crdVersionResource is one served version of crd, under the names it was accepted with.
+func crdVersionResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextensionsv1.CustomResourceDefinitionVersion, storageVersion string, schema *crdschema.Schema) *Resource {
+	names := crd.Status.AcceptedNames
+	terminating := apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating)
+	r := &Resource{
+		Group:            crd.Spec.Group,
+		Version:          v.Name,
+		Name:             names.Plural,
+		SingularName:     names.Singular,
+		Kind:             names.Kind,
+		ListKind:         names.ListKind,
+		Namespaced:       crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
+		ShortNames:       names.ShortNames,
+		Categories:       names.Categories,
+		Verbs:            crdVerbs,
+		StorageName:      crd.Name, // plural.group, as validation requires
+		StorageVersion:   storageVersion,
+		CRDName:          crd.Name,
+		definition:       crd,
+		Terminating:      terminating,
+		Schema:           schema,
+		PrepareForCreate: schema.PrepareForCreate,
+		PrepareForUpdate: schema.PrepareForUpdate,
+		Validate: func(obj, old *unstructured.Unstructured) field.ErrorList {
+			return schema.Validate(context.Background(), obj, old)
+		},
+		Warnings: schema.Warnings,
+	}
+	if terminating {
+		r.Verbs = crdTerminatingVerbs
+	}
+	if v.Deprecated {
+		r.DeprecationWarning = fmt.Sprintf("%s/%s %s is deprecated", crd.Spec.Group, v.Name, names.Kind)
+		if v.DeprecationWarning != nil {
+			r.DeprecationWarning = *v.DeprecationWarning
+		}
+	}
+	if sub := v.Subresources; sub != nil {
+		r.Status = sub.Status != nil
+		if sub.Scale != nil {
+			r.Scale = &ScaleSubresource{
+				SpecReplicasPath:   sub.Scale.SpecReplicasPath,
+				StatusReplicasPath: sub.Scale.StatusReplicasPath,
+				LabelSelectorPath:  ptrValue(sub.Scale.LabelSelectorPath),
+			}
+		}
+	}
+	return r
 }
 
 func ptrValue(s *string) string {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,6 +61,19 @@ func TestCRDCreateSetsStatusAndServesVersions(t *testing.T) {
 			t.Errorf("FromStorage: apiVersion %q", obj.GetAPIVersion())
 		}
 	})
+}
+
+func TestCRDDeprecatedVersionWarns(t *testing.T) {
+	store := openTestStore(t, sqltest.SQLiteDSN(t))
+	g := startRegistry(t, store)
+	doc := strings.Replace(crdYAML("widgets", "Widget", "v1beta1", "v1"), "storage: false", "storage: false\n    deprecated: true", 1)
+	writeCRD(t, g, store, doc)
+	if w := g.mustLookup(t, "example.com", "v1beta1", "widgets").DeprecationWarning; w != "example.com/v1beta1 Widget is deprecated" {
+		t.Errorf("deprecated version's warning %q", w)
+	}
+	if w := g.mustLookup(t, "example.com", "v1", "widgets").DeprecationWarning; w != "" {
+		t.Errorf("current version's warning %q", w)
+	}
 }
 
 func wantCondition(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, typ apiextensionsv1.CustomResourceDefinitionConditionType, status apiextensionsv1.ConditionStatus, reason, message string) {
@@ -215,8 +230,8 @@ func TestCRDDeletionDeletesObjectsThenTheCRD(t *testing.T) {
 		finalized := storeWidget(t, store, "b", []string{"example.com/keep"})
 
 		crdKey := markCRDDeleted(t, g, store, "widgets.example.com")
-		if r := g.mustLookup(t, "example.com", "v1", "widgets"); !r.Terminating {
-			t.Error("the type of a CRD being deleted is not Terminating")
+		if r := g.mustLookup(t, "example.com", "v1", "widgets"); !r.Terminating || !slices.Equal(r.Verbs, []string{"delete", "deletecollection", "get", "list", "watch"}) {
+			t.Errorf("the type of a CRD being deleted: Terminating %t, verbs %v", r.Terminating, r.Verbs)
 		}
 
 		eventually(t, "the object without finalizers is deleted", func() bool {

@@ -53,6 +53,9 @@ type Resource struct {
 	// Terminating is true for the types of a CRD being deleted: its objects are being removed,
 	// and creates are refused with 405 MethodNotAllowed as apiextensions-apiserver does.
 	Terminating bool
+	// DeprecationWarning, when set, is the Warning header every request to this version gets
+	// (a CRD version marked deprecated).
+	DeprecationWarning string
 
 	// Table gives a built-in its Table columns and rows as kube-apiserver prints them; nil
 	// for the types that use the default columns (Name, Created At) and for CRD versions,
