@@ -1,0 +1,65 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/sqlkube/sqlkube/dialects"
+)
+
+func TestPath(t *testing.T) {
+	for dsn, want := range map[string]string{
+		"sqlite://./sqlkube.db":        "./sqlkube.db",
+		"sqlite://sqlkube.db":          "sqlkube.db",
+		"sqlite:///var/lib/sqlkube.db": "/var/lib/sqlkube.db",
+	} {
+		if got, err := Path(dsn); err != nil || got != want {
+			t.Errorf("Path(%q) = %q, %v; want %q", dsn, got, err, want)
+		}
+	}
+	for _, dsn := range []string{"sqlite://", "sqlite://x.db?mode=ro", "postgres://x"} {
+		if _, err := Path(dsn); err == nil {
+			t.Errorf("Path(%q) accepted", dsn)
+		}
+	}
+}
+
+// TestOpenSettings checks the durability and concurrency settings of each connection.
+func TestOpenSettings(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "with space.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, c := range []struct {
+		pragma string
+		want   string
+	}{
+		{"journal_mode", "wal"},
+		{"synchronous", "2"},
+		{"busy_timeout", "10000"},
+	} {
+		var got string
+		if err := db.Readers.QueryRowContext(ctx, "PRAGMA "+c.pragma).Scan(&got); err != nil || got != c.want {
+			t.Errorf("PRAGMA %s = %q, %v; want %q", c.pragma, got, err, c.want)
+		}
+	}
+	if _, err := db.Writer.ExecContext(ctx, "CREATE TABLE t (k TEXT PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Readers.ExecContext(ctx, "INSERT INTO t VALUES ('x')"); err == nil {
+		t.Fatal("a reader connection could write")
+	}
+	if _, err := db.Writer.ExecContext(ctx, "INSERT INTO t VALUES ('x')"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Writer.ExecContext(ctx, "INSERT INTO t VALUES ('x')")
+	if Classify(err) != dialects.UniqueViolation {
+		t.Fatalf("duplicate key: %v classified %v", err, Classify(err))
+	}
+	if err := db.Checkpoint(ctx); err != nil {
+		t.Fatalf("Checkpoint: %v", err)
+	}
+}
