@@ -1,0 +1,78 @@
+package sqlstore_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/sqlkube/sqlkube/sqlstore"
+	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
+)
+
+// TestReplicasShareOneRevisionLine runs two stores on one PostgreSQL database, as two server
+// replicas: a write acknowledged by one is seen at once by the other, concurrent writes through
+// both get gapless revisions, and both may compact at the same time.
+func TestReplicasShareOneRevisionLine(t *testing.T) {
+	dsn := sqltest.PostgresDSN(t)
+	a, b := openStore(t, dsn), openStore(t, dsn)
+	ctx := context.Background()
+
+	for i := range 20 {
+		key := cm("ns", fmt.Sprintf("seen-%d", i))
+		written := create(t, a, key, "x")
+		got, err := b.Get(ctx, key)
+		if err != nil || got.Revision != written.Revision {
+			t.Fatalf("replica B reads %v right after A wrote it at %d: %+v, %v", key, written.Revision, got, err)
+		}
+		objs, res := listAll(t, b, sqlstore.ListOptions{Resource: "configmaps"})
+		if res.Revision != written.Revision || len(objs) != i+1 {
+			t.Fatalf("replica B lists %d objects at %d right after A wrote %d", len(objs), res.Revision, written.Revision)
+		}
+	}
+
+	var wg sync.WaitGroup
+	revisions := make(chan int64, 400)
+	for r, s := range []*sqlstore.Store{a, b} {
+		for g := range 10 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 20 {
+					obj, err := s.Write(ctx, sqlstore.Write{Op: sqlstore.OpCreate, Key: cm("ns", fmt.Sprintf("r%d-g%d-%d", r, g, i)), Render: body("x")})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					revisions <- obj.Revision
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(revisions)
+	seen := map[int64]bool{}
+	for rev := range revisions {
+		if seen[rev] || rev <= 20 || rev > 420 {
+			t.Fatalf("revision %d given twice or out of 21..420", rev)
+		}
+		seen[rev] = true
+	}
+	if len(seen) != 400 {
+		t.Fatalf("%d distinct revisions for 400 writes", len(seen))
+	}
+
+	errs := make(chan error, 2)
+	for _, s := range []*sqlstore.Store{a, b} {
+		go func() { errs <- s.Compact(ctx, 400) }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("concurrent Compact: %v", err)
+		}
+	}
+	objs, _ := listAll(t, b, sqlstore.ListOptions{Resource: "configmaps", Revision: 400})
+	if len(objs) != 400 {
+		t.Fatalf("list at the compacted revision: %d objects, want 400", len(objs))
+	}
+}
