@@ -137,14 +137,27 @@ func (h *hub) offerLocked(w *Watcher, ev *Event) {
 	}
 }
 
-// sendLocked queues ev without blocking: a watcher whose buffer is full has fallen behind and is
-// ended, so that it never holds up the feed or the other watchers, and never misses an event
-// silently.
+// sendLocked queues ev for an attached watcher without blocking. It goes straight into the
+// watcher's channel when that has room and nothing is waiting before it; otherwise into the
+// overflow, which a pump goroutine feeds into the channel at the consumer's pace. A watcher whose
+// queue already holds its whole buffer has fallen behind and is ended, so that it never holds up
+// the feed or the other watchers, and never misses an event silently.
 func (h *hub) sendLocked(w *Watcher, ev *Event) {
-	select {
-	case w.events <- ev:
-	default:
+	if !w.pumping {
+		select {
+		case w.events <- ev:
+			return
+		default:
+		}
+	}
+	if len(w.events)+len(w.overflow)+w.pumped >= w.buffer {
 		h.endLocked(w, ErrWatcherTooSlow)
+		return
+	}
+	w.overflow = append(w.overflow, ev)
+	if !w.pumping {
+		w.pumping = true
+		go w.pump()
 	}
 }
 
@@ -217,9 +230,9 @@ func (h *hub) sendProgressLocked(w *Watcher) {
 	h.sendLocked(w, &Event{Progress: true, Revision: max(h.passed, w.after)})
 }
 
-// endLocked ends w with err (nil for a normal close) unless it has already ended. An attached
-// watcher's channel is closed here; a catching-up watcher's goroutine closes its own when it
-// sees the cancellation, as it is the only sender until it attaches.
+// endLocked ends w with err (nil for a normal close) unless it has already ended. The channel is
+// closed here unless a goroutine may still send on it (the catch-up or the pump): that one
+// closes it when it sees the cancellation.
 func (h *hub) endLocked(w *Watcher, err error) {
 	if _, live := h.watchers[w]; !live {
 		return
@@ -227,9 +240,12 @@ func (h *hub) endLocked(w *Watcher, err error) {
 	delete(h.watchers, w)
 	w.err = err
 	w.cancel()
+	w.overflow = nil
 	if w.attached {
 		h.detachLocked(w)
-		w.closeEventsLocked()
+		if !w.pumping {
+			w.closeEventsLocked()
+		}
 	}
 }
 

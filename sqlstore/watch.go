@@ -12,6 +12,10 @@ const (
 	replayScan = 4096
 )
 
+// channelBuffer caps a watcher's channel; the rest of its buffer is an overflow slice that
+// grows only when the consumer lags, so an idle watcher holds little memory.
+const channelBuffer = 16
+
 // Watch starts a watcher. It replays retained history after opts.After, from memory when recent
 // and from the log otherwise, then follows the change feed.
 func (s *Store) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) {
@@ -22,13 +26,14 @@ func (s *Store) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) 
 //
 // A watcher starts catching up: a goroutine of its own replays the window or the log into its
 // channel, at the consumer's pace. Once it has reached the feed it attaches to the hub, and from
-// then on the feed queues events into the channel without blocking (ending the watcher if the
-// buffer is full); no goroutine is left per watcher.
+// then on the feed queues events without blocking, ending the watcher if its buffer is full. An
+// attached watcher has a goroutine only while its consumer lags (the pump).
 type Watcher struct {
 	hub    *hub
 	opts   WatchOptions
+	buffer int
 	events chan *Event
-	// ctx ends when the watch ends, for any reason; it stops a replay in progress.
+	// ctx ends when the watch ends, for any reason; it stops a replay or pump in progress.
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -36,7 +41,10 @@ type Watcher struct {
 	after           int64 // attached: the revision events must be newer than
 	attached        bool
 	eventsClosed    bool
-	progressPending bool // asked for while catching up
+	progressPending bool     // asked for while catching up
+	overflow        []*Event // attached: queued behind the channel, in order
+	pumping         bool     // the pump is running: it alone sends on the channel
+	pumped          int      // events the pump took from overflow and may not have sent yet
 	err             error
 }
 
@@ -105,7 +113,7 @@ func (f *feed) watch(ctx context.Context, opts WatchOptions) (*Watcher, error) {
 		return nil, &FutureRevisionError{Requested: opts.After, Current: current}
 	}
 
-	w := &Watcher{hub: f.hub, opts: opts, events: make(chan *Event, f.buffer)}
+	w := &Watcher{hub: f.hub, opts: opts, buffer: f.buffer, events: make(chan *Event, min(f.buffer, channelBuffer))}
 	w.ctx, w.cancel = context.WithCancel(ctx)
 	h := f.hub
 	h.mu.Lock()
@@ -226,4 +234,33 @@ func (w *Watcher) takeProgressRequest() bool {
 	asked := w.progressPending
 	w.progressPending = false
 	return asked
+}
+
+// pump feeds the overflow into the channel, blocking on the consumer, until the overflow is empty
+// or the watch ends; it closes the channel if the watch ended while it was the sender.
+func (w *Watcher) pump() {
+	h := w.hub
+	for {
+		h.mu.Lock()
+		if w.ctx.Err() != nil {
+			h.endLocked(w, nil) // when the consumer's context ended first; a no-op otherwise
+			w.pumping = false
+			w.closeEventsLocked()
+			h.mu.Unlock()
+			return
+		}
+		if len(w.overflow) == 0 {
+			w.pumping, w.pumped = false, 0
+			h.mu.Unlock()
+			return
+		}
+		batch := w.overflow
+		w.overflow, w.pumped = nil, len(batch)
+		h.mu.Unlock()
+		for _, ev := range batch {
+			if w.send(ev) != nil {
+				break
+			}
+		}
+	}
 }

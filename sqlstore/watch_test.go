@@ -190,11 +190,11 @@ func TestWatchCompactedAndFutureRevisions(t *testing.T) {
 	})
 }
 
-// TestWatchTooSlowIsClosed: a watcher that stops reading is ended with ErrWatcherTooSlow after
-// its buffer fills, without losing events silently, while another keeps receiving everything.
+// TestWatchTooSlowIsClosed: a watcher that stops reading is ended with ErrWatcherTooSlow when
+// its buffer overflows, while another keeps receiving everything.
 func TestWatchTooSlowIsClosed(t *testing.T) {
 	forEachFeedBackend(t, func(t *testing.T, open func(testing.TB, int) *feedEnv) {
-		const buffer = 10
+		const buffer = channelBuffer + 24 // fills the channel and the overflow
 		env := open(t, buffer)
 		stalled := env.watch(t, WatchOptions{Resource: "configmaps"})
 		reading := env.watch(t, WatchOptions{Resource: "configmaps"})
@@ -204,8 +204,9 @@ func TestWatchTooSlowIsClosed(t *testing.T) {
 			got = append(got, receiveThrough(t, reading, rev)...)
 		}
 		equalLines(t, "reading watcher", describeAll(got), env.logAfter(t, "configmaps", "", 0, env.current(t)))
+		// What the channel still holds is delivered; the overflow is dropped with the watcher.
 		queued := expectEnd(t, stalled, ErrWatcherTooSlow)
-		equalLines(t, "stalled watcher's buffer", describeAll(queued), describeAll(got[:buffer]))
+		equalLines(t, "stalled watcher's channel", describeAll(queued), describeAll(got[:channelBuffer]))
 	})
 }
 
@@ -290,6 +291,29 @@ func TestWatchCloseAndCancel(t *testing.T) {
 		if len(h.watchers) != 0 || len(h.byKind) != 0 {
 			t.Fatalf("hub still holds %d watchers, %d resources", len(h.watchers), len(h.byKind))
 		}
+	})
+}
+
+// TestWatchLaggingConsumer: a consumer that falls behind by less than its buffer receives
+// everything in order, and cancelling it while events wait in its overflow ends it cleanly.
+func TestWatchLaggingConsumer(t *testing.T) {
+	forEachFeedBackend(t, func(t *testing.T, open func(testing.TB, int) *feedEnv) {
+		env := open(t, 10*channelBuffer)
+		lagging := env.watch(t, WatchOptions{Resource: "configmaps"})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancelled, err := env.feed.watch(ctx, WatchOptions{Resource: "configmaps"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeMany(t, env, 5*channelBuffer)
+		final := env.current(t)
+		equalLines(t, "lagging consumer", describeAll(receiveThrough(t, lagging, final)), env.logAfter(t, "configmaps", "", 0, final))
+
+		receive(t, cancelled, 1) // the pump may be blocked on a full channel
+		cancel()
+		expectEnd(t, cancelled, nil)
+		env.write(t, OpCreate, Key{"configmaps", "ns", "after-cancel"})
+		receive(t, lagging, 1)
 	})
 }
 
