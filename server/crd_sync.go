@@ -1,10 +1,13 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"maps"
+	"reflect"
+	"slices"
 	"strconv"
 	"time"
 
@@ -97,23 +100,59 @@ func (g *Registry) followCRDs(ctx context.Context, revision int64) error {
 	return errors.New("watch closed")
 }
 
-// applyCRDEvent serves a CRD's new state, or stops serving a deleted one.
+// applyCRDEvent serves a CRD's new state, or stops serving a deleted one, then does what
+// apiextensions-apiserver's controllers would do about the change.
 func (g *Registry) applyCRDEvent(ctx context.Context, ev *sqlstore.Event) {
 	g.mu.RLock()
 	crds := maps.Clone(g.crds)
 	g.mu.RUnlock()
 
-	var changed *storedCRD
-	if ev.Op == sqlstore.OpDelete {
+	changed := g.decodeStoredCRD(ev.Object)
+	if ev.Op == sqlstore.OpDelete || changed == nil {
 		delete(crds, ev.Object.Name)
-	} else if changed = g.decodeStoredCRD(ev.Object); changed != nil {
-		crds[changed.crd.Name] = changed
 	} else {
-		delete(crds, ev.Object.Name)
+		crds[changed.crd.Name] = changed
 	}
 	g.replaceCRDs(crds, ev.Revision)
-	if changed != nil {
+	if changed == nil {
+		return
+	}
+	if ev.Op != sqlstore.OpDelete {
 		g.cleanUpIfDeleted(ctx, changed.crd)
+	}
+	g.acceptWaitingNames(ctx, changed.crd.Spec.Group)
+}
+
+// acceptWaitingNames gives the names a change freed to a CRD of group still waiting for its
+// names, as the naming controller does whenever a CRD of the group changes. One CRD at a time,
+// oldest first: the event of that write brings the next one's turn, so two CRDs waiting for the
+// same name cannot both get it. Every replica may try; only the first write applies.
+func (g *Registry) acceptWaitingNames(ctx context.Context, group string) {
+	g.mu.RLock()
+	var waiting []*storedCRD
+	for _, c := range g.crds {
+		if c.crd.Spec.Group == group && c.crd.DeletionTimestamp == nil && !apihelpers.IsCRDConditionTrue(c.crd, apiextensionsv1.NamesAccepted) {
+			waiting = append(waiting, c)
+		}
+	}
+	g.mu.RUnlock()
+	slices.SortFunc(waiting, func(a, b *storedCRD) int {
+		return cmp.Or(a.crd.CreationTimestamp.Compare(b.crd.CreationTimestamp.Time), cmp.Compare(a.crd.Name, b.crd.Name))
+	})
+	for _, c := range waiting {
+		crd := c.crd.DeepCopy()
+		g.acceptNames(crd)
+		if reflect.DeepEqual(crd.Status, c.crd.Status) {
+			continue
+		}
+		obj := &unstructured.Unstructured{}
+		encodeCRD(crd, obj)
+		_, err := g.store.Write(ctx, sqlstore.Write{Op: sqlstore.OpUpdate, Key: sqlstore.Key{Resource: crdStorageName, Name: crd.Name},
+			ExpectedRevision: c.revision, Render: renderAtRevision(obj)})
+		if err != nil && !errors.Is(err, sqlstore.ErrConflict) && !errors.Is(err, sqlstore.ErrNotFound) {
+			g.log.Warn("accepting the names of a CustomResourceDefinition", "name", crd.Name, "err", err)
+		}
+		return
 	}
 }
 

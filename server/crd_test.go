@@ -171,6 +171,25 @@ func TestCRDNameConflictIsNotServed(t *testing.T) {
 	}
 }
 
+func TestCRDGetsNamesFreedByAnotherOne(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		store := openTestStore(t, dsn)
+		g := startRegistry(t, store)
+		writeCRD(t, g, store, crdYAML("widgets", "Widget", "v1"))
+		writeCRD(t, g, store, crdYAML("gizmos", "Widget", "v1"))
+
+		markCRDDeleted(t, g, store, "widgets.example.com")
+		eventually(t, "gizmos are served once widgets are gone", func() bool {
+			r, served := g.Lookup("example.com", "v1", "gizmos")
+			return served && r.Kind == "Widget"
+		})
+		u, _ := readObject(t, store, sqlstore.Key{Resource: crdStorageName, Name: "gizmos.example.com"})
+		crd, _ := decodeCRD(u.Object)
+		wantCondition(t, crd, apiextensionsv1.NamesAccepted, apiextensionsv1.ConditionTrue, "NoConflicts", "no conflicts found")
+		wantCondition(t, crd, apiextensionsv1.Established, apiextensionsv1.ConditionTrue, "InitialNamesAccepted", "the initial names have been accepted")
+	})
+}
+
 func TestCRDConflictWithBuiltinIsNotServed(t *testing.T) {
 	g := startRegistry(t, openTestStore(t, sqltest.SQLiteDSN(t)))
 	crds := g.mustLookup(t, apiextensionsGroup, "v1", "customresourcedefinitions")
