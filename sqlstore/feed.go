@@ -95,9 +95,11 @@ func (f *feed) run(ctx context.Context) {
 	if f.listen != nil {
 		go f.listenLoop(ctx)
 	}
+	failed := false
 	for {
 		delay := f.pollInterval()
-		if err := f.tail(ctx); err != nil {
+		err := f.tail(ctx, failed)
+		if failed = err != nil; failed {
 			if ctx.Err() != nil {
 				return
 			}
@@ -166,14 +168,20 @@ func (f *feed) pollInterval() time.Duration {
 
 // tail publishes every event up to the newest committed revision it knows of: every revision at
 // or below a committed one has committed (invariant 2), so the read neither misses nor
-// reorders anything. A wake-up with a revision saves asking the database for the current one.
-func (f *feed) tail(ctx context.Context) error {
+// reorders anything. A wake-up with a revision saves asking the database for the current one;
+// after a failure (checkBounds), the database is asked in any case, as history may have been
+// compacted while the feed could not read.
+func (f *feed) tail(ctx context.Context, checkBounds bool) error {
 	current := f.committed.Load()
-	if current <= f.last.Load() {
-		var err error
-		if current, _, err = f.log.bounds(ctx); err != nil {
+	if checkBounds || current <= f.last.Load() {
+		dbCurrent, compacted, err := f.log.bounds(ctx)
+		if err != nil {
 			return err
 		}
+		if last := f.last.Load(); compacted > last {
+			f.skipCompacted(last, compacted)
+		}
+		current = max(current, dbCurrent)
 	}
 	for last := f.last.Load(); last < current; last = f.last.Load() {
 		events, err := f.log.read(ctx, "", "", last, current, feedPage)
@@ -188,6 +196,16 @@ func (f *feed) tail(ctx context.Context) error {
 		f.last.Store(through)
 	}
 	return nil
+}
+
+// skipCompacted restarts the feed after compacted when compaction has removed history it had
+// not read yet: the events in (last, compacted] may be gone, so every watcher ends with a
+// CompactedError (its client relists, as after a 410) rather than miss them.
+func (f *feed) skipCompacted(last, compacted int64) {
+	f.logger.Warn("change feed: history was compacted before the feed read it; ending all watchers",
+		"feed_revision", last, "compacted", compacted)
+	f.hub.restart(compacted, &CompactedError{Requested: last, Compacted: compacted})
+	f.last.Store(compacted)
 }
 
 // wake tells the feed that a revision up to rev has been committed (by this process or, via

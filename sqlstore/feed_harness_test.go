@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -209,7 +210,7 @@ func expectEnd(t testing.TB, w *Watcher, want error) []*Event {
 		select {
 		case ev, ok := <-w.Events():
 			if !ok {
-				if err := w.Err(); err != want {
+				if err := w.Err(); !reflect.DeepEqual(err, want) {
 					t.Fatalf("watch ended with %v, want %v", err, want)
 				}
 				return got
@@ -245,6 +246,7 @@ type memLog struct {
 	latest    map[Key]int64
 	compacted int64
 	failing   error
+	failures  int // calls answered with failing
 }
 
 func (l *memLog) append(op Op, key Key) int64 {
@@ -276,9 +278,18 @@ func (l *memLog) fail(err error) {
 	l.failing = err
 }
 
+func (l *memLog) failed() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failures
+}
+
 func (l *memLog) bounds(ctx context.Context) (int64, int64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.failing != nil {
+		l.failures++
+	}
 	return int64(len(l.rows)), l.compacted, l.failing
 }
 
@@ -287,6 +298,7 @@ func (l *memLog) read(ctx context.Context, resource, namespace string, after, th
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.failing != nil {
+		l.failures++
 		return nil, l.failing
 	}
 	var out []*Event

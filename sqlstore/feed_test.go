@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -88,4 +89,38 @@ func killListeners(t testing.TB, s *Store) {
 	if killed != 2 {
 		t.Fatalf("terminated %d listener sessions, want 2", killed)
 	}
+}
+
+// TestFeedRecoversFromReadErrors: while the log cannot be read the feed retries, and then
+// publishes everything it missed, in order.
+func TestFeedRecoversFromReadErrors(t *testing.T) {
+	env := openMemoryEnv(t, 0)
+	log := env.log.(*memLog)
+	w := env.watch(t, WatchOptions{Resource: "configmaps"})
+	log.fail(errors.New("database unreachable"))
+	for i := range 3 {
+		env.write(t, OpCreate, Key{"configmaps", "ns", fmt.Sprintf("k%d", i)})
+	}
+	waitFor(t, "the feed to fail a read", func() bool { return log.failed() > 0 })
+	log.fail(nil)
+	equalLines(t, "after recovery", describeAll(receive(t, w, 3)), env.logAfter(t, "configmaps", "", 0, 3))
+}
+
+// TestFeedCompactedWhileUnreadable: history compacted while the feed could not read it ends the
+// watchers with a CompactedError instead of skipping events; the feed goes on after it.
+func TestFeedCompactedWhileUnreadable(t *testing.T) {
+	env := openMemoryEnv(t, 0)
+	log := env.log.(*memLog)
+	w := env.watch(t, WatchOptions{Resource: "configmaps"})
+	log.fail(errors.New("database unreachable"))
+	for i := range 5 {
+		env.write(t, OpCreate, Key{"configmaps", "ns", fmt.Sprintf("k%d", i)})
+	}
+	waitFor(t, "the feed to fail a read", func() bool { return log.failed() > 0 })
+	log.compact(3)
+	log.fail(nil)
+	expectEnd(t, w, &CompactedError{Requested: 0, Compacted: 3})
+	after := env.watch(t, WatchOptions{Resource: "configmaps", After: 3})
+	env.write(t, OpCreate, Key{"configmaps", "ns", "later"})
+	equalLines(t, "after the compacted revision", describeAll(receive(t, after, 3)), env.logAfter(t, "configmaps", "", 3, 6))
 }

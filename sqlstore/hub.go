@@ -249,12 +249,26 @@ func (h *hub) endLocked(w *Watcher, err error) {
 	}
 }
 
+// restart ends every watcher with err and empties the window, which starts again at revision.
+func (h *hub) restart(revision int64, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.endAllLocked(err)
+	clear(h.window)
+	h.window, h.head, h.windowBytes = h.window[:0], 0, 0
+	h.passed, h.windowStart = revision, revision
+}
+
+func (h *hub) endAllLocked(err error) {
+	for w := range h.watchers {
+		h.endLocked(w, err)
+	}
+}
+
 // shutdown ends every watcher with err and refuses new ones.
 func (h *hub) shutdown(err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = err
-	for w := range h.watchers {
-		h.endLocked(w, err)
-	}
+	h.endAllLocked(err)
 }

@@ -332,17 +332,3 @@ func TestWatchEndsWhenFeedStops(t *testing.T) {
 		t.Fatalf("watch after stop: %v, want ErrClosed", err)
 	}
 }
-
-// TestFeedRecoversFromReadErrors: while the log cannot be read the feed retries, and then
-// publishes everything it missed, in order.
-func TestFeedRecoversFromReadErrors(t *testing.T) {
-	env := openMemoryEnv(t, 0)
-	log := env.log.(*memLog)
-	w := env.watch(t, WatchOptions{Resource: "configmaps"})
-	log.fail(errors.New("database unreachable"))
-	for i := range 3 {
-		env.write(t, OpCreate, Key{"configmaps", "ns", fmt.Sprintf("k%d", i)})
-	}
-	log.fail(nil)
-	equalLines(t, "after recovery", describeAll(receive(t, w, 3)), env.logAfter(t, "configmaps", "", 0, 3))
-}
