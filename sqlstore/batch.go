@@ -165,33 +165,33 @@ func render(w Write, revision int64) (value []byte, err error) {
 	return value, err
 }
 
-// execPlan writes the plan: log rows, live-set changes, the notification, the new current
-// revision.
+// statement is one SQL statement, with '?' placeholders, and its arguments.
+type statement struct {
+	sql  string
+	args []any
+}
+
+// execPlan writes the plan: log rows, live-set changes, the new current revision (and, on
+// PostgreSQL, the notification), as one statement where the dialect allows it.
 func (s *Store) execPlan(ctx context.Context, tx *sql.Tx, plan batchPlan, newCurrent int64) error {
-	args := make([]any, 0, 7*len(plan.log))
-	for _, r := range plan.log {
-		args = append(args, r.Revision, r.Resource, r.Namespace, r.Name, int(r.op), r.prev, r.Value)
-	}
-	if _, err := tx.ExecContext(ctx, s.db.rebind(
-		`INSERT INTO revisions (revision, resource, namespace, name, op, prev_revision, value) VALUES `+
-			placeholderRows(len(plan.log), 7)), args...); err != nil {
-		return err
-	}
-	if err := s.applyLive(ctx, tx, plan); err != nil {
-		return err
-	}
-	if s.db.notify != nil {
-		if err := s.db.notify(ctx, tx, newCurrent); err != nil {
+	statements := append(plan.statements(), s.db.setCurrent(newCurrent))
+	for _, st := range s.db.batchStatements(statements) {
+		if _, err := tx.ExecContext(ctx, s.db.rebind(st.sql), st.args...); err != nil {
 			return err
 		}
 	}
-	_, err := tx.ExecContext(ctx, s.db.rebind(`UPDATE meta SET current = ? WHERE id = 1`), newCurrent)
-	return err
+	return nil
 }
 
-// applyLive brings the live set to the batch's final state of each key: one upsert for the keys
-// that exist after the batch, one delete for those that do not.
-func (s *Store) applyLive(ctx context.Context, tx *sql.Tx, plan batchPlan) error {
+// statements inserts the log rows and brings the live set to the batch's final state of each
+// key: one upsert for the keys that exist after the batch, one delete for those that do not.
+func (plan batchPlan) statements() []statement {
+	log := statement{sql: `INSERT INTO revisions (revision, resource, namespace, name, op, prev_revision, value) VALUES ` +
+		placeholderRows(len(plan.log), 7)}
+	for _, r := range plan.log {
+		log.args = append(log.args, r.Revision, r.Resource, r.Namespace, r.Name, int(r.op), r.prev, r.Value)
+	}
+	statements := []statement{log}
 	var upserts, deletes []any
 	for _, k := range plan.order {
 		if i := plan.live[k]; i >= 0 {
@@ -201,21 +201,19 @@ func (s *Store) applyLive(ctx context.Context, tx *sql.Tx, plan batchPlan) error
 		}
 	}
 	if len(upserts) > 0 {
-		if _, err := tx.ExecContext(ctx, s.db.rebind(
-			`INSERT INTO objects (resource, namespace, name, revision) VALUES `+placeholderRows(len(upserts)/4, 4)+
-				` ON CONFLICT (resource, namespace, name) DO UPDATE SET revision = excluded.revision`),
-			upserts...); err != nil {
-			return err
-		}
+		statements = append(statements, statement{
+			sql: `INSERT INTO objects (resource, namespace, name, revision) VALUES ` + placeholderRows(len(upserts)/4, 4) +
+				` ON CONFLICT (resource, namespace, name) DO UPDATE SET revision = excluded.revision`,
+			args: upserts,
+		})
 	}
 	if len(deletes) > 0 {
-		if _, err := tx.ExecContext(ctx, s.db.rebind(
-			`DELETE FROM objects WHERE (resource, namespace, name) IN (VALUES `+placeholderRows(len(deletes)/3, 3)+`)`),
-			deletes...); err != nil {
-			return err
-		}
+		statements = append(statements, statement{
+			sql:  `DELETE FROM objects WHERE (resource, namespace, name) IN (VALUES ` + placeholderRows(len(deletes)/3, 3) + `)`,
+			args: deletes,
+		})
 	}
-	return nil
+	return statements
 }
 
 // placeholderRows renders "(?, ?), (?, ?)" for rows rows of width placeholders.

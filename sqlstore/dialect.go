@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/sqlkube/sqlkube/dialects"
 	"github.com/sqlkube/sqlkube/dialects/postgres"
@@ -28,8 +29,13 @@ type database struct {
 	// rebind turns '?' placeholders into the dialect's.
 	rebind   func(string) string
 	classify func(error) dialects.Kind
-	// notify, when set, runs inside each write transaction with its new current revision.
-	notify func(ctx context.Context, tx *sql.Tx, revision int64) error
+	// setCurrent is the last statement of a write transaction: it stores the new current
+	// revision (and on PostgreSQL notifies other replicas of it when the transaction commits).
+	setCurrent func(revision int64) statement
+	// batchStatements turns a write transaction's statements into those to send: the same on
+	// SQLite, where a statement costs no round trip; one, with data-modifying CTEs, on
+	// PostgreSQL.
+	batchStatements func([]statement) []statement
 	// lockCompaction keeps compaction to one replica at a time (nil: one process owns the
 	// database, and the store's own mutex is enough).
 	lockCompaction func(ctx context.Context, conn *sql.Conn, wait bool) (bool, func() error, error)
@@ -67,14 +73,18 @@ func openSQLite(ctx context.Context, dsn string) (*database, error) {
 		return nil, err
 	}
 	return &database{
-		name:       dialects.SQLite,
-		writer:     db.Writer,
-		reader:     db.Readers,
-		readTx:     &sql.TxOptions{ReadOnly: true},
-		rebind:     func(q string) string { return q },
-		classify:   sqlite.Classify,
-		checkpoint: db.Checkpoint,
-		close:      db.Close,
+		name:   dialects.SQLite,
+		writer: db.Writer,
+		reader: db.Readers,
+		readTx: &sql.TxOptions{ReadOnly: true},
+		rebind: func(q string) string { return q },
+		setCurrent: func(revision int64) statement {
+			return statement{sql: `UPDATE meta SET current = ? WHERE id = 1`, args: []any{revision}}
+		},
+		batchStatements: func(statements []statement) []statement { return statements },
+		classify:        sqlite.Classify,
+		checkpoint:      db.Checkpoint,
+		close:           db.Close,
 	}, nil
 }
 
@@ -96,18 +106,42 @@ func openPostgres(ctx context.Context, dsn string, maxConns int) (*database, err
 		reader: db,
 		// REPEATABLE READ gives the whole transaction one snapshot, so a list's revision and
 		// its rows agree.
-		readTx:         &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
-		rebind:         postgres.Rebind,
-		classify:       postgres.Classify,
-		notify:         notifyRevision,
-		lockCompaction: postgres.LockCompaction,
-		close:          db.Close,
+		readTx:          &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
+		rebind:          postgres.Rebind,
+		classify:        postgres.Classify,
+		setCurrent:      setCurrentAndNotify,
+		batchStatements: combineStatements,
+		lockCompaction:  postgres.LockCompaction,
+		close:           db.Close,
 	}, nil
 }
 
-// notifyRevision sends the new current revision, never the object: NOTIFY payloads are limited to
-// 8000 bytes. PostgreSQL delivers it when the transaction commits.
-func notifyRevision(ctx context.Context, tx *sql.Tx, revision int64) error {
-	_, err := tx.ExecContext(ctx, "SELECT pg_notify($1, $2)", notifyChannel, strconv.FormatInt(revision, 10))
-	return err
+// setCurrentAndNotify also sends the new current revision to other replicas, never the object:
+// NOTIFY payloads are limited to 8000 bytes. PostgreSQL delivers it when the transaction commits.
+func setCurrentAndNotify(revision int64) statement {
+	return statement{
+		sql:  `UPDATE meta SET current = ? WHERE id = 1 RETURNING pg_notify(?, ?)`,
+		args: []any{revision, notifyChannel, strconv.FormatInt(revision, 10)},
+	}
+}
+
+// combineStatements makes one PostgreSQL statement of several, each but the last a
+// data-modifying CTE (all of which run, once, whether referenced or not), so that a batch costs
+// one round trip instead of one per statement. The statements touch disjoint rows.
+func combineStatements(statements []statement) []statement {
+	var b strings.Builder
+	var args []any
+	last := len(statements) - 1
+	for i, st := range statements[:last] {
+		if i == 0 {
+			b.WriteString("WITH ")
+		} else {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "w%d AS (%s)", i, st.sql)
+		args = append(args, st.args...)
+	}
+	b.WriteString(" ")
+	b.WriteString(statements[last].sql)
+	return []statement{{sql: b.String(), args: append(args, statements[last].args...)}}
 }
