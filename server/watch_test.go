@@ -6,8 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
 // eventWait bounds every wait for an event; a healthy stream delivers within milliseconds.
@@ -178,4 +183,266 @@ func TestWatchCreateUpdateDelete(t *testing.T) {
 		}
 		ww.expect("MODIFIED a "+rv2, "DELETED a "+rv3)
 	})
+}
+
+func TestWatchLabelSelectorEnterAndLeave(t *testing.T) {
+	backends(t, func(t *testing.T, api *testAPI) {
+		in, out := map[string]string{"app": "x"}, map[string]string{"app": "y"}
+		start := api.listRV()
+		ww := api.watch(configMapsPath + "?watch=1&labelSelector=app%3Dx&resourceVersion=" + start)
+		api.put("other", out, "0") // never selected: not sent
+		rv1 := api.put("a", in, "1")
+		rv2 := api.put("a", in, "2")
+		rv3 := api.put("a", out, "3") // leaves the selection
+		api.put("a", out, "4")        // outside before and after: not sent
+		rv5 := api.put("a", in, "5")  // enters again
+		rv6 := api.remove("a")
+		ww.expect("ADDED a "+rv1, "MODIFIED a "+rv2)
+		left := ww.next()
+		// kube-apiserver's cacher sends the last selected state at the revision it left.
+		if got := left.summary(t); got != "DELETED a "+rv3 {
+			t.Fatalf("leaving the selection: %s, want DELETED a %s", got, rv3)
+		}
+		if o := left.object(t); str(o, "metadata", "labels", "app") != "x" || str(o, "data", "v") != "2" {
+			t.Fatalf("DELETED on leaving carries %s, want the previous state", left.Object)
+		}
+		ww.expect("ADDED a "+rv5, "DELETED a "+rv6)
+	})
+}
+
+func TestWatchFieldSelectorSingleObject(t *testing.T) {
+	backends(t, func(t *testing.T, api *testAPI) {
+		start := api.listRV()
+		byField := api.watch(configMapsPath + "?watch=1&fieldSelector=metadata.name%3Da&resourceVersion=" + start)
+		byPath := api.watch("/api/v1/watch/namespaces/default/configmaps/a?resourceVersion=" + start)
+		api.put("b", nil, "0")
+		rv1 := api.put("a", nil, "1")
+		api.put("b", nil, "1")
+		rv2 := api.remove("a")
+		api.remove("b")
+		rv3 := api.put("a", nil, "again")
+		for _, ww := range []*wireWatch{byField, byPath} {
+			ww.expect("ADDED a "+rv1, "DELETED a "+rv2, "ADDED a "+rv3)
+		}
+		api.do(http.MethodGet, "/api/v1/watch/namespaces/default/configmaps/a?fieldSelector=metadata.name%3Db", "").
+			expectStatus(t, metav1.Status{Code: 400, Reason: metav1.StatusReasonBadRequest, Message: "fieldSelector metadata.name doesn't match requested name"})
+	})
+}
+
+func TestWatchStartingPoints(t *testing.T) {
+	backends(t, func(t *testing.T, api *testAPI) {
+		rvA := api.put("a", nil, "1")
+		rvB := api.put("b", nil, "1")
+		for _, query := range []string{"", "&resourceVersion=0"} {
+			// Unset and "0": the current state as ADDED events, then the changes after it.
+			ww := api.watch(configMapsPath + "?watch=true" + query)
+			ww.expect("ADDED a "+rvA, "ADDED b "+rvB)
+			rv := api.put("a", nil, "changed"+query)
+			ww.expect("MODIFIED a " + rv)
+			rvA = rv
+		}
+		// N: exactly the changes after N, without the state.
+		ww := api.watch(configMapsPath + "?watch=true&resourceVersion=" + rvB)
+		ww.expect("MODIFIED a "+strconv.Itoa(mustAtoi(t, rvB)+1), "MODIFIED a "+rvA)
+		rv := api.put("b", nil, "2")
+		ww.expect("MODIFIED b " + rv)
+	})
+}
+
+func mustAtoi(t testing.TB, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// expectError reads an ERROR event and compares its Status, then expects the stream to end.
+func (ww *wireWatch) expectError(want metav1.Status) {
+	ww.t.Helper()
+	ev := ww.next()
+	want.Kind, want.APIVersion, want.Status = "Status", "v1", metav1.StatusFailure
+	wantJSON, _ := json.Marshal(want)
+	if ev.Type != "ERROR" || string(ev.Object) != string(wantJSON) {
+		ww.t.Fatalf("got %s %s\nwant ERROR %s", ev.Type, ev.Object, wantJSON)
+	}
+	ww.expectEnd()
+}
+
+func TestWatchFromCompactedRevision(t *testing.T) {
+	backends(t, func(t *testing.T, api *testAPI) {
+		old := api.put("a", nil, "1")
+		api.put("a", nil, "2")
+		current := api.put("a", nil, "3")
+		if err := api.store.Compact(context.Background(), int64(mustAtoi(t, current))); err != nil {
+			t.Fatal(err)
+		}
+		ww := api.watch(configMapsPath + "?watch=1&resourceVersion=" + old)
+		ww.expectError(metav1.Status{Code: http.StatusGone, Reason: metav1.StatusReasonExpired,
+			Message: fmt.Sprintf("too old resource version: %s (%s)", old, current)})
+		// From the compacted revision itself, every later change is still there.
+		ww = api.watch(configMapsPath + "?watch=1&resourceVersion=" + current)
+		rv := api.put("a", nil, "4")
+		ww.expect("MODIFIED a " + rv)
+	})
+}
+
+func TestWatchResumeAfterDisconnect(t *testing.T) {
+	backends(t, func(t *testing.T, api *testAPI) {
+		ww := api.watch(configMapsPath + "?watch=1&resourceVersion=" + api.listRV())
+		rv1 := api.put("a", nil, "1")
+		ww.expect("ADDED a " + rv1)
+		ww.close()
+		rv2 := api.put("a", nil, "2")
+		rv3 := api.put("b", nil, "1")
+		rv4 := api.remove("a")
+		ww = api.watch(configMapsPath + "?watch=1&resourceVersion=" + rv1)
+		rv5 := api.put("b", nil, "2")
+		ww.expect("MODIFIED a "+rv2, "ADDED b "+rv3, "DELETED a "+rv4, "MODIFIED b "+rv5)
+	})
+}
+
+func TestWatchFutureRevision(t *testing.T) {
+	api := sqliteAPI(t)
+	ahead := mustAtoi(t, api.listRV()) + 2
+	// kube-apiserver's watch cache accepts a start it has not reached and sends what follows it.
+	ww := api.watch(configMapsPath + "?watch=1&resourceVersion=" + strconv.Itoa(ahead))
+	api.put("a", nil, "1")
+	api.put("a", nil, "2")
+	rv := api.put("a", nil, "3")
+	ww.expect("MODIFIED a " + rv)
+	// A watch list must see a state not older than the revision: it waits, then fails as a
+	// cacher that is not fresh enough does.
+	far := strconv.Itoa(ahead + 100)
+	wl := api.watch(configMapsPath + "?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=" + far)
+	wl.expectError(metav1.Status{Code: http.StatusGatewayTimeout, Reason: metav1.StatusReasonTimeout,
+		Message: "Timeout: Too large resource version: " + far + ", current: " + rv,
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}, RetryAfterSeconds: 1}})
+}
+
+// nextChange returns the next event that is not a bookmark at revision idle: periodic bookmarks
+// may come at any moment while nothing changes.
+func (ww *wireWatch) nextChange(idle string) wireEvent {
+	ww.t.Helper()
+	for {
+		ev := ww.next()
+		if ev.Type != "BOOKMARK" || ev.summary(ww.t) != "BOOKMARK  "+idle {
+			return ev
+		}
+	}
+}
+
+func TestWatchBookmarks(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		api := newTestAPI(t, dsn, Options{WatchBookmarkInterval: 50 * time.Millisecond})
+		start := api.listRV()
+		ww := api.watch(configMapsPath + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + start)
+		rv := api.put("a", nil, "1")
+		if got := ww.nextChange(start).summary(t); got != "ADDED a "+rv {
+			t.Fatalf("got %s, want ADDED a %s", got, rv)
+		}
+		// The next bookmark covers the event before it, and carries only kind, apiVersion and
+		// resourceVersion, as kube-apiserver encodes an empty ConfigMap.
+		bookmark := ww.next()
+		want := `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"` + rv + `"}}`
+		if bookmark.Type != "BOOKMARK" || string(bookmark.Object) != want {
+			t.Fatalf("got %s %s, want BOOKMARK %s", bookmark.Type, bookmark.Object, want)
+		}
+		// Without allowWatchBookmarks, none.
+		plain := api.watch(configMapsPath + "?watch=1&timeoutSeconds=1&resourceVersion=" + rv)
+		plain.expectEnd()
+	})
+}
+
+func TestWatchBookmarkBeforeTimeout(t *testing.T) {
+	api := sqliteAPI(t) // the default interval, a minute: only the pre-timeout bookmark comes
+	start := api.listRV()
+	began := time.Now()
+	ww := api.watch(configMapsPath + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=3&resourceVersion=" + start)
+	ww.expect("BOOKMARK  " + start)
+	if at := time.Since(began); at < 500*time.Millisecond || at > 2500*time.Millisecond {
+		t.Fatalf("bookmark after %v, want about 1s (2s before the 3s timeout)", at)
+	}
+	ww.expectEnd()
+	if took := time.Since(began); took < 2900*time.Millisecond {
+		t.Fatalf("watch with timeoutSeconds=3 ended after %v", took)
+	}
+}
+
+func TestWatchList(t *testing.T) {
+	backends(t, func(t *testing.T, api *testAPI) {
+		rvA := api.put("a", map[string]string{"app": "x"}, "1")
+		api.put("b", map[string]string{"app": "y"}, "1")
+		snapshot := api.listRV()
+		for _, query := range []string{
+			"sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true",
+			"sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=" + rvA,
+			// kube-apiserver defaults a watch from unset or "0" to a watch list.
+			"allowWatchBookmarks=true",
+			"allowWatchBookmarks=true&resourceVersion=0",
+		} {
+			ww := api.watch(configMapsPath + "?watch=1&labelSelector=app%3Dx&" + query)
+			ww.expect("ADDED a " + rvA)
+			end := ww.next()
+			want := `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"` + snapshot + `","annotations":{"k8s.io/initial-events-end":"true"}}}`
+			if end.Type != "BOOKMARK" || string(end.Object) != want {
+				t.Fatalf("%s: got %s %s, want BOOKMARK %s", query, end.Type, end.Object, want)
+			}
+			ww.close()
+		}
+		ww := api.watch(configMapsPath + "?watch=1&labelSelector=app%3Dx&allowWatchBookmarks=true")
+		ww.expect("ADDED a "+rvA, "BOOKMARK  "+snapshot)
+		rv := api.put("a", map[string]string{"app": "x"}, "2")
+		ww.expect("MODIFIED a " + rv)
+		// sendInitialEvents=false: no state, the changes after the latest revision.
+		ww = api.watch(configMapsPath + "?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan")
+		rv = api.put("b", nil, "2")
+		ww.expect("MODIFIED b " + rv)
+	})
+}
+
+func TestWatchTimeoutSeconds(t *testing.T) {
+	api := sqliteAPI(t)
+	began := time.Now()
+	ww := api.watch(configMapsPath + "?watch=1&timeoutSeconds=1")
+	ww.expectEnd()
+	if took := time.Since(began); took < 900*time.Millisecond || took > 5*time.Second {
+		t.Fatalf("timeoutSeconds=1 ended the watch after %v", took)
+	}
+	if ww.resp.Trailer.Get("x") != "" || ww.resp.TransferEncoding[0] != "chunked" {
+		t.Fatalf("transfer encoding %v", ww.resp.TransferEncoding)
+	}
+}
+
+func TestWatchBadInput(t *testing.T) {
+	api := sqliteAPI(t)
+	invalid := func(field, detail string) metav1.Status {
+		return metav1.Status{Code: 422, Reason: metav1.StatusReasonInvalid,
+			Message: "ListOptions.meta.k8s.io \"\" is invalid: " + field + ": Forbidden: " + detail,
+			Details: &metav1.StatusDetails{Group: "meta.k8s.io", Kind: "ListOptions",
+				Causes: []metav1.StatusCause{{Type: metav1.CauseType("FieldValueForbidden"), Message: "Forbidden: " + detail, Field: field}}}}
+	}
+	for _, tc := range []struct {
+		query string
+		want  metav1.Status
+	}{
+		{"watch=1&timeoutSeconds=soon", metav1.Status{Code: 400, Reason: metav1.StatusReasonBadRequest,
+			Message: `strconv.ParseInt: parsing "soon": invalid syntax`}},
+		{"watch=1&resourceVersion=abc", metav1.Status{Code: 400, Reason: metav1.StatusReasonBadRequest,
+			Message: `invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax`}},
+		{"watch=1&sendInitialEvents=true&allowWatchBookmarks=true",
+			invalid("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")},
+		{"watch=1&resourceVersion=5&resourceVersionMatch=NotOlderThan",
+			invalid("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")},
+		{"watch=1&fieldSelector=data.v%3D1", metav1.Status{Code: 400, Reason: metav1.StatusReasonBadRequest,
+			Message: `"data.v" is not a known field selector: only "metadata.name", "metadata.namespace"`}},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			api.do(http.MethodGet, configMapsPath+"?"+tc.query, "").expectStatus(t, tc.want)
+		})
+	}
+	api.do(http.MethodGet, "/api/v1/namespaces/default/nothings?watch=1", "").expect(t, http.StatusNotFound)
+	api.do(http.MethodGet, "/api/v1/watch/namespaces/default/nothings", "").expect(t, http.StatusNotFound)
+	api.do(http.MethodGet, configMapsPath+"?watch=1", "", "Accept: application/yaml").expect(t, http.StatusNotAcceptable)
 }
