@@ -32,13 +32,22 @@ const crdGroupPriority = 1000
 // /version, and the OpenAPI v3 documents (see routeOpenAPI). Register it before the resource
 // routes.
 func (s *Server) routeDiscovery(r *mux.Router) {
-	r.Path("/version").Methods(http.MethodGet).HandlerFunc(s.serveVersion)
-	r.Path("/api").Methods(http.MethodGet).HandlerFunc(s.serveDiscovery)
-	r.Path("/api/v1").Methods(http.MethodGet).HandlerFunc(s.serveDiscovery)
-	r.Path("/apis").Methods(http.MethodGet).HandlerFunc(s.serveDiscovery)
-	r.Path("/apis/{group}").Methods(http.MethodGet).HandlerFunc(s.serveDiscovery)
-	r.Path("/apis/{group}/{version}").Methods(http.MethodGet).HandlerFunc(s.serveDiscovery)
+	for _, path := range []string{"/api", "/api/v1", "/apis", "/apis/{group}", "/apis/{group}/{version}"} {
+		r.Path(path).HandlerFunc(s.onlyGet(s.serveDiscovery))
+	}
+	r.Path("/version").HandlerFunc(s.onlyGet(s.serveVersion))
 	s.routeOpenAPI(r)
+}
+
+// onlyGet answers other methods than GET with kube-apiserver's 405 Status.
+func (s *Server) onlyGet(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			s.writeError(w, r, errMethodNotAllowed(r.Method))
+			return
+		}
+		next(w, r)
+	}
 }
 
 // serveDiscovery answers a discovery path from the documents built when the served resources

@@ -21,8 +21,8 @@ import (
 // (fieldValidation); without schemas, kubectl builds its strategic merge patches from its
 // compiled-in types, as it does without OpenAPI.
 func (s *Server) routeOpenAPI(r *mux.Router) {
-	r.Path("/openapi/v3").Methods(http.MethodGet).HandlerFunc(s.serveOpenAPIRoot)
-	r.PathPrefix("/openapi/v3/").Methods(http.MethodGet).HandlerFunc(s.serveOpenAPIGroupVersion)
+	r.Path("/openapi/v3").HandlerFunc(s.onlyGet(s.serveOpenAPIRoot))
+	r.PathPrefix("/openapi/v3/").HandlerFunc(s.onlyGet(s.serveOpenAPIGroupVersion))
 }
 
 func (s *Server) serveOpenAPIRoot(w http.ResponseWriter, r *http.Request) {

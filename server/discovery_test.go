@@ -88,6 +88,14 @@ func TestLegacyDiscoveryOfBuiltins(t *testing.T) {
 		sameJSON(t, path, getDoc(t, srv.URL+path, "", 404, mediaTypeJSON), notFoundStatus)
 	}
 	getDoc(t, srv.URL+"/api/v1", "application/vnd.kubernetes.protobuf", 406, mediaTypeJSON)
+	resp, err := http.Post(srv.URL+"/apis", mediaTypeJSON, strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	sameJSON(t, "POST /apis", body, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+	"message":"the server does not allow this method on the requested resource","reason":"MethodNotAllowed","details":{},"code":405}`)
 	if body := getDoc(t, srv.URL+"/apis", "application/yaml", 200, mediaTypeYAML); !strings.HasPrefix(string(body), "apiVersion: v1\ngroups:") {
 		t.Errorf("YAML /apis:\n%s", body)
 	}
