@@ -127,6 +127,9 @@ func (s *sqlkubeServer) do(method, path string, body []byte, headers ...string) 
 // status decodes the body as a Status, failing the test if it is not one.
 func (r response) status(t testing.TB) metav1.Status {
 	t.Helper()
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("answer %d has Content-Type %q, want application/json", r.code, ct)
+	}
 	var st metav1.Status
 	if err := json.Unmarshal(r.body, &st); err != nil || st.Kind != "Status" || st.APIVersion != "v1" {
 		t.Fatalf("answer %d is not a v1 Status (%v): %s", r.code, err, r.body)

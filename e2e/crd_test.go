@@ -236,7 +236,10 @@ func checkCRDDeletion(t *testing.T, s *sqlkubeServer) {
 	// Defining the type again shows that its objects went with it.
 	createCRD(t, s, testCRD("widgets", "widget", "Widget", "wd", apiextensionsv1.NamespaceScoped))
 	list, err := s.dynamicClient().Resource(widgets).Namespace("e2e-crd").List(ctx, metav1.ListOptions{})
-	if err != nil || len(list.Items) != 0 {
-		t.Errorf("widgets after the CRD was deleted and created again: %v, %v; want none", err, names(t, list))
+	if err != nil {
+		t.Fatalf("list widgets after the CRD was created again: %v", err)
+	}
+	if len(list.Items) != 0 {
+		t.Errorf("widgets after the CRD was deleted and created again: %v; want none", names(t, list))
 	}
 }

@@ -1,0 +1,36 @@
+# sqlkube: build, run and test. `make test` is what CI runs (see .ci/run).
+
+BIN     := bin/sqlkube
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+LISTEN  ?= 127.0.0.1:8080
+DB      ?= sqlite://./sqlkube.db
+# Fuzz targets are found by name; each runs for FUZZTIME.
+FUZZTIME ?= 20s
+
+.PHONY: build run test lint fuzz clean
+
+build:
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sqlkube
+
+run: build
+	./$(BIN) --listen $(LISTEN) --db $(DB)
+
+# Unit, conformance and e2e tests on SQLite and PostgreSQL; fuzz targets run their seed corpora.
+test:
+	go test ./... -count=1 -timeout 14m
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	go vet ./...
+
+fuzz:
+	@set -e; for pkg in $$(go list ./...); do \
+		for target in $$(go test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$target"; \
+			go test $$pkg -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME); \
+		done; \
+	done
+
+clean:
+	rm -rf bin
