@@ -60,10 +60,17 @@ func (s *Store) applyBatch(ctx context.Context, batch []*pendingWrite) (batchOut
 		return batchOutcome{}, err
 	}
 	if err := tx.Commit(); err != nil {
-		return batchOutcome{}, err
+		return batchOutcome{}, &commitError{err: err}
 	}
 	return batchOutcome{results: plan.results, current: newCurrent}, nil
 }
+
+// commitError is a failed COMMIT: unlike a failure before it, the batch may have been written,
+// so it must not be run again.
+type commitError struct{ err error }
+
+func (e *commitError) Error() string { return "commit: " + e.err.Error() }
+func (e *commitError) Unwrap() error { return e.err }
 
 // liveRevisions reads the current revision of every key the batch touches, in one query.
 func (s *Store) liveRevisions(ctx context.Context, tx *sql.Tx, batch []*pendingWrite) (map[Key]int64, error) {

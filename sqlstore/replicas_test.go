@@ -2,9 +2,11 @@ package sqlstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
@@ -74,5 +76,36 @@ func TestReplicasShareOneRevisionLine(t *testing.T) {
 	objs, _ := listAll(t, b, sqlstore.ListOptions{Resource: "configmaps", Revision: 400})
 	if len(objs) != 400 {
 		t.Fatalf("list at the compacted revision: %d objects, want 400", len(objs))
+	}
+}
+
+// TestPostgresConnectionsLost ends every connection of the store's database, as a PostgreSQL
+// restart does: requests fail with ErrUnavailable (or succeed) rather than hang, and the store
+// recovers by itself.
+func TestPostgresConnectionsLost(t *testing.T) {
+	dsn := sqltest.PostgresDSN(t)
+	s := openStore(t, dsn)
+	ctx := context.Background()
+	rev := create(t, s, cm("ns", "a"), "x").Revision
+	execRaw(t, dsn, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+
+	recovered := false
+	for i := range 20 {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		obj, err := s.Write(ctx, sqlstore.Write{Op: sqlstore.OpUpdate, Key: cm("ns", "a"), ExpectedRevision: rev, Render: body(fmt.Sprint(i))})
+		cancel()
+		if err == nil {
+			rev, recovered = obj.Revision, true
+			break
+		}
+		if !errors.Is(err, sqlstore.ErrUnavailable) {
+			t.Fatalf("write after the connections were lost: %v, want success or ErrUnavailable", err)
+		}
+	}
+	if !recovered {
+		t.Fatal("the store did not recover from lost connections")
+	}
+	if got, err := s.Get(ctx, cm("ns", "a")); err != nil || got.Revision != rev {
+		t.Fatalf("Get after recovery: %+v, %v", got, err)
 	}
 }

@@ -19,8 +19,9 @@ const (
 	maxBatchBytes  = 4 << 20
 )
 
-// A batch whose transaction loses a race (SQLite busy, serialization failure, deadlock) is run
-// again, at most this many times in all, before its writes fail with ErrUnavailable.
+// A batch whose transaction loses a race (SQLite busy, serialization failure, deadlock) or its
+// connection before COMMIT is run again, at most this many times in all, before its writes fail
+// with ErrUnavailable.
 const (
 	maxBatchAttempts = 5
 	retryBackoff     = 20 * time.Millisecond
@@ -168,7 +169,7 @@ func (s *Store) commit(batch []*pendingWrite) (left []*pendingWrite) {
 			}
 			return batch[len(outcome.results):]
 		}
-		if s.db.classify(err) == dialects.Retry && attempt < maxBatchAttempts {
+		if s.retryable(err) && attempt < maxBatchAttempts {
 			time.Sleep(time.Duration(attempt) * retryBackoff)
 			continue
 		}
@@ -179,4 +180,17 @@ func (s *Store) commit(batch []*pendingWrite) (left []*pendingWrite) {
 		}
 		return nil
 	}
+}
+
+// retryable says whether a failed batch can run again: it lost a race, or its connection failed
+// before COMMIT (nothing was written: a pooled connection that a database restart broke).
+func (s *Store) retryable(err error) bool {
+	var ambiguous *commitError
+	switch s.db.classify(err) {
+	case dialects.Retry:
+		return true
+	case dialects.Unavailable:
+		return !errors.As(err, &ambiguous)
+	}
+	return false
 }
