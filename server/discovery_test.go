@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 	endpointsdiscovery "k8s.io/apiserver/pkg/endpoints/discovery"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/openapi3"
@@ -260,4 +261,16 @@ func patchTakesFieldValidation(doc *spec3.OpenAPI, gvk schema.GroupVersionKind) 
 		}
 	}
 	return false
+}
+
+func TestVersion(t *testing.T) {
+	srv := serveDiscoveryForTest(t, startRegistry(t, openTestStore(t, sqltest.SQLiteDSN(t))))
+	info, err := discovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL}).ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := utilversion.ParseSemantic(info.GitVersion)
+	if err != nil || parsed.Major() != 1 || parsed.Minor() != 37 || info.Major != "1" || info.Minor != "37" || info.Platform == "" {
+		t.Errorf("version %+v (%v)", info, err)
+	}
 }
