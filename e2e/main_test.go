@@ -5,29 +5,42 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
-// binaryPath is the sqlkube binary under test, built once by TestMain.
+// binaryPath is where the sqlkube binary under test is built, in a directory TestMain removes at
+// the end. It exists once binary (or startServer) has been called.
 var binaryPath string
 
-func TestMain(m *testing.M) {
-	os.Exit(buildAndRun(m))
+// build builds the binary once, on first use, so that tests that need none (the compose file
+// checks) run without it.
+var build = sync.OnceValue(func() error {
+	cmd := exec.Command("go", "build", "-o", binaryPath, "github.com/sqlkube/sqlkube/cmd/sqlkube")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building sqlkube: %v\n%s", err, out)
+	}
+	return nil
+})
+
+// binary builds the sqlkube binary if needed and returns its path.
+func binary(t testing.TB) string {
+	t.Helper()
+	if err := build(); err != nil {
+		t.Fatal(err)
+	}
+	return binaryPath
 }
 
-func buildAndRun(m *testing.M) int {
+func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "sqlkube-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 1
+		os.Exit(1)
 	}
-	defer os.RemoveAll(dir)
 	binaryPath = filepath.Join(dir, "sqlkube")
-	build := exec.Command("go", "build", "-o", binaryPath, "github.com/sqlkube/sqlkube/cmd/sqlkube")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: building sqlkube: %v\n%s", err, out)
-		return 1
-	}
-	return m.Run()
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }

@@ -69,7 +69,7 @@ func (s *sqlkubeServer) start() {
 	s.t.Helper()
 	args := append([]string{"--listen=127.0.0.1:0", "--db=" + s.dsn, "--log-level=info"}, s.args...)
 	fmt.Fprintf(s.log, "--- sqlkube %v\n", args)
-	p, err := launch(s.log, args)
+	p, err := launch(binary(s.t), s.log, args)
 	if err != nil {
 		s.t.Fatalf("starting sqlkube: %v\n%s", err, s.log.String())
 	}
@@ -123,8 +123,8 @@ func (s *sqlkubeServer) killIfRunning() {
 
 // launch starts sqlkube with args, copying its output to log, and returns once it has printed
 // the address it listens on.
-func launch(log *syncBuffer, args []string) (*process, error) {
-	cmd := exec.Command(binaryPath, args...)
+func launch(binary string, log *syncBuffer, args []string) (*process, error) {
+	cmd := exec.Command(binary, args...)
 	cmd.Stdout = log
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -221,7 +221,7 @@ func runToExit(t testing.TB, env []string, args ...string) (int, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binaryPath, args...)
+	cmd := exec.CommandContext(ctx, binary(t), args...)
 	cmd.Env = append(cmd.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	var exitErr *exec.ExitError
