@@ -66,7 +66,7 @@ func newFeed(s *Store) *feed {
 			return postgres.Listen(ctx, s.opts.DSN, notifyChannel, notify)
 		}
 	}
-	return newFeedOn(newSQLLog(s.db), listen, s.logger(), s.opts.WatchBuffer)
+	return newFeedOn(newSQLLog(s.db, s.dbError), listen, s.logger(), s.opts.WatchBuffer)
 }
 
 func newFeedOn(log changeLog, listen listenFunc, logger *slog.Logger, buffer int) *feed {

@@ -33,10 +33,9 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 func TestFeedAcrossReplicasNotifies(t *testing.T) {
 	writer, reader := openReplicas(t)
 	w := reader.watch(t, WatchOptions{Resource: "configmaps"})
-	var got []*Event
 	write := func(name string) int64 { return writer.write(t, OpCreate, Key{"configmaps", "ns", name}) }
-	got = append(got, receiveThrough(t, w, write("first"))...)
-	waitFor(t, "the reader's listener to get a notification", reader.feed.listening.Load)
+	writeUntilNotified(t, reader, write)
+	got := receiveThrough(t, w, reader.current(t))
 
 	const promptly = 300 * time.Millisecond // well under slowPoll
 	for i := range 20 {
@@ -58,22 +57,29 @@ func TestFeedAcrossReplicasSurvivesListenerLoss(t *testing.T) {
 	writer, reader := openReplicas(t)
 	w := reader.watch(t, WatchOptions{Resource: "configmaps"})
 	write := func(name string) int64 { return writer.write(t, OpCreate, Key{"configmaps", "ns", name}) }
-	for i := range 5 {
-		receiveThrough(t, w, write(fmt.Sprintf("before%d", i)))
-	}
-	waitFor(t, "the reader's listener to get a notification", reader.feed.listening.Load)
+	writeUntilNotified(t, reader, write)
+	before := reader.current(t)
+	receiveThrough(t, w, before)
 
 	killListeners(t, writer.store)
 	waitFor(t, "the reader to notice its listener is gone", func() bool { return !reader.feed.listening.Load() })
-	i := 0
-	waitFor(t, "the reader's listener to come back", func() bool {
-		write(fmt.Sprintf("during%d", i))
-		i++
-		return reader.feed.listening.Load()
-	})
+	writeUntilNotified(t, reader, write)
 	final := write("after")
-	equalLines(t, "events across the listener's loss", describeAll(receiveThrough(t, w, final)), reader.logAfter(t, "configmaps", "", 5, final))
+	equalLines(t, "events across the listener's loss", describeAll(receiveThrough(t, w, final)), reader.logAfter(t, "configmaps", "", before, final))
 	expectQuiet(t, w)
+}
+
+// writeUntilNotified writes until a notification reaches env's listener: one issued before its
+// LISTEN took effect is never delivered.
+func writeUntilNotified(t testing.TB, env *feedEnv, write func(name string) int64) {
+	t.Helper()
+	start := env.current(t)
+	i := 0
+	waitFor(t, "a notification to reach the listener", func() bool {
+		write(fmt.Sprintf("until-notified-%d-%d", start, i))
+		i++
+		return env.feed.listening.Load()
+	})
 }
 
 // killListeners ends every LISTEN session on the store's database, as a failover or network cut
@@ -86,8 +92,8 @@ func killListeners(t testing.TB, s *Store) {
 	if err != nil {
 		t.Fatalf("terminating the listeners: %v", err)
 	}
-	if killed != 2 {
-		t.Fatalf("terminated %d listener sessions, want 2", killed)
+	if killed == 0 {
+		t.Fatal("found no listener session to terminate")
 	}
 }
 

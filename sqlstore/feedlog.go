@@ -3,12 +3,13 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"fmt"
 )
 
 // sqlLog reads the revision log for the feed and for watchers replaying history.
 type sqlLog struct {
 	db *database
+	// dbError classifies a failure (ErrUnavailable for the retryable ones) and says what failed.
+	dbError func(ctx context.Context, doing string, err error) error
 	// Queries by selection: all resources, one resource, one resource and namespace.
 	allQuery, resourceQuery, namespaceQuery, boundsQuery string
 }
@@ -24,9 +25,10 @@ const logOrder = ` ORDER BY r.revision LIMIT ?`
 // The selections compare r.resource || ” rather than r.resource so that no index on the key
 // applies: reading the revision range through the primary key costs the range once, where the
 // key index would read and sort the resource's whole history for every page.
-func newSQLLog(db *database) *sqlLog {
+func newSQLLog(db *database, dbError func(context.Context, string, error) error) *sqlLog {
 	return &sqlLog{
 		db:             db,
+		dbError:        dbError,
 		allQuery:       db.rebind(logColumns + logOrder),
 		resourceQuery:  db.rebind(logColumns + ` AND r.resource || '' = ?` + logOrder),
 		namespaceQuery: db.rebind(logColumns + ` AND r.resource || '' = ? AND r.namespace = ?` + logOrder),
@@ -36,7 +38,7 @@ func newSQLLog(db *database) *sqlLog {
 
 func (l *sqlLog) bounds(ctx context.Context) (current, compacted int64, err error) {
 	if err := l.db.reader.QueryRowContext(ctx, l.boundsQuery).Scan(&current, &compacted); err != nil {
-		return 0, 0, fmt.Errorf("reading the current revision: %w", err)
+		return 0, 0, l.dbError(ctx, "reading the current revision", err)
 	}
 	return current, compacted, nil
 }
@@ -51,19 +53,19 @@ func (l *sqlLog) read(ctx context.Context, resource, namespace string, after, th
 	}
 	rows, err := l.db.reader.QueryContext(ctx, query, append(args, limit)...)
 	if err != nil {
-		return nil, fmt.Errorf("reading the revision log: %w", err)
+		return nil, l.dbError(ctx, "reading the revision log", err)
 	}
 	defer rows.Close()
 	var events []*Event
 	for rows.Next() {
 		ev, err := scanEvent(rows)
 		if err != nil {
-			return nil, fmt.Errorf("reading the revision log: %w", err)
+			return nil, l.dbError(ctx, "reading the revision log", err)
 		}
 		events = append(events, ev)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading the revision log: %w", err)
+		return nil, l.dbError(ctx, "reading the revision log", err)
 	}
 	return events, nil
 }
