@@ -98,7 +98,7 @@ func newFlagSet(o *options) *pflag.FlagSet {
 	fs.BoolVar(&o.createCRD, "create-crd", false, "create a CRD serving --resource (kind derived from the plural name) and wait until it is established")
 
 	fs.StringVar(&o.op, "op", opCreate, "operation: "+strings.Join(knownOps, ", "))
-	fs.IntVar(&o.concurrency, "concurrency", 64, "concurrent clients (each one request at a time)")
+	fs.IntVar(&o.concurrency, "concurrency", 64, "concurrent clients (each one request at a time); for --op watch, the most writes in flight")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long to measure")
 	fs.IntVar(&o.count, "count", 0, "stop after this many operations (writes for --op watch) instead of after --duration")
 	fs.IntVar(&o.objectSize, "object-size", 1024, "bytes of payload per object (ConfigMap data, otherwise spec)")
@@ -106,7 +106,7 @@ func newFlagSet(o *options) *pflag.FlagSet {
 	fs.IntVar(&o.pageSize, "page-size", 500, "limit per list request")
 
 	fs.IntVar(&o.watchers, "watchers", 100, "watchers on the collection for --op watch")
-	fs.Float64Var(&o.rate, "rate", 100, "writes per second of the single writer for --op watch")
+	fs.Float64Var(&o.rate, "rate", 100, "writes per second for --op watch, started on schedule")
 	fs.DurationVar(&o.drainTimeout, "drain-timeout", 10*time.Second, "for --op watch, how long to wait after the last write for watchers to receive it")
 
 	fs.StringVar(&o.output, "output", "table", "result format: table, or json (a single JSON object on stdout)")

@@ -19,7 +19,7 @@ const (
 	subBucketBits    = 7 // 128 sub-buckets per power of two
 	subBuckets       = 1 << subBucketBits
 	exactLimit       = 2 * subBuckets // values below this have a bucket each
-	maxShift         = 32             // tracks up to ~2^40 µs, far beyond any run
+	maxShift         = 24             // full precision up to 2^32 µs (71 minutes); beyond, the last bucket
 	histogramBuckets = exactLimit + maxShift*subBuckets
 )
 

@@ -113,7 +113,7 @@ func writeJSON(w io.Writer, rep report) error {
 func writeTable(w io.Writer, rep report) error {
 	clients := fmt.Sprintf("%d clients", rep.Concurrency)
 	if rep.Watch != nil {
-		clients = fmt.Sprintf("1 writer at %.0f/s, %d watchers", rep.Watch.Rate, rep.Watch.Watchers)
+		clients = fmt.Sprintf("writes at %.0f/s (at most %d in flight), %d watchers", rep.Watch.Rate, rep.Concurrency, rep.Watch.Watchers)
 	}
 	fmt.Fprintf(w, "%s %s in namespace %s: %s, %d-byte objects, %.1fs\n\n",
 		rep.Op, rep.Resource, rep.Namespace, clients, rep.ObjectSize, rep.DurationSeconds)
@@ -137,6 +137,9 @@ func writeTable(w io.Writer, rep report) error {
 		ws := rep.Watch
 		fmt.Fprintf(w, "\nwatch: %d of %d watchers connected; events expected %d, received %d, lost %d\n",
 			ws.Connected, ws.Watchers, ws.EventsExpected, ws.EventsReceived, ws.EventsLost)
+		l := ws.SendToEventMs
+		fmt.Fprintf(w, "delivery measured from the write's start instead of its acknowledgement: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+			l.P50, l.P90, l.P99, l.Max)
 	}
 	if rep.Errors > 0 {
 		fmt.Fprintln(w, "\nerrors by status:")

@@ -24,22 +24,25 @@ type watchSummary struct {
 	EventsExpected int64     `json:"eventsExpected"`
 	EventsReceived int64     `json:"eventsReceived"`
 	EventsLost     int64     `json:"eventsLost"`
+	// SendToEventMs is delivery latency measured from the start of the write request instead of
+	// its acknowledgement: what a change takes to reach watchers end to end.
+	SendToEventMs latencySummary `json:"sendToEventMs"`
 }
 
 // runWatch measures watch fan-out: --watchers watches on the collection, and one writer creating
 // objects at --rate. Each watcher records, for every object it sees created, the time from the
-// writer's acknowledgement to the event's arrival (zero when the event beats the acknowledgement).
-// Acknowledgement times stay in this process, keyed by the index in the object's name, so no clock
-// is compared across machines and the write's own latency is not counted twice.
+// writer's acknowledgement to the event's arrival (zero when the event beats the acknowledgement),
+// and from the start of the write request. Write times stay in this process, keyed by the index in
+// the object's name, so that no clock is compared across machines.
 func (b *bench) runWatch(ctx context.Context) (report, error) {
 	startRV, err := b.collectionRevision(ctx)
 	if err != nil {
 		return report{}, err
 	}
-	acks := newAckTable(b.maxWrites())
+	times := newWriteTimes(b.maxWrites())
 	watchCtx, stopWatchers := context.WithCancel(ctx)
 	defer stopWatchers()
-	watchers, running := b.startWatchers(watchCtx, acks, startRV)
+	watchers, running := b.startWatchers(watchCtx, times, startRV)
 	if connectedCount(watchers) == 0 {
 		stopWatchers()
 		running.Wait()
@@ -48,8 +51,8 @@ func (b *bench) runWatch(ctx context.Context) (report, error) {
 
 	start := time.Now()
 	stopProgress := b.startProgress(ctx, start, "events")
-	writes := b.writeAtRate(ctx, acks)
-	expected := func() int64 { return acks.count() * int64(connectedCount(watchers)) }
+	writes := b.writeAtRate(ctx, times)
+	expected := func() int64 { return times.acknowledged() * int64(connectedCount(watchers)) }
 	b.awaitDelivery(ctx, expected)
 	elapsed := time.Since(start)
 	stopWatchers()
@@ -61,7 +64,6 @@ func (b *bench) runWatch(ctx context.Context) (report, error) {
 		delivery.get(opWatch).merge(w.rec)
 	}
 	rep := b.newReport(delivery, elapsed)
-	rep.Concurrency = 1 // one writer; the watchers are counted below
 	rep.Errors += writes.errorCount()
 	for code, n := range writes.errors {
 		rep.ErrorsByCode[code] += n
@@ -72,8 +74,10 @@ func (b *bench) runWatch(ctx context.Context) (report, error) {
 
 func (b *bench) watchSummary(watchers []*watcher, writes *recorder, elapsed time.Duration, expected int64) *watchSummary {
 	var received int64
+	var fromSend histogram
 	for _, w := range watchers {
 		received += w.received
+		fromSend.merge(&w.fromSend)
 	}
 	return &watchSummary{
 		Watchers:       len(watchers),
@@ -83,6 +87,7 @@ func (b *bench) watchSummary(watchers []*watcher, writes *recorder, elapsed time
 		EventsExpected: expected,
 		EventsReceived: received,
 		EventsLost:     max(expected-received, 0),
+		SendToEventMs:  summarizeLatency(&fromSend),
 	}
 }
 
@@ -107,11 +112,11 @@ func (b *bench) maxWrites() int {
 
 // startWatchers opens the watches and waits (at most setupTimeout) until the server has accepted
 // them, so that connecting is not counted as delivery latency.
-func (b *bench) startWatchers(ctx context.Context, acks *ackTable, startRV string) ([]*watcher, *sync.WaitGroup) {
+func (b *bench) startWatchers(ctx context.Context, writes *writeTimes, startRV string) ([]*watcher, *sync.WaitGroup) {
 	watchers := make([]*watcher, b.opts.watchers)
 	var running, opened sync.WaitGroup
 	for i := range watchers {
-		w := &watcher{b: b, acks: acks, resourceVersion: startRV, rec: newRecorder()}
+		w := &watcher{b: b, writes: writes, resourceVersion: startRV, rec: newRecorder()}
 		watchers[i] = w
 		opened.Add(1)
 		running.Go(func() { w.run(ctx, opened.Done) })
@@ -145,33 +150,54 @@ func connectedCount(watchers []*watcher) int {
 	return n
 }
 
-// writeAtRate creates objects at --rate, one at a time, until the run ends or maxWrites is
-// reached, and records each write's latency and outcome.
-func (b *bench) writeAtRate(ctx context.Context, acks *ackTable) *recorder {
-	ctx, cancel := b.runContext(ctx)
+// writeAtRate creates objects at --rate, until --duration ends or maxWrites were started. Writes
+// start on schedule whether or not earlier ones have finished (up to --concurrency in flight),
+// so a slow server shows as latency rather than as a lower rate. Writes in flight when the run
+// ends are completed, so that every write's event is expected or its failure counted.
+func (b *bench) writeAtRate(ctx context.Context, times *writeTimes) *recorder {
+	schedule, cancel := b.runContext(ctx)
 	defer cancel()
+	var mu sync.Mutex // guards rec, shared by the writes in flight
 	rec := newRecorder()
+	inFlight := make(chan struct{}, b.opts.concurrency)
+	var writing sync.WaitGroup
 	tick := time.NewTicker(time.Duration(float64(time.Second) / b.opts.rate))
 	defer tick.Stop()
-	for i := range acks.size() {
-		start := time.Now()
-		o := b.call(ctx, http.MethodPost, b.target.collectionPath(), b.target.body(b.watchObjectName(i), "", 0), nil)
-		if ctx.Err() != nil {
+	for i := range times.size() {
+		select {
+		case inFlight <- struct{}{}:
+		case <-schedule.Done():
+		}
+		if schedule.Err() != nil {
 			break
 		}
-		if o.ok() {
-			acks.ack(i)
-		} else {
-			b.counters.failed.Add(1)
-		}
-		rec.observe(time.Since(start), o)
+		writing.Go(func() {
+			defer func() { <-inFlight }()
+			d, o := b.writeOne(ctx, times, i)
+			mu.Lock()
+			rec.observe(d, o)
+			mu.Unlock()
+		})
 		select {
-		case <-ctx.Done():
-			return rec
 		case <-tick.C:
+		case <-schedule.Done():
 		}
 	}
+	writing.Wait()
 	return rec
+}
+
+// writeOne creates watch object i and notes when it was sent and acknowledged.
+func (b *bench) writeOne(ctx context.Context, times *writeTimes, i int) (time.Duration, outcome) {
+	start := time.Now()
+	times.markSent(i)
+	o := b.call(ctx, http.MethodPost, b.target.collectionPath(), b.target.body(b.watchObjectName(i), "", 0), nil)
+	if o.ok() {
+		times.markAcked(i)
+	} else {
+		b.counters.failed.Add(1)
+	}
+	return time.Since(start), o
 }
 
 func (b *bench) watchObjectName(i int) string { return b.watchNamePrefix() + strconv.Itoa(i) }
@@ -194,42 +220,54 @@ func (b *bench) awaitDelivery(ctx context.Context, expected func() int64) {
 	}
 }
 
-// ackTable holds when each write was acknowledged, as an offset from the table's creation (so
-// that the monotonic clock is used); 0 means not yet.
-type ackTable struct {
+// writeTimes holds when each write was sent and when it was acknowledged, as offsets from the
+// table's creation (so that the monotonic clock is used); 0 means not yet.
+type writeTimes struct {
 	base  time.Time
-	at    []atomic.Int64
-	acked atomic.Int64
+	sent  []atomic.Int64
+	acked []atomic.Int64
+	count atomic.Int64 // writes acknowledged
 }
 
-func newAckTable(n int) *ackTable { return &ackTable{base: time.Now(), at: make([]atomic.Int64, n)} }
-
-func (t *ackTable) size() int { return len(t.at) }
-
-func (t *ackTable) count() int64 { return t.acked.Load() }
-
-func (t *ackTable) ack(i int) {
-	t.at[i].Store(int64(time.Since(t.base)) + 1)
-	t.acked.Add(1)
+func newWriteTimes(n int) *writeTimes {
+	return &writeTimes{base: time.Now(), sent: make([]atomic.Int64, n), acked: make([]atomic.Int64, n)}
 }
 
-// deliveryLatency is the time from write i's acknowledgement until now; zero when the write has
-// not been acknowledged yet, as the event then arrived first.
-func (t *ackTable) deliveryLatency(i int) time.Duration {
-	at := t.at[i].Load()
+func (t *writeTimes) size() int { return len(t.sent) }
+
+func (t *writeTimes) acknowledged() int64 { return t.count.Load() }
+
+func (t *writeTimes) now() int64 { return int64(time.Since(t.base)) + 1 }
+
+func (t *writeTimes) markSent(i int) { t.sent[i].Store(t.now()) }
+
+func (t *writeTimes) markAcked(i int) {
+	t.acked[i].Store(t.now())
+	t.count.Add(1)
+}
+
+// sinceAck is the time from write i's acknowledgement until now; zero when the write has not
+// been acknowledged yet, as the event then arrived first.
+func (t *writeTimes) sinceAck(i int) time.Duration { return t.since(t.acked[i].Load()) }
+
+// sinceSend is the time from the start of write i's request until now.
+func (t *writeTimes) sinceSend(i int) time.Duration { return t.since(t.sent[i].Load()) }
+
+func (t *writeTimes) since(at int64) time.Duration {
 	if at == 0 {
 		return 0
 	}
-	return max(time.Since(t.base)-time.Duration(at-1), 0)
+	return max(time.Duration(t.now()-at), 0)
 }
 
 // watcher is one watch on the collection, resumed from the last resourceVersion it saw if the
 // server ends it.
 type watcher struct {
 	b               *bench
-	acks            *ackTable
+	writes          *writeTimes
 	resourceVersion string
-	rec             *recorder // delivery latencies and watch errors
+	rec             *recorder // delivery latencies (from the acknowledgement) and watch errors
+	fromSend        histogram // delivery latencies from the start of the write request
 	received        int64     // events for the run's objects; read after run returns
 	connected       atomic.Bool
 }
@@ -295,8 +333,9 @@ func (w *watcher) consume(stream io.Reader) outcome {
 		if ev.Type != "ADDED" || !strings.HasPrefix(ev.Object.Metadata.Name, prefix) {
 			continue
 		}
-		if i, err := strconv.Atoi(ev.Object.Metadata.Name[len(prefix):]); err == nil && i < w.acks.size() {
-			w.rec.latency.record(w.acks.deliveryLatency(i))
+		if i, err := strconv.Atoi(ev.Object.Metadata.Name[len(prefix):]); err == nil && i < w.writes.size() {
+			w.rec.latency.record(w.writes.sinceAck(i))
+			w.fromSend.record(w.writes.sinceSend(i))
 			w.received++
 			w.b.counters.done.Add(1)
 		}
