@@ -217,3 +217,15 @@ func TestWrongTokenIsReported(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+func TestWatchCountsFailedWrites(t *testing.T) {
+	fake, srv := newFakeAPI(t)
+	fake.failWith = 503
+	rep := runMain(t, srv.URL, "--op", "watch", "--watchers", "2", "--rate", "1000", "--count", "10")
+	if rep["errors"] != 10.0 || rep["errorsByCode"].(map[string]any)["503"] != 10.0 || rep["errorSamples"].(map[string]any)["503"] != "injected failure" {
+		t.Errorf("errors %v %v %v, want 10 injected 503s", rep["errors"], rep["errorsByCode"], rep["errorSamples"])
+	}
+	if watch := rep["watch"].(map[string]any); watch["eventsExpected"] != 0.0 || watch["eventsLost"] != 0.0 {
+		t.Errorf("watch = %v, want no events expected from failed writes", watch)
+	}
+}

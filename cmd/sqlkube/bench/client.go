@@ -69,6 +69,7 @@ func restConfig(o options) (*rest.Config, error) {
 			return nil, fmt.Errorf("kubeconfig: %w", err)
 		}
 	}
+	cfg.UserAgent = "sqlkube-bench"
 	if o.token != "" {
 		cfg.BearerToken, cfg.BearerTokenFile = o.token, ""
 	}

@@ -103,6 +103,19 @@ func (b *bench) newReport(recs recorders, elapsed time.Duration) report {
 	}
 }
 
+// addErrors counts the failures r recorded in the report too.
+func (rep *report) addErrors(r *recorder) {
+	rep.Errors += r.errorCount()
+	for code, n := range r.errors {
+		rep.ErrorsByCode[code] += n
+	}
+	for code, msg := range r.errorSamples {
+		if _, seen := rep.ErrorSamples[code]; !seen {
+			rep.ErrorSamples[code] = msg
+		}
+	}
+}
+
 func writeJSON(w io.Writer, rep report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -64,10 +64,7 @@ func (b *bench) runWatch(ctx context.Context) (report, error) {
 		delivery.get(opWatch).merge(w.rec)
 	}
 	rep := b.newReport(delivery, elapsed)
-	rep.Errors += writes.errorCount()
-	for code, n := range writes.errors {
-		rep.ErrorsByCode[code] += n
-	}
+	rep.addErrors(writes)
 	rep.Watch = b.watchSummary(watchers, writes, elapsed, expected())
 	return rep, nil
 }
