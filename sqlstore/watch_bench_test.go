@@ -12,13 +12,28 @@ import (
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
-// benchBackends are the real stores the benchmarks run on.
-var benchBackends = []struct {
+// latencySetups open the stores a latency benchmark writes through and watches: one store, or
+// two replicas on one PostgreSQL database (writes through one, watchers on the other).
+var latencySetups = []struct {
 	name string
-	dsn  func(testing.TB) string
+	open func(testing.TB) (writer, watched *feedEnv)
 }{
-	{"sqlite", sqltest.SQLiteDSN},
-	{"postgres", sqltest.PostgresDSN},
+	{"sqlite", func(b testing.TB) (*feedEnv, *feedEnv) {
+		env := openDSNEnv(b, sqltest.SQLiteDSN(b), 0)
+		return env, env
+	}},
+	{"postgres", func(b testing.TB) (*feedEnv, *feedEnv) {
+		env := openDSNEnv(b, sqltest.PostgresDSN(b), 0)
+		return env, env
+	}},
+	{"postgres-replicas", func(b testing.TB) (*feedEnv, *feedEnv) {
+		dsn := sqltest.PostgresDSN(b)
+		writer, watched := openDSNEnv(b, dsn, 0), openDSNEnv(b, dsn, 0)
+		writeUntilNotified(b, watched, func(name string) int64 {
+			return writer.write(b, OpCreate, Key{"warmup", "", name})
+		})
+		return writer, watched
+	}},
 }
 
 // BenchmarkWatchLatency measures delivery latency, from Write returning to each watcher receiving
@@ -26,25 +41,25 @@ var benchBackends = []struct {
 //
 //	go test ./sqlstore -run '^$' -bench WatchLatency -benchtime 300x
 func BenchmarkWatchLatency(b *testing.B) {
-	for _, backend := range benchBackends {
+	for _, setup := range latencySetups {
 		for _, watchers := range []int{1, 100, 1000} {
-			b.Run(fmt.Sprintf("%s/watchers=%d", backend.name, watchers), func(b *testing.B) {
-				env := openDSNEnv(b, backend.dsn(b), 0)
-				benchLatency(b, env, watchers)
+			b.Run(fmt.Sprintf("%s/watchers=%d", setup.name, watchers), func(b *testing.B) {
+				writer, watched := setup.open(b)
+				benchLatency(b, writer, watched, watchers)
 			})
 		}
 	}
 }
 
-func benchLatency(b *testing.B, env *feedEnv, watchers int) {
-	base := env.current(b)
+func benchLatency(b *testing.B, writer, watched *feedEnv, watchers int) {
+	base := watched.current(b)
 	start := time.Now()
 	// received[i][j]: when watcher i received revision base+1+j, as time since start.
 	received := make([][]time.Duration, watchers)
 	var wg sync.WaitGroup
 	for i := range received {
 		received[i] = make([]time.Duration, b.N)
-		w := env.watch(b, WatchOptions{Resource: "configmaps", After: base})
+		w := watched.watch(b, WatchOptions{Resource: "configmaps", After: base})
 		wg.Go(func() {
 			for j := range b.N {
 				ev := <-w.Events()
@@ -62,7 +77,7 @@ func benchLatency(b *testing.B, env *feedEnv, watchers int) {
 	b.ResetTimer()
 	for j := range b.N {
 		<-tick.C
-		env.write(b, OpCreate, Key{"configmaps", "ns", fmt.Sprintf("k%d", j)})
+		writer.write(b, OpCreate, Key{"configmaps", "ns", fmt.Sprintf("k%d", j)})
 		returned[j] = time.Since(start)
 	}
 	wg.Wait()
