@@ -1,0 +1,86 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const tableV1 = "Accept: application/json;as=Table;v=v1;g=meta.k8s.io"
+
+func decodeTable(t *testing.T, r response) metav1.Table {
+	t.Helper()
+	var table metav1.Table
+	if err := json.Unmarshal(r.body, &table); err != nil {
+		t.Fatalf("not a Table: %v: %s", err, r.body)
+	}
+	return table
+}
+
+func TestTable(t *testing.T) {
+	api := sqliteAPI(t)
+	created := api.do("POST", cmPath, `{"metadata":{"name":"a"},"data":{"k":"v"}}`).expect(t, http.StatusCreated).object(t)
+	api.do("POST", cmPath, `{"metadata":{"name":"b"}}`).expect(t, http.StatusCreated)
+
+	list := decodeTable(t, api.do("GET", cmPath+"?limit=1", "", tableV1).expect(t, http.StatusOK))
+	if list.Kind != "Table" || list.APIVersion != "meta.k8s.io/v1" || len(list.ColumnDefinitions) != 2 ||
+		list.ColumnDefinitions[0].Name != "Name" || list.ColumnDefinitions[0].Format != "name" ||
+		list.ColumnDefinitions[1].Name != "Created At" || list.ColumnDefinitions[1].Type != "date" ||
+		list.ColumnDefinitions[0].Description != (metav1.ObjectMeta{}).SwaggerDoc()["name"] {
+		t.Fatalf("table header: %+v", list)
+	}
+	if len(list.Rows) != 1 || list.Rows[0].Cells[0] != "a" || list.Rows[0].Cells[1] != str(created, "metadata", "creationTimestamp") {
+		t.Fatalf("rows: %+v", list.Rows)
+	}
+	if list.Continue == "" || list.ResourceVersion == "" || list.RemainingItemCount == nil || *list.RemainingItemCount != 1 {
+		t.Fatalf("list metadata: %+v", list.ListMeta)
+	}
+	var partial metav1.PartialObjectMetadata
+	if err := json.Unmarshal(list.Rows[0].Object.Raw, &partial); err != nil || partial.Kind != "PartialObjectMetadata" || partial.APIVersion != "meta.k8s.io/v1" || partial.Name != "a" {
+		t.Fatalf("row object: %s", list.Rows[0].Object.Raw)
+	}
+
+	one := decodeTable(t, api.do("GET", cmPath+"/a?includeObject=Object", "", "Accept: application/json;as=Table;v=v1beta1;g=meta.k8s.io").expect(t, http.StatusOK))
+	if one.APIVersion != "meta.k8s.io/v1beta1" || len(one.Rows) != 1 || one.ResourceVersion != str(created, "metadata", "resourceVersion") {
+		t.Fatalf("object table: %+v", one)
+	}
+	var full map[string]any
+	_ = json.Unmarshal(one.Rows[0].Object.Raw, &full)
+	if str(full, "data", "k") != "v" || str(full, "kind") != "ConfigMap" {
+		t.Fatalf("includeObject=Object row: %s", one.Rows[0].Object.Raw)
+	}
+	none := decodeTable(t, api.do("GET", cmPath+"?includeObject=None", "", tableV1).expect(t, http.StatusOK))
+	if len(none.Rows) != 2 || len(none.Rows[0].Object.Raw) != 0 && string(none.Rows[0].Object.Raw) != "null" {
+		t.Fatalf("includeObject=None rows: %+v", none.Rows)
+	}
+	api.do("GET", cmPath+"?includeObject=All", "", tableV1).expectStatus(t, metav1.Status{Code: 400, Reason: metav1.StatusReasonBadRequest, Message: `unrecognized includeObject value: "All"`})
+
+	// kubectl's Accept: a Table, falling back to JSON.
+	fallback := api.do("GET", cmPath, "", "Accept: application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json").expect(t, http.StatusOK)
+	if decodeTable(t, fallback).Kind != "Table" {
+		t.Fatalf("fallback Accept: %s", fallback.body)
+	}
+	plain := api.do("GET", cmPath, "", "Accept: application/json;as=Unknown;v=v1;g=meta.k8s.io, application/json").expect(t, http.StatusOK).object(t)
+	if plain["kind"] != "ConfigMapList" {
+		t.Fatalf("second choice of Accept: %v", plain["kind"])
+	}
+}
+
+func TestPartialObjectMetadata(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do("POST", cmPath, `{"metadata":{"name":"a","labels":{"x":"y"}},"data":{"k":"v"}}`).expect(t, http.StatusCreated)
+	one := api.do("GET", cmPath+"/a", "", "Accept: application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io").expect(t, http.StatusOK).object(t)
+	if one["kind"] != "PartialObjectMetadata" || one["apiVersion"] != "meta.k8s.io/v1" || str(one, "metadata", "labels", "x") != "y" || one["data"] != nil {
+		t.Fatalf("PartialObjectMetadata: %v", one)
+	}
+	list := api.do("GET", cmPath, "", "Accept: application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io").expect(t, http.StatusOK).object(t)
+	items, _ := list["items"].([]any)
+	if list["kind"] != "PartialObjectMetadataList" || len(items) != 1 || str(items[0].(map[string]any), "kind") != "PartialObjectMetadata" {
+		t.Fatalf("PartialObjectMetadataList: %v", list)
+	}
+	// A list cannot be served as a single PartialObjectMetadata, nor an object as a list.
+	api.do("GET", cmPath, "", "Accept: application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io").expect(t, http.StatusNotAcceptable)
+	api.do("GET", cmPath+"/a", "", "Accept: application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io").expect(t, http.StatusNotAcceptable)
+}
