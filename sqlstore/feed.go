@@ -85,7 +85,8 @@ func newFeedOn(log changeLog, listen listenFunc, logger *slog.Logger, buffer int
 	}
 }
 
-// run tails the log until ctx ends, then ends every watcher with ErrClosed.
+// run tails the log until ctx ends, then ends every watcher with ErrClosed and returns once the
+// listener has stopped too.
 func (f *feed) run(ctx context.Context) {
 	defer close(f.stopped)
 	defer f.hub.shutdown(ErrClosed)
@@ -93,7 +94,12 @@ func (f *feed) run(ctx context.Context) {
 		return
 	}
 	if f.listen != nil {
-		go f.listenLoop(ctx)
+		listenerDone := make(chan struct{})
+		go func() {
+			defer close(listenerDone)
+			f.listenLoop(ctx)
+		}()
+		defer func() { <-listenerDone }()
 	}
 	failed := false
 	for {
