@@ -55,7 +55,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	readers, err := openPool(ctx, path, "_pragma=query_only(1)", maxReaders)
+	// Readers map the file (no read syscall per page) and keep a larger page cache: lists read
+	// many pages.
+	readers, err := openPool(ctx, path, "_pragma=query_only(1)&_pragma=mmap_size(268435456)&_pragma=cache_size(-16000)", maxReaders)
 	if err != nil {
 		_ = writer.Close()
 		return nil, err
