@@ -61,6 +61,7 @@ func builtin(group, version, plural, kind string, namespaced bool, verbs []strin
 		StorageName:    storageName(plural, group),
 		StorageVersion: version,
 	}
+	r.Decode = builtinDecoders[r.StorageName]
 	if table, ok := builtinTables[r.StorageName]; ok {
 		r.Table = table
 	}

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	sigsjson "sigs.k8s.io/json"
+
 	"github.com/sqlkube/sqlkube/server/crdschema"
 )
 
@@ -59,7 +61,7 @@ func decodeCRD(obj map[string]any) (*apiextensionsv1.CustomResourceDefinition, e
 
 func decodeCRDJSON(data []byte) (*apiextensionsv1.CustomResourceDefinition, error) {
 	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := json.Unmarshal(data, crd); err != nil {
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, crd); err != nil {
 		return nil, err
 	}
 	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd)
