@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -34,4 +36,21 @@ func BenchmarkClientCreate(b *testing.B) {
 		b.Fatalf("%v, %d errors", err, rep.Errors)
 	}
 	b.ReportMetric(rep.OpsPerSecond, "creates/s")
+}
+
+// BenchmarkWatchConsume measures what reading one 1 KiB watch event costs a watcher.
+func BenchmarkWatchConsume(b *testing.B) {
+	bench := &bench{runID: "r"}
+	tgt := newTarget(resourceRef{Version: "v1", Resource: "configmaps"}, "ConfigMap", "ns", 1024)
+	var stream bytes.Buffer
+	for i := range b.N {
+		event := fmt.Sprintf(`{"type":"ADDED","object":%s}`+"\n", tgt.body(bench.watchObjectName(i%1000), "12345", 0))
+		stream.WriteString(event)
+	}
+	w := &watcher{b: bench, writes: newWriteTimes(1000), rec: newRecorder()}
+	b.SetBytes(int64(stream.Len() / b.N))
+	b.ResetTimer()
+	if o := w.consume(&stream); !o.ok() || w.received != int64(b.N) {
+		b.Fatalf("%+v, received %d of %d", o, w.received, b.N)
+	}
 }
