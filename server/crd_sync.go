@@ -107,20 +107,23 @@ func (g *Registry) applyCRDEvent(ctx context.Context, ev *sqlstore.Event) {
 	crds := maps.Clone(g.crds)
 	g.mu.RUnlock()
 
+	delete(crds, ev.Object.Name)
+	if ev.Op == sqlstore.OpDelete {
+		g.replaceCRDs(crds, ev.Revision)
+		if deleted, err := decodeCRDJSON(ev.Object.Value); err == nil {
+			g.acceptWaitingNames(ctx, deleted.Spec.Group)
+		}
+		return
+	}
 	changed := g.decodeStoredCRD(ev.Object)
-	if ev.Op == sqlstore.OpDelete || changed == nil {
-		delete(crds, ev.Object.Name)
-	} else {
+	if changed != nil {
 		crds[changed.crd.Name] = changed
 	}
 	g.replaceCRDs(crds, ev.Revision)
-	if changed == nil {
-		return
-	}
-	if ev.Op != sqlstore.OpDelete {
+	if changed != nil {
 		g.cleanUpIfDeleted(ctx, changed.crd)
+		g.acceptWaitingNames(ctx, changed.crd.Spec.Group)
 	}
-	g.acceptWaitingNames(ctx, changed.crd.Spec.Group)
 }
 
 // acceptWaitingNames gives the names a change freed to a CRD of group still waiting for its
