@@ -60,8 +60,8 @@ func writeConcurrently(t *testing.T, s *sqlkubeServer, namespace string, n int) 
 	return acknowledged
 }
 
-// assertConfigMaps checks that namespace holds exactly want, byte for byte in what matters:
-// data, uid, creationTimestamp and resourceVersion.
+// assertConfigMaps checks that namespace holds exactly the objects in want: data, uid,
+// creationTimestamp, resourceVersion and the rest of their metadata.
 func assertConfigMaps(t *testing.T, s *sqlkubeServer, namespace string, want map[string]*corev1.ConfigMap) {
 	t.Helper()
 	list, err := s.clientset().CoreV1().ConfigMaps(namespace).List(ctx, metav1.ListOptions{})
@@ -73,6 +73,8 @@ func assertConfigMaps(t *testing.T, s *sqlkubeServer, namespace string, want map
 	}
 	for i := range list.Items {
 		got := &list.Items[i]
+		// Only what was stored matters here: list items' type metadata is TestTypedClientCRUD's.
+		got.TypeMeta = metav1.TypeMeta{}
 		if diff := cmp.Diff(want[got.Name], got); diff != "" {
 			t.Errorf("configmap %s after restart (-acknowledged +listed):\n%s", got.Name, diff)
 		}

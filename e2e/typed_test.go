@@ -144,7 +144,7 @@ func checkCRUD[T object, L runtime.Object](t *testing.T, s *sqlkubeServer, c cru
 	_, err = c.client.Get(ctx, "missing", metav1.GetOptions{})
 	assertAPIError(t, err, apierrors.NewNotFound(c.resource, "missing"))
 
-	checkList(t, c)
+	checkList(t, s, c)
 	checkDelete(t, s, c, created, updated)
 	checkCreateErrors(t, c)
 }
@@ -181,7 +181,7 @@ func checkUpdate[T object, L runtime.Object](t *testing.T, c crudCase[T, L], cre
 	return updated
 }
 
-func checkList[T object, L runtime.Object](t *testing.T, c crudCase[T, L]) {
+func checkList[T object, L runtime.Object](t *testing.T, s *sqlkubeServer, c crudCase[T, L]) {
 	t.Helper()
 	if _, err := c.client.Create(ctx, c.newObject(metav1.ObjectMeta{Name: "b"}), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create b: %v", err)
@@ -199,6 +199,31 @@ func checkList[T object, L runtime.Object](t *testing.T, c crudCase[T, L]) {
 	}
 	if _, err := strconv.ParseUint(listMeta.GetResourceVersion(), 10, 64); err != nil {
 		t.Errorf("list resourceVersion %q is not a revision: %v", listMeta.GetResourceVersion(), err)
+	}
+	checkListItemsHaveNoTypeMeta(t, s, c.collectionPath)
+}
+
+// checkListItemsHaveNoTypeMeta checks a kube-apiserver quirk clients rely on not mattering: the
+// items of a built-in type's list carry no kind or apiVersion, only the list itself does.
+func checkListItemsHaveNoTypeMeta(t *testing.T, s *sqlkubeServer, collectionPath string) {
+	t.Helper()
+	resp := s.do(http.MethodGet, collectionPath, nil, "Accept", "application/json")
+	var list struct {
+		Kind       string           `json:"kind"`
+		APIVersion string           `json:"apiVersion"`
+		Items      []map[string]any `json:"items"`
+	}
+	if err := json.Unmarshal(resp.body, &list); err != nil || resp.code != http.StatusOK {
+		t.Fatalf("GET %s: %d %v: %s", collectionPath, resp.code, err, resp.body)
+	}
+	if list.Kind == "" || list.APIVersion == "" {
+		t.Errorf("list has kind %q, apiVersion %q; want both", list.Kind, list.APIVersion)
+	}
+	for _, item := range list.Items {
+		if _, ok := item["kind"]; ok {
+			t.Errorf("list item has kind %v, apiVersion %v; kube-apiserver sends neither in a list", item["kind"], item["apiVersion"])
+			return
+		}
 	}
 }
 
