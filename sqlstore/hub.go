@@ -8,8 +8,8 @@ import (
 // Default bounds of the hub's window of recent events. A watch that starts inside the window
 // replays from memory; an older one replays from the log.
 const (
-	defaultWindowEvents = 20000
-	defaultWindowBytes  = 64 << 20
+	defaultWindowEvents = 10000
+	defaultWindowBytes  = 32 << 20
 )
 
 // hub holds the window of recent events and the attached watchers, and fans each published

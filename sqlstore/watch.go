@@ -95,6 +95,11 @@ func (w *Watcher) closeEventsLocked() {
 
 // watch checks opts.After against the log's bounds and starts a watcher: attached at once when
 // the feed has not yet passed its start, catching up otherwise.
+//
+// A watch after R needs every event newer than R. Compaction at C keeps every event newer than C,
+// so R = C is served and only R < C is a CompactedError (as etcd refuses a watch starting at
+// revision R+1 <= C). R above the current revision is a FutureRevisionError; R between the feed's
+// position and the current revision is fine: the feed is about to publish those events.
 func (f *feed) watch(ctx context.Context, opts WatchOptions) (*Watcher, error) {
 	if opts.Resource == "" {
 		return nil, errors.New("sqlstore: a watch needs a resource")
