@@ -31,7 +31,8 @@ func assertAPIError(t testing.TB, err error, want *apierrors.StatusError) {
 	t.Helper()
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
-		t.Fatalf("error %v (%T) is not an API Status, want %q", err, err, want.ErrStatus.Message)
+		t.Errorf("error %v (%T) is not an API Status, want %d %q", err, err, want.ErrStatus.Code, want.ErrStatus.Message)
+		return
 	}
 	assertStatus(t, status.Status(), want)
 }
