@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -330,5 +331,126 @@ func TestWatchEndsWhenFeedStops(t *testing.T) {
 	expectEnd(t, w, ErrClosed)
 	if _, err := f.watch(context.Background(), WatchOptions{Resource: "configmaps"}); err != ErrClosed {
 		t.Fatalf("watch after stop: %v, want ErrClosed", err)
+	}
+}
+
+// TestWatchReplaySkipsOtherResources replays a window mostly made of another resource's events,
+// in several bounded scans.
+func TestWatchReplaySkipsOtherResources(t *testing.T) {
+	env := openMemoryEnv(t, 0)
+	for i := range 3 * replayScan {
+		resource := "secrets"
+		if i%1000 == 0 {
+			resource = "configmaps"
+		}
+		env.write(t, OpCreate, Key{resource, "ns", fmt.Sprintf("k%d", i)})
+	}
+	final := env.current(t)
+	waitFor(t, "the feed to publish everything", func() bool { return env.feed.last.Load() == final })
+	w := env.watch(t, WatchOptions{Resource: "configmaps"})
+	want := env.logAfter(t, "configmaps", "", 0, final)
+	equalLines(t, "configmaps only", describeAll(receive(t, w, len(want))), want)
+	w.RequestProgress()
+	equalLines(t, "then progress", describeAll(receive(t, w, 1)), []string{fmt.Sprintf("progress@%d", final)})
+}
+
+// TestWatchChurn starts, reads from, and ends watchers (by Close, by cancellation, by falling
+// behind) while writes go on: nothing panics or races, and every watcher receives an unbroken
+// run of the log after its start.
+func TestWatchChurn(t *testing.T) {
+	env := openMemoryEnv(t, 2*channelBuffer)
+	env.feed.hub.setWindowLimits(50, 1<<20)
+	stop := make(chan struct{})
+	var writers sync.WaitGroup
+	writers.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+				env.write(t, OpCreate, Key{"configmaps", fmt.Sprintf("ns%d", i%2), fmt.Sprintf("k%d", i)})
+			}
+		}
+	})
+	var (
+		watchers sync.WaitGroup
+		mu       sync.Mutex
+		endings  = map[string]int{}
+	)
+	for g := range 8 {
+		watchers.Go(func() {
+			for round := range 30 {
+				ending := churnOnce(t, env, g, round)
+				mu.Lock()
+				endings[ending]++
+				mu.Unlock()
+			}
+		})
+	}
+	watchers.Wait()
+	close(stop)
+	writers.Wait()
+	t.Logf("watch endings: %v", endings)
+}
+
+// churnOnce runs one watcher and says how it ended.
+func churnOnce(t *testing.T, env *feedEnv, g, round int) string {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts := WatchOptions{Resource: "configmaps", After: max(0, env.current(t)-int64(round*7%120))}
+	if g%2 == 1 {
+		opts.Namespace = "ns1"
+	}
+	w, err := env.feed.watch(ctx, opts)
+	var compacted *CompactedError
+	if errors.As(err, &compacted) {
+		return "compacted"
+	}
+	if err != nil {
+		t.Error(err)
+		return "error"
+	}
+	var got []*Event
+	for len(got) < round%40 {
+		ev, ok := <-w.Events()
+		if !ok {
+			break // fell behind
+		}
+		if round%5 == 0 {
+			w.RequestProgress()
+		}
+		got = append(got, ev)
+	}
+	switch round % 3 {
+	case 0:
+		w.Close()
+	case 1:
+		cancel()
+	}
+	for ev := range w.Events() {
+		got = append(got, ev)
+		if round%3 == 2 && len(got) > 200 {
+			w.Close() // this one stopped reading long enough to fall behind, or is slow to end
+		}
+	}
+	checkUnbroken(t, env, opts, got)
+	return fmt.Sprint(w.Err())
+}
+
+// checkUnbroken checks that events (progress aside) are exactly the log's events after the
+// watch's start, up to the last one received.
+func checkUnbroken(t *testing.T, env *feedEnv, opts WatchOptions, got []*Event) {
+	var events []*Event
+	for _, ev := range got {
+		if !ev.Progress {
+			events = append(events, ev)
+		}
+	}
+	if len(events) == 0 {
+		return
+	}
+	want := env.logEvents(t, opts.Resource, opts.Namespace, opts.After, events[len(events)-1].Revision)
+	if !slices.Equal(describeAll(events), describeAll(want)) {
+		t.Errorf("watch after %d in %q: got %d events, want %d", opts.After, opts.Namespace, len(events), len(want))
 	}
 }
