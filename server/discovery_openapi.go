@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -17,9 +18,9 @@ import (
 // routeOpenAPI registers the OpenAPI v3 discovery kubectl reads before create and apply: the
 // root (/openapi/v3) names one document per group version. A CRD's group version has its full
 // document (paths and schemas, as apiextensions-apiserver builds it). A built-in's has its
-// paths' PATCH operations only, which tell kubectl the server validates fields itself
-// (fieldValidation); without schemas, kubectl builds its strategic merge patches from its
-// compiled-in types, as it does without OpenAPI.
+// schemas (for kubectl explain) and its paths' PATCH operations, which tell kubectl the server
+// validates fields itself (fieldValidation); as they accept no strategic merge patch, kubectl
+// builds those from its compiled-in types, as it does without OpenAPI.
 func (s *Server) routeOpenAPI(r *mux.Router) {
 	r.Path("/openapi/v3").HandlerFunc(s.onlyGet(s.serveOpenAPIRoot))
 	r.PathPrefix("/openapi/v3/").HandlerFunc(s.onlyGet(s.serveOpenAPIGroupVersion))
@@ -92,13 +93,15 @@ func buildOpenAPI(groups []discoveryGroup) (*openAPIDocs, error) {
 }
 
 // groupVersionOpenAPI is one group version's document: the CRDs' documents merged, plus the
-// built-ins' PATCH operations.
+// built-ins' PATCH operations and schemas.
 func groupVersionOpenAPI(group string, v discoveryVersion) (*spec3.OpenAPI, error) {
 	var crdSpecs []*spec3.OpenAPI
-	builtins := &spec3.Paths{Paths: map[string]*spec3.Path{}}
+	paths := map[string]*spec3.Path{}
+	schemas := openAPISchemas{}
 	for _, r := range v.resources {
 		if r.definition == nil {
-			builtins.Paths[objectPath(r)] = &spec3.Path{PathProps: spec3.PathProps{Patch: patchOperation(r)}}
+			paths[objectPath(r)] = &spec3.Path{PathProps: spec3.PathProps{Patch: patchOperation(r)}}
+			schemas.addKind(builtinGoTypes[r.StorageName], r.Group, r.Version, r.Kind)
 			continue
 		}
 		s, err := crdschema.OpenAPIV3(r.definition, r.Version)
@@ -107,22 +110,22 @@ func groupVersionOpenAPI(group string, v discoveryVersion) (*spec3.OpenAPI, erro
 		}
 		crdSpecs = append(crdSpecs, s)
 	}
-	doc := &spec3.OpenAPI{
-		Version: "3.0.0",
-		Info:    &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: kubernetesVersion}},
-		Paths:   builtins,
-	}
 	if len(crdSpecs) > 0 {
 		merged, err := crdschema.MergeOpenAPIV3(crdSpecs...)
 		if err != nil {
 			return nil, err
 		}
-		for path, item := range merged.Paths.Paths {
-			doc.Paths.Paths[path] = item
+		maps.Copy(paths, merged.Paths.Paths)
+		if merged.Components != nil {
+			maps.Copy(schemas, merged.Components.Schemas)
 		}
-		doc.Components = merged.Components
 	}
-	return doc, nil
+	return &spec3.OpenAPI{
+		Version:    "3.0.0",
+		Info:       &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: kubernetesVersion}},
+		Paths:      &spec3.Paths{Paths: paths},
+		Components: &spec3.Components{Schemas: schemas},
+	}, nil
 }
 
 // objectPath is where one object of r is read and written.
