@@ -18,6 +18,10 @@ var latencySetups = []struct {
 	name string
 	open func(testing.TB) (writer, watched *feedEnv)
 }{
+	{"memory", func(b testing.TB) (*feedEnv, *feedEnv) { // the feed and hub alone
+		env := openMemoryEnv(b, 0)
+		return env, env
+	}},
 	{"sqlite", func(b testing.TB) (*feedEnv, *feedEnv) {
 		env := openDSNEnv(b, sqltest.SQLiteDSN(b), 0)
 		return env, env
