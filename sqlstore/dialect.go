@@ -100,6 +100,12 @@ func openPostgres(ctx context.Context, dsn string, maxConns int) (*database, err
 	if err != nil {
 		return nil, err
 	}
+	// Fresh statistics from the start: without them the planner may sort a whole resource for
+	// one page of a list instead of reading the key index in order. Autovacuum keeps them fresh.
+	if _, err := db.ExecContext(ctx, `ANALYZE objects, revisions`); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("PostgreSQL database: analyzing tables: %w", err)
+	}
 	return &database{
 		name:   dialects.Postgres,
 		writer: db,

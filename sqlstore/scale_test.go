@@ -1,9 +1,11 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/sqlkube/sqlkube/dialects"
@@ -92,33 +94,47 @@ func padded(s *Store, expr string, width int) string {
 	return fmt.Sprintf("substr('%0*d' || (%s), -%d, %d)", width, 0, expr, width, width)
 }
 
+// openWithObjects opens a store holding n objects of 1 KiB in namespaces ns-0..ns-9, their
+// values "i%100" followed by spaces, generated inside the database. It is closed when t ends.
+func openWithObjects(t testing.TB, dsn string, n int) *Store {
+	ctx := context.Background()
+	s, err := Open(ctx, Options{DSN: dsn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := `'obj-' || ` + padded(s, "i", 6)
+	value := `CAST(substr((i % 100) || '` + strings.Repeat(" ", 1024) + `', 1, 1024) AS ` + blob(s) + `)`
+	generate(t, s, n, `INSERT INTO revisions (revision, resource, namespace, name, op, prev_revision, value) `+
+		`SELECT i, 'configmaps', 'ns-' || (i % 10), `+name+`, 1, 0, `+value+` FROM g`)
+	generate(t, s, n, `INSERT INTO objects (resource, namespace, name, revision) SELECT 'configmaps', 'ns-' || (i % 10), `+name+`, i FROM g`)
+	if _, err := s.db.writer.ExecContext(ctx, s.db.rebind(`UPDATE meta SET current = ?`), n); err != nil {
+		t.Fatal(err)
+	}
+	// Reopen, so that the change feed starts after the generated rows instead of keeping them
+	// in its window of recent events.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(ctx, Options{DSN: dsn}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func blob(s *Store) string {
+	if s.db.name == dialects.Postgres {
+		return "BYTEA"
+	}
+	return "BLOB"
+}
+
 // TestListStreams lists 100,000 objects of 1 KiB (100 MB) and checks that the heap never holds
 // more than a small part of them.
 func TestListStreams(t *testing.T) {
 	sqltest.Backends(t, func(t *testing.T, dsn string) {
-		ctx := context.Background()
-		s, err := Open(ctx, Options{DSN: dsn})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = s.Close() }()
 		const n = 100000
-		generate(t, s, n, `INSERT INTO revisions (revision, resource, namespace, name, op, prev_revision, value) `+
-			`SELECT i, 'configmaps', 'ns', 'obj-' || `+padded(s, "i", 6)+`, 1, 0, ? FROM g`, make([]byte, 1024))
-		generate(t, s, n, `INSERT INTO objects (resource, namespace, name, revision) `+
-			`SELECT 'configmaps', 'ns', 'obj-' || `+padded(s, "i", 6)+`, i FROM g`)
-		if _, err := s.db.writer.ExecContext(ctx, s.db.rebind(`UPDATE meta SET current = ?`), n); err != nil {
-			t.Fatal(err)
-		}
-		// Reopen, so that the change feed starts after the generated rows instead of keeping
-		// them in its window of recent events.
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if s, err = Open(ctx, Options{DSN: dsn}); err != nil {
-			t.Fatal(err)
-		}
-
+		s := openWithObjects(t, dsn, n)
 		// The live heap, measured after a collection, must not grow with the objects listed.
 		liveHeap := func() int64 {
 			var m runtime.MemStats
@@ -128,7 +144,7 @@ func TestListStreams(t *testing.T) {
 		}
 		before := liveHeap()
 		listed := 0
-		_, err = s.List(ctx, ListOptions{Resource: "configmaps"}, func(o Object) error {
+		_, err := s.List(context.Background(), ListOptions{Resource: "configmaps"}, func(o Object) error {
 			listed++
 			if listed%25000 == 0 {
 				if grew := liveHeap() - before; grew > 16<<20 {
@@ -141,4 +157,38 @@ func TestListStreams(t *testing.T) {
 			t.Fatalf("listed %d objects: %v", listed, err)
 		}
 	})
+}
+
+// BenchmarkList100k lists 100,000 objects of 1 KiB: all, one page of 500, one namespace (10%),
+// and a filter matching 1%.
+func BenchmarkList100k(b *testing.B) {
+	for _, backend := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{{"sqlite", sqltest.SQLiteDSN}, {"postgres", sqltest.PostgresDSN}} {
+		b.Run(backend.name, func(b *testing.B) {
+			s := openWithObjects(b, backend.dsn(b), 100000)
+			onePercent := func(o Object) bool { return bytes.HasPrefix(o.Value, []byte("7 ")) }
+			for _, c := range []struct {
+				name string
+				opts ListOptions
+				want int
+			}{
+				{"full", ListOptions{Resource: "configmaps"}, 100000},
+				{"page500", ListOptions{Resource: "configmaps", Limit: 500}, 500},
+				{"namespace", ListOptions{Resource: "configmaps", Namespace: "ns-3"}, 10000},
+				{"filter1pct", ListOptions{Resource: "configmaps", Filter: onePercent}, 1000},
+			} {
+				b.Run(c.name, func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						got := 0
+						if _, err := s.List(context.Background(), c.opts, func(Object) error { got++; return nil }); err != nil || got != c.want {
+							b.Fatalf("listed %d, want %d: %v", got, c.want, err)
+						}
+					}
+				})
+			}
+		})
+	}
 }
