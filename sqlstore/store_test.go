@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,6 +144,11 @@ func TestPreconditionFailuresChangeNothing(t *testing.T) {
 			Render: func(int64) ([]byte, error) { return nil, renderErr }})
 		if !errors.Is(err, renderErr) {
 			t.Errorf("failed render: %v, want %v", err, renderErr)
+		}
+		_, err = s.Write(ctx, sqlstore.Write{Op: sqlstore.OpUpdate, Key: key, ExpectedRevision: 1,
+			Render: func(int64) ([]byte, error) { panic("render bug") }})
+		if err == nil || !strings.Contains(err.Error(), "render bug") {
+			t.Errorf("panicking render: %v", err)
 		}
 		if rev := currentRevision(t, s); rev != 1 {
 			t.Fatalf("current revision %d after failed writes, want 1", rev)

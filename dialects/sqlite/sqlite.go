@@ -89,7 +89,7 @@ func (db *DB) Close() error {
 
 func openPool(ctx context.Context, path, params string, conns int) (*sql.DB, error) {
 	// synchronous=FULL syncs the WAL on every commit: no acknowledged write is lost on a crash.
-	dsn := fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=synchronous(FULL)&_pragma=foreign_keys(0)&%s",
+	dsn := fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=synchronous(FULL)&%s",
 		(&url.URL{Path: path}).EscapedPath(), busyTimeoutMillis, params)
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
