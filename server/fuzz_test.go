@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"testing"
@@ -78,5 +80,31 @@ func FuzzSelectors(f *testing.F) {
 		}
 		sel.matches([]byte(`{"metadata":{"name":"x","namespace":"y","labels":{"env":"a"}}}`))
 		sel.matches([]byte(`{"metadata":7}`))
+	})
+}
+
+// FuzzWithoutTypeMeta: cutting kind and apiVersion out of an object this server encoded gives
+// the same object as decoding it and deleting them.
+func FuzzWithoutTypeMeta(f *testing.F) {
+	f.Add([]byte(`{"apiVersion":"v1","data":{"kind":"x","a,b":"}{"},"kind":"ConfigMap","metadata":{"name":"a\"kind\":"}}`))
+	f.Add([]byte(`{"kind":"A"}`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"list":[{"kind":1},"\\",{}],"apiVersion":"x"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var obj map[string]any
+		if json.Unmarshal(data, &obj) != nil || obj == nil {
+			return
+		}
+		encoded, _ := json.Marshal(obj) // what the server stores
+		delete(obj, "kind")
+		delete(obj, "apiVersion")
+		want, _ := json.Marshal(obj)
+		var got map[string]any
+		if err := json.Unmarshal(withoutTypeMeta(encoded), &got); err != nil {
+			t.Fatalf("%s became invalid JSON %s: %v", encoded, withoutTypeMeta(encoded), err)
+		}
+		if gotJSON, _ := json.Marshal(got); !bytes.Equal(gotJSON, want) {
+			t.Fatalf("%s: got %s, want %s", encoded, gotJSON, want)
+		}
 	})
 }

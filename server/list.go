@@ -160,6 +160,10 @@ func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *requ
 	case viewObject:
 		lw.opening = listOpening(req.res.ListKind, req.res.APIVersion(), "items", nil)
 		lw.encode = func(value []byte) ([]byte, error) { return value, nil }
+		if req.res.CRDName == "" {
+			// kube-apiserver's lists of built-in types carry no type metadata on their items.
+			lw.encode = func(value []byte) ([]byte, error) { return withoutTypeMeta(value), nil }
+		}
 	case viewPartial:
 		lw.opening = listOpening("PartialObjectMetadataList", metaAPIVersion, "items", nil)
 		lw.encode = func(value []byte) ([]byte, error) { return partialMetadataJSON(value, out.metaVersion) }

@@ -202,3 +202,13 @@ func TestListPagination(t *testing.T) {
 			Code: 410, Reason: metav1.StatusReasonExpired, Message: fmt.Sprintf("too old resource version: %d (%d)", snapRev, current)})
 	})
 }
+
+func TestListItemsOfBuiltinsHaveNoTypeMeta(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do("POST", cmPath, `{"metadata":{"name":"a"},"data":{"kind":"x"}}`).expect(t, http.StatusCreated)
+	list := api.do("GET", cmPath, "").expect(t, http.StatusOK).object(t)
+	item := list["items"].([]any)[0].(map[string]any)
+	if list["kind"] != "ConfigMapList" || list["apiVersion"] != "v1" || item["kind"] != nil || item["apiVersion"] != nil || str(item, "data", "kind") != "x" {
+		t.Fatalf("list: %v", list)
+	}
+}
