@@ -94,7 +94,33 @@ func (g *Registry) prepareCRD(obj, old *unstructured.Unstructured) {
 		return
 	}
 	g.acceptNames(crd)
+	setAPIApprovalCondition(crd)
 	encodeCRD(crd, obj)
+}
+
+// apiApprovalConditions are the KubernetesAPIApprovalPolicyConformant conditions of a CRD in a
+// protected group (*.k8s.io, *.kubernetes.io), by the state of its approval annotation.
+var apiApprovalConditions = map[apihelpers.APIApprovalState]struct {
+	status apiextensionsv1.ConditionStatus
+	reason string
+}{
+	apihelpers.APIApproved:         {apiextensionsv1.ConditionTrue, "ApprovedAnnotation"},
+	apihelpers.APIApprovalBypassed: {apiextensionsv1.ConditionFalse, "UnapprovedAnnotation"},
+	apihelpers.APIApprovalMissing:  {apiextensionsv1.ConditionFalse, "MissingAnnotation"},
+	apihelpers.APIApprovalInvalid:  {apiextensionsv1.ConditionFalse, "InvalidAnnotation"},
+}
+
+// setAPIApprovalCondition says whether a CRD of a protected group follows the API approval
+// policy, as apiextensions-apiserver's approval controller does.
+func setAPIApprovalCondition(crd *apiextensionsv1.CustomResourceDefinition) {
+	if !apihelpers.IsProtectedCommunityGroup(crd.Spec.Group) {
+		return
+	}
+	state, message := apihelpers.GetAPIApprovalState(crd.Annotations)
+	c := apiApprovalConditions[state]
+	apihelpers.SetCRDCondition(crd, apiextensionsv1.CustomResourceDefinitionCondition{
+		Type: apiextensionsv1.KubernetesAPIApprovalPolicyConformant, Status: c.status, Reason: c.reason, Message: message,
+	})
 }
 
 // decodeCRDs decodes a CRD being written and, unless nil, the stored one it replaces.

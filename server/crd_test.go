@@ -190,6 +190,19 @@ func TestCRDGetsNamesFreedByAnotherOne(t *testing.T) {
 	})
 }
 
+func TestCRDInProtectedGroupGetsItsApprovalCondition(t *testing.T) {
+	g := startRegistry(t, openTestStore(t, sqltest.SQLiteDSN(t)))
+	crds := g.mustLookup(t, apiextensionsGroup, "v1", "customresourcedefinitions")
+	u := fromYAML(t, strings.ReplaceAll(crdYAML("widgets", "Widget", "v1"), "example.com", "x.k8s.io"))
+	u.SetAnnotations(map[string]string{apiextensionsv1.KubeAPIApprovedAnnotation: "unapproved, testing"})
+	crds.PrepareForCreate(u)
+	if errs := crds.Validate(u, nil); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	crd, _ := decodeCRD(u.Object)
+	wantCondition(t, crd, apiextensionsv1.KubernetesAPIApprovalPolicyConformant, apiextensionsv1.ConditionFalse, "UnapprovedAnnotation", `not approved: "unapproved, testing"`)
+}
+
 func TestCRDConflictWithBuiltinIsNotServed(t *testing.T) {
 	g := startRegistry(t, openTestStore(t, sqltest.SQLiteDSN(t)))
 	crds := g.mustLookup(t, apiextensionsGroup, "v1", "customresourcedefinitions")
