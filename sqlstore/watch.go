@@ -60,7 +60,8 @@ func (w *Watcher) Err() error {
 }
 
 // RequestProgress asks for a Progress event, delivered in order after the events already queued,
-// carrying the newest revision the feed has passed.
+// carrying the newest revision the feed has passed (while the watcher still replays history, the
+// revision it has replayed through: a Progress event never claims more than was delivered).
 func (w *Watcher) RequestProgress() {
 	w.hub.mu.Lock()
 	defer w.hub.mu.Unlock()
