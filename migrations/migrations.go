@@ -65,16 +65,6 @@ func Up(db *sql.DB, dialect Dialect) error {
 	return nil
 }
 
-// Newest is the newest schema version embedded for dialect.
-func Newest(dialect Dialect) (uint, error) {
-	src, err := iofs.New(files, string(dialect))
-	if err != nil {
-		return 0, fmt.Errorf("migrations for %s: %w", dialect, err)
-	}
-	defer src.Close()
-	return newestVersion(src)
-}
-
 func databaseDriver(db *sql.DB, dialect Dialect) (database.Driver, error) {
 	switch dialect {
 	case SQLite:
