@@ -1,40 +1,55 @@
 // Package crdschema gives the server kube-apiserver's semantics for the objects of one served
 // version of a CustomResourceDefinition: pruning of unknown fields, defaulting, validation
-// (OpenAPI v3 schema, metadata, embedded resources, list types, x-kubernetes-validations CEL
-// rules with their cost limits and ratcheting), the /status strategy, selectable fields, printer
-// columns and the version's OpenAPI documents.
+// (OpenAPI v3 schema, type and object metadata, embedded resources, list types,
+// x-kubernetes-validations CEL rules with their cost limits, ratcheting on update), the
+// /status strategy, selectable fields, printer columns and the version's OpenAPI documents;
+// and, for CRD objects themselves, kube-apiserver's preparation and validation.
 //
 // Everything is delegated to k8s.io/apiextensions-apiserver, wired the way its custom resource
-// handler wires it, so that messages, paths and ordering match kube-apiserver exactly.
+// handler wires it, so that messages, field paths and ordering match kube-apiserver's.
 //
-// # How the server uses it
+// # Writing a CRD
 //
-// Compile once per served CRD version, when the CRD is registered or changes:
+//	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd) // as decoding does
+//	err := crdschema.PrepareDefinition(crd, old)                    // old nil on create
+//	errs, warnings := crdschema.ValidateDefinition(ctx, crd, old)   // errs → 422 Invalid
+//
+// # Serving a CRD version
+//
+// Compile once per served version, when the CRD is registered or changes:
 //
 //	s, err := crdschema.Compile(crd, "v1")
 //
-// Request body (create, update, and the result of applying a patch), in this order:
+// Objects are *unstructured.Unstructured whose whole numbers are int64, as
+// k8s.io/apimachinery/pkg/util/json and unstructured.UnstructuredJSONScheme decode them
+// (float64 integers break CEL and the scale checks).
 //
-//	unknown, err := s.PruneAndDefault(u)  // err: 400, see DecodeError
-//	// fieldValidation: Warn (default) → one "unknown field" warning per path;
-//	// Strict → StrictDecodingError / StrictPatchError; Ignore → nothing.
-//	s.PrepareForCreate(u)                  // or PrepareForUpdate(u, old) / PrepareForStatusUpdate(u, old)
-//	// generate the name from generateName, set namespace, uid, timestamps...
-//	errs := s.Validate(ctx, u, nil)        // old on update; ValidateStatus for /status
-//	// len(errs) > 0 → apierrors.NewInvalid(s.GroupKind(), name, errs) (422)
-//	warnings := s.Warnings(u, old)         // finalizer-name warnings, as Warning headers
+// A request body (create, update, /status, and the object a patch produced), in this order:
 //
-// Object read from storage (also before it serves as "old" on update):
-//
-//	err := s.ReadStored(u)  // prunes, repairs metadata, applies defaults
+//	unknown, err := s.PruneAndDefault(u)
+//	// err → s.DecodeError(kind, version, err) (400)
+//	// fieldValidation Warn (default): one warning per UnknownFieldErrors(unknown);
+//	// Strict: s.StrictDecodingError (create/update, 400) or StrictPatchError (patch, 422);
+//	// Ignore: nothing.
+//	// Create: name from generateName, namespace, uid, creationTimestamp...; then
+//	s.PrepareForCreate(u)
+//	// Update: first what rest.BeforeUpdate does for every type (generation, uid,
+//	// creationTimestamp, deletion fields copied from old); then
+//	s.PrepareForUpdate(u, old)        // or s.PrepareForStatusUpdate(u, old) for /status
+//	errs := s.Validate(ctx, u, old)   // old nil on create; s.ValidateStatus for /status
+//	// errs → apierrors.NewInvalid(s.GroupKind(), name, errs) (422)
+//	warnings := s.Warnings(u, old)    // main resource only
 //
 // Validate includes the type meta (kind, apiVersion) and ObjectMeta checks kube-apiserver runs
-// for custom resources, so the caller must not validate metadata a second time.
+// for custom resources (including "resourceVersion must be specified for an update"), so the
+// caller must not validate metadata a second time.
 //
-// Lists and watches: FieldSet gives the values of the field selectors the version supports
-// (metadata.name, metadata.namespace and spec.versions[].selectableFields). Tables:
-// Table converts an object or a list for kubectl get. Discovery documents: OpenAPIV3,
-// OpenAPIV2 and MergeOpenAPIV2.
+// An object read from storage, before it is served or used as old:
 //
-// CRD objects themselves are checked by ValidateDefinition.
+//	err := s.ReadStored(u) // prunes, drops undecodable metadata, repairs generation, defaults
+//
+// Lists and watches: CheckFieldLabel rejects unsupported field selectors (400) and FieldSet
+// gives an object's values to match them against. kubectl get: Table. Discovery documents:
+// OpenAPIV3 and MergeOpenAPIV3 for /openapi/v3/apis/GROUP/VERSION, OpenAPIV2 and
+// MergeOpenAPIV2 for /openapi/v2.
 package crdschema

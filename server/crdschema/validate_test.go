@@ -3,6 +3,7 @@ package crdschema
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -247,4 +248,24 @@ func TestCELCostLimit(t *testing.T) {
 	}
 	assertMessages(t, errs,
 		`spec: Invalid value: "object": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: self.items.all(x, self.items.all(y, self.items.all(z, x + y + z != '')))`)
+}
+
+// A stored CRD can hold a rule that no longer compiles; its objects then fail validation
+// with the compile error instead of crashing.
+func TestRuleThatDoesNotCompile(t *testing.T) {
+	crd := loadCRD(t, "testdata/widgets.yaml")
+	crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].XValidations[0].Rule = "self.minReplicas <="
+	s, err := Compile(crd, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := widget(t, `size: 1`)
+	if _, err := s.PruneAndDefault(u); err != nil {
+		t.Fatal(err)
+	}
+	errs := s.Validate(context.Background(), u, nil)
+	const prefix = `spec: Invalid value: "object": rule compile error: compilation failed: ERROR: <input>:1:20: Syntax error`
+	if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), prefix) {
+		t.Errorf("errors %q, want one starting %q", messages(errs), prefix)
+	}
 }
