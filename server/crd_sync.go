@@ -214,21 +214,40 @@ func (g *Registry) cleanUpOnce(ctx context.Context, name string, uid types.UID) 
 	if err != nil || crd.UID != uid || !isBeingCleanedUp(crd) {
 		return true, err
 	}
-	remaining, err := g.deleteObjects(ctx, crd.Name)
-	if err != nil || remaining > 0 {
+	outcome, err := g.deleteInstances(ctx, crd)
+	if outcome == nil {
 		return false, err
 	}
-	err = g.removeCleanupFinalizer(ctx, stored, crd)
+	err = g.removeCleanupFinalizer(ctx, stored, crd, *outcome)
 	return err == nil, err
+}
+
+// deleteInstances deletes the objects of a CRD being deleted. It returns the Terminating
+// condition apiextensions-apiserver ends the cleanup with, or nil while objects remain.
+func (g *Registry) deleteInstances(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinitionCondition, error) {
+	finished := func(reason, message string) *apiextensionsv1.CustomResourceDefinitionCondition {
+		return &apiextensionsv1.CustomResourceDefinitionCondition{
+			Type: apiextensionsv1.Terminating, Status: apiextensionsv1.ConditionFalse, Reason: reason, Message: message,
+		}
+	}
+	switch {
+	case g.isBuiltinStorage(crd.Name):
+		// Its objects are a built-in's: a CRD never served under that name owns none.
+		return finished("OverlappingBuiltInResource", "instances overlap with built-in resources in storage"), nil
+	case !apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established):
+		return finished("NeverEstablished", "resource was never established"), nil
+	}
+	remaining, err := g.deleteObjects(ctx, crd.Name)
+	if err != nil || remaining > 0 {
+		return nil, err
+	}
+	return finished("InstanceDeletionCompleted", "removed all instances"), nil
 }
 
 // deleteObjects deletes every object of the type stored under resource and returns how many
 // remain: objects with finalizers are marked for deletion and left to their controllers, as
 // a delete collection would. Objects that changed or vanished meanwhile are left to the next pass.
 func (g *Registry) deleteObjects(ctx context.Context, resource string) (remaining int, err error) {
-	if g.isBuiltinStorage(resource) {
-		return 0, nil // a CRD that was never served under a built-in's name owns no objects
-	}
 	var objects []sqlstore.Object
 	if _, err := g.store.List(ctx, sqlstore.ListOptions{Resource: resource}, func(o sqlstore.Object) error {
 		objects = append(objects, o)
@@ -274,15 +293,11 @@ func (g *Registry) deleteObject(ctx context.Context, o sqlstore.Object) (gone bo
 	return false, err
 }
 
-// removeCleanupFinalizer ends a CRD's cleanup: without other finalizers, the CRD is deleted.
-func (g *Registry) removeCleanupFinalizer(ctx context.Context, stored sqlstore.Object, crd *apiextensionsv1.CustomResourceDefinition) error {
+// removeCleanupFinalizer ends a CRD's cleanup with its outcome: without other finalizers, the
+// CRD is deleted.
+func (g *Registry) removeCleanupFinalizer(ctx context.Context, stored sqlstore.Object, crd *apiextensionsv1.CustomResourceDefinition, outcome apiextensionsv1.CustomResourceDefinitionCondition) error {
 	apihelpers.CRDRemoveFinalizer(crd, crdCleanupFinalizer)
-	apihelpers.SetCRDCondition(crd, apiextensionsv1.CustomResourceDefinitionCondition{
-		Type:    apiextensionsv1.Terminating,
-		Status:  apiextensionsv1.ConditionFalse,
-		Reason:  "InstanceDeletionCompleted",
-		Message: "removed all instances",
-	})
+	apihelpers.SetCRDCondition(crd, outcome)
 	obj := &unstructured.Unstructured{}
 	encodeCRD(crd, obj)
 	write := sqlstore.Write{Op: sqlstore.OpUpdate, Key: stored.Key, ExpectedRevision: stored.Revision, Render: renderAtRevision(obj)}

@@ -295,6 +295,25 @@ func TestCRDDeletionDeletesObjectsThenTheCRD(t *testing.T) {
 	})
 }
 
+func TestCRDCleanupLeavesOtherFinalizers(t *testing.T) {
+	store := openTestStore(t, sqltest.SQLiteDSN(t))
+	g := startRegistry(t, store)
+	doc := strings.Replace(crdYAML("widgets", "Widget", "v1"), "metadata:\n", "metadata:\n  finalizers: [example.com/keep]\n", 1)
+	writeCRD(t, g, store, doc)
+	key := markCRDDeleted(t, g, store, "widgets.example.com")
+
+	var crd *apiextensionsv1.CustomResourceDefinition
+	eventually(t, "the cleanup finalizer is removed", func() bool {
+		u, _ := readObject(t, store, key)
+		crd, _ = decodeCRD(u.Object)
+		return !slices.Contains(crd.Finalizers, crdCleanupFinalizer)
+	})
+	if !slices.Equal(crd.Finalizers, []string{"example.com/keep"}) {
+		t.Errorf("finalizers %v, want the other one kept", crd.Finalizers)
+	}
+	wantCondition(t, crd, apiextensionsv1.Terminating, apiextensionsv1.ConditionFalse, "InstanceDeletionCompleted", "removed all instances")
+}
+
 // markCRDDeleted deletes a CRD as the delete handler does: PrepareForDelete adds the cleanup
 // finalizer, so the CRD is only marked deleted.
 func markCRDDeleted(t *testing.T, g *Registry, store Storage, name string) sqlstore.Key {
