@@ -9,6 +9,7 @@ import (
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Prune does to a decoded request body what kube-apiserver's decoder does for custom
@@ -55,8 +56,8 @@ type coerceOptions struct {
 }
 
 // coerce prunes and normalizes metadata as kube-apiserver's schema coercer does: ObjectMeta is
-// round-tripped through its Go type (which drops unknown metadata fields) and the rest is pruned
-// against the structural schema. apiVersion and kind are kept as they were.
+// round-tripped through its Go type (which drops unknown metadata fields) and, for an object of
+// this type, the rest is pruned against the structural schema. apiVersion and kind are kept.
 func (s *Schema) coerce(u *unstructured.Unstructured, opts coerceOptions) ([]string, error) {
 	apiVersion, kind := u.GetAPIVersion(), u.GetKind()
 	objectMeta, foundMeta, unknown, err := schemaobjectmeta.GetObjectMetaWithOptions(u.Object, schemaobjectmeta.ObjectMetaOptions{
@@ -66,25 +67,45 @@ func (s *Schema) coerce(u *unstructured.Unstructured, opts coerceOptions) ([]str
 	if err != nil {
 		return nil, err
 	}
-	if s.structural != nil && !s.preserveUnknownFields {
-		unknown = append(unknown, structuralpruning.PruneWithOptions(u.Object, s.structural, true,
-			structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: opts.trackUnknown})...)
-		structuraldefaulting.PruneNonNullableNullsWithoutDefaults(u.Object, s.structural)
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, err
 	}
-	if s.structural != nil {
-		fieldErr, embeddedUnknown := schemaobjectmeta.CoerceWithOptions(nil, u.Object, s.structural, false, schemaobjectmeta.CoerceOptions{
-			DropInvalidFields:       opts.dropInvalidMetadata,
-			ReturnUnknownFieldPaths: opts.trackUnknown,
-		})
-		if fieldErr != nil {
-			return nil, fieldErr
+	// Like kube-apiserver, leave objects of another type (rejected by Validate) unpruned.
+	if gv.Group == s.kind.Group && kind == s.kind.Kind {
+		schemaUnknown, err := s.pruneBySchema(u, opts)
+		if err != nil {
+			return nil, err
 		}
-		unknown = append(unknown, embeddedUnknown...)
-	}
-	if opts.repairGeneration && foundMeta && objectMeta.Generation == 0 {
-		objectMeta.Generation = 1
+		unknown = append(unknown, schemaUnknown...)
+		// Objects stored by very old servers may lack a generation.
+		if opts.repairGeneration && foundMeta && objectMeta.Generation == 0 {
+			objectMeta.Generation = 1
+		}
 	}
 	return unknown, restoreMeta(u, apiVersion, kind, objectMeta, foundMeta)
+}
+
+// pruneBySchema drops what the structural schema does not know, non-nullable nulls without a
+// default, and the unknown fields of embedded resources' metadata.
+func (s *Schema) pruneBySchema(u *unstructured.Unstructured, opts coerceOptions) ([]string, error) {
+	if s.structural == nil {
+		return nil, nil
+	}
+	var unknown []string
+	if !s.preserveUnknownFields {
+		unknown = structuralpruning.PruneWithOptions(u.Object, s.structural, true,
+			structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: opts.trackUnknown})
+		structuraldefaulting.PruneNonNullableNullsWithoutDefaults(u.Object, s.structural)
+	}
+	fieldErr, embeddedUnknown := schemaobjectmeta.CoerceWithOptions(nil, u.Object, s.structural, false, schemaobjectmeta.CoerceOptions{
+		DropInvalidFields:       opts.dropInvalidMetadata,
+		ReturnUnknownFieldPaths: opts.trackUnknown,
+	})
+	if fieldErr != nil {
+		return nil, fieldErr
+	}
+	return append(unknown, embeddedUnknown...), nil
 }
 
 // restoreMeta puts back the type and object metadata the coercion set aside, starting clean.

@@ -116,3 +116,20 @@ func TestNoPruningWithPreserveUnknownFields(t *testing.T) {
 		t.Error("spec.x was pruned")
 	}
 }
+
+func TestPruneLeavesOtherTypes(t *testing.T) {
+	s := compileWidgets(t)
+	u := object(t, `{apiVersion: example.com/v1, kind: Gadget, metadata: {name: g, bogus: 1}, spec: {x: 1}}`)
+	unknown, err := s.Prune(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(unknown, []string{"metadata.bogus"}) {
+		t.Errorf("unknown fields %q", unknown)
+	}
+	assertObject(t, u, `{apiVersion: example.com/v1, kind: Gadget, metadata: {name: g}, spec: {x: 1}}`)
+
+	if _, err := s.Prune(object(t, `{apiVersion: a/b/c, kind: Widget}`)); err == nil {
+		t.Error("no error for apiVersion a/b/c")
+	}
+}
