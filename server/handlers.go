@@ -61,11 +61,12 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req *reques
 		s.writeError(w, r, err)
 		return
 	}
-	fieldValidation, err := parseCreateOptions(r)
+	fieldValidation, dryRun, err := parseCreateOptions(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	req.dryRun = dryRun
 	if req.res.Terminating {
 		// The type's CRD is being deleted, as apiextensions-apiserver answers.
 		s.writeError(w, r, apierrors.NewMethodNotSupported(req.gr, "create"))
@@ -137,23 +138,51 @@ func (s *Server) storeNew(ctx context.Context, req *request, obj *unstructured.U
 		return sqlstore.Object{}, err
 	}
 	key := sqlstore.Key{Resource: req.res.StorageName, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	stored, err := s.store.Write(ctx, sqlstore.Write{Op: sqlstore.OpCreate, Key: key, Render: render(req.res, obj)})
+	stored, err := s.write(ctx, req, sqlstore.Write{Op: sqlstore.OpCreate, Key: key, Render: render(req.res, obj)})
 	if err != nil {
 		return sqlstore.Object{}, storageError(err, req.gr, obj.GetName())
 	}
-	return stored, s.afterWrite(ctx, req, stored.Revision)
+	return stored, nil
+}
+
+// write stores a change and runs the type's AfterWrite hook. A dry run only renders what would
+// be stored (without a resourceVersion for a create), after checking a create's name is free.
+func (s *Server) write(ctx context.Context, req *request, w sqlstore.Write) (sqlstore.Object, error) {
+	if req.dryRun {
+		return dryRunWrite(ctx, s.store, w)
+	}
+	stored, err := s.store.Write(ctx, w)
+	if err != nil {
+		return sqlstore.Object{}, err
+	}
+	s.afterWrite(ctx, req, stored.Revision)
+	return stored, nil
+}
+
+func dryRunWrite(ctx context.Context, store Storage, w sqlstore.Write) (sqlstore.Object, error) {
+	if w.Op == sqlstore.OpCreate {
+		if _, err := store.Get(ctx, w.Key); err == nil {
+			return sqlstore.Object{}, sqlstore.ErrExists
+		} else if !errors.Is(err, sqlstore.ErrNotFound) {
+			return sqlstore.Object{}, err
+		}
+	}
+	value, err := w.Render(w.ExpectedRevision)
+	if err != nil {
+		return sqlstore.Object{}, err
+	}
+	return sqlstore.Object{Key: w.Key, Revision: w.ExpectedRevision, Value: value}, nil
 }
 
 // afterWrite runs the type's AfterWrite hook. The write has succeeded whatever it says, so a
 // failure is only logged.
-func (s *Server) afterWrite(ctx context.Context, req *request, revision int64) error {
+func (s *Server) afterWrite(ctx context.Context, req *request, revision int64) {
 	if req.res.AfterWrite == nil {
-		return nil
+		return
 	}
 	if err := req.res.AfterWrite(ctx, revision); err != nil {
 		s.log.Warn("after-write hook failed", "resource", req.gr.String(), "revision", revision, "err", err)
 	}
-	return nil
 }
 
 // updateMode says which part of the object an update replaces.
@@ -172,11 +201,12 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, req *reques
 		s.writeError(w, r, err)
 		return
 	}
-	fieldValidation, err := parseUpdateOptions(r)
+	fieldValidation, dryRun, err := parseUpdateOptions(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	req.dryRun = dryRun
 	obj, warnings, err := s.decodeObject(r, req.res, fieldValidation)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -255,11 +285,7 @@ func (s *Server) applyUpdate(ctx context.Context, req *request, current sqlstore
 		// The last finalizer of an object being deleted is gone: the update deletes it.
 		write.Op = sqlstore.OpDelete
 	}
-	stored, err := s.store.Write(ctx, write)
-	if err != nil {
-		return sqlstore.Object{}, err
-	}
-	return stored, s.afterWrite(ctx, req, stored.Revision)
+	return s.write(ctx, req, write)
 }
 
 // prepareUpdate carries over what an update cannot change, as kube-apiserver's BeforeUpdate does,
@@ -344,6 +370,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req *reques
 		s.writeError(w, r, err)
 		return
 	}
+	req.dryRun = len(opts.DryRun) > 0
 	if err := checkNamespaceDeletable(req); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -393,11 +420,8 @@ func (s *Server) deleteAttempt(ctx context.Context, req *request, current sqlsto
 		req.res.PrepareForDelete(obj)
 	}
 	if !hasFinalizers(req.res, obj) {
-		stored, err := s.store.Write(ctx, sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
-		if err != nil {
-			return sqlstore.Object{}, false, err
-		}
-		return stored, true, s.afterWrite(ctx, req, stored.Revision)
+		stored, err := s.write(ctx, req, sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
+		return stored, err == nil, err
 	}
 	if obj.GetDeletionTimestamp() != nil {
 		return current, false, nil
@@ -409,11 +433,8 @@ func (s *Server) deleteAttempt(ctx context.Context, req *request, current sqlsto
 	if isNamespaces(req.res) {
 		markNamespaceTerminating(obj)
 	}
-	stored, err := s.store.Write(ctx, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
-	if err != nil {
-		return sqlstore.Object{}, false, err
-	}
-	return stored, false, s.afterWrite(ctx, req, stored.Revision)
+	stored, err := s.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
+	return stored, false, err
 }
 
 // checkPreconditions applies DeleteOptions.preconditions; a mismatch is 409 worded as

@@ -35,17 +35,29 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 	return body, nil
 }
 
+// readRequestBody reads a request body in the format its Content-Type names, as JSON or YAML:
+// protobuf bodies (accepted where protobufOK, for the built-in types) are transcoded to JSON.
+func (s *Server) readRequestBody(r *http.Request, protobufOK bool) (body []byte, isYAML bool, err error) {
+	format, err := requestBodyFormat(r, protobufOK)
+	if err != nil {
+		return nil, false, err
+	}
+	if body, err = readBody(r, s.opts.MaxRequestBodyBytes); err != nil {
+		return nil, false, err
+	}
+	if format == bodyProtobuf && len(body) > 0 {
+		body, err = protobufToJSON(body)
+	}
+	return body, format == bodyYAML, err
+}
+
 // decodeObject reads the request body as an object of res's kind, in JSON or YAML by its
 // Content-Type. A missing kind or apiVersion is filled from the path, as kube-apiserver defaults
 // them; a different one is 400. Custom resources are pruned and defaulted by their schema, and
 // their unknown fields handled as fieldValidation says: returned as warnings (Warn, the default),
 // ignored, or 400 (Strict).
 func (s *Server) decodeObject(r *http.Request, res *Resource, fieldValidation string) (*unstructured.Unstructured, []string, error) {
-	isYAML, err := bodyIsYAML(r)
-	if err != nil {
-		return nil, nil, err
-	}
-	body, err := readBody(r, s.opts.MaxRequestBodyBytes)
+	body, isYAML, err := s.readRequestBody(r, res.CRDName == "")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -243,10 +255,14 @@ func withoutMetaAndStatus(obj *unstructured.Unstructured) map[string]interface{}
 }
 
 // render is the Render function of a write: the object as stored (in its type's storage
-// version), with its resourceVersion set to the write's revision.
+// version), with its resourceVersion set to the write's revision. Revision 0, a dry-run create,
+// has none.
 func render(res *Resource, obj *unstructured.Unstructured) func(int64) ([]byte, error) {
 	return func(rev int64) ([]byte, error) {
-		obj.SetResourceVersion(strconv.FormatInt(rev, 10))
+		obj.SetResourceVersion("")
+		if rev > 0 {
+			obj.SetResourceVersion(strconv.FormatInt(rev, 10))
+		}
 		served := obj.GetAPIVersion()
 		res.ToStorage(obj)
 		defer obj.SetAPIVersion(served)

@@ -12,22 +12,23 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// parseCreateOptions reads a create's query; the fieldValidation it names applies to the body.
-func parseCreateOptions(r *http.Request) (string, error) {
+// parseCreateOptions reads a create's query: the fieldValidation that applies to the body, and
+// whether it is a dry run.
+func parseCreateOptions(r *http.Request) (fieldValidation string, dryRun bool, err error) {
 	opts := &metav1.CreateOptions{}
 	if err := decodeQuery(r, opts); err != nil {
-		return "", err
+		return "", false, err
 	}
-	return opts.FieldValidation, optionsInvalid("CreateOptions", metav1validation.ValidateCreateOptions(opts))
+	return opts.FieldValidation, len(opts.DryRun) > 0, optionsInvalid("CreateOptions", metav1validation.ValidateCreateOptions(opts))
 }
 
-// parseUpdateOptions reads an update's query; the fieldValidation it names applies to the body.
-func parseUpdateOptions(r *http.Request) (string, error) {
+// parseUpdateOptions reads an update's query, as parseCreateOptions does a create's.
+func parseUpdateOptions(r *http.Request) (fieldValidation string, dryRun bool, err error) {
 	opts := &metav1.UpdateOptions{}
 	if err := decodeQuery(r, opts); err != nil {
-		return "", err
+		return "", false, err
 	}
-	return opts.FieldValidation, optionsInvalid("UpdateOptions", metav1validation.ValidateUpdateOptions(opts))
+	return opts.FieldValidation, len(opts.DryRun) > 0, optionsInvalid("UpdateOptions", metav1validation.ValidateUpdateOptions(opts))
 }
 
 // decodeQuery reads query parameters into options as kube-apiserver does; a value of the wrong

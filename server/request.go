@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/gorilla/mux"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -21,6 +20,8 @@ type request struct {
 	subresource string
 	// legacyWatch is set for the deprecated /watch/ paths.
 	legacyWatch bool
+	// dryRun writes nothing: the answer is what the write would have stored.
+	dryRun bool
 }
 
 // namespaceSubresources are the subresources of a namespace, which kube-apiserver does not read
@@ -93,9 +94,6 @@ func containsEmpty(parts []string) bool {
 // dispatch routes a resolved request to the handler for its verb.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, req *request) {
 	switch {
-	case r.Method != http.MethodGet && r.URL.Query().Has("dryRun"):
-		// Not honoured yet: refusing beats writing what the client asked only to preview.
-		s.writeError(w, r, apierrors.NewBadRequest("dryRun is not supported"))
 	case req.legacyWatch:
 		if r.Method != http.MethodGet {
 			s.writeError(w, r, errMethodNotAllowed(r.Method))

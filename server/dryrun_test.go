@@ -1,0 +1,70 @@
+package server
+
+import (
+	"net/http"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestDryRun(t *testing.T) {
+	api := sqliteAPI(t)
+	before, _ := api.store.CurrentRevision(t.Context())
+	dry := api.do("POST", cmPath+"?dryRun=All", `{"metadata":{"name":"d"},"data":{"a":"1"}}`).expect(t, http.StatusCreated).object(t)
+	if str(dry, "metadata", "uid") == "" || nested(dry, "metadata", "resourceVersion") != nil || str(dry, "data", "a") != "1" {
+		t.Fatalf("dry-run create: %v", dry)
+	}
+	api.do("GET", cmPath+"/d", "").expect(t, http.StatusNotFound)
+
+	created := api.do("POST", cmPath, `{"metadata":{"name":"d"},"data":{"a":"1"}}`).expect(t, http.StatusCreated).object(t)
+	api.do("POST", cmPath+"?dryRun=All", `{"metadata":{"name":"d"}}`).expect(t, http.StatusConflict)
+	updated := api.do("PUT", cmPath+"/d?dryRun=All", `{"metadata":{"name":"d"},"data":{"a":"2"}}`).expect(t, http.StatusOK).object(t)
+	if str(updated, "data", "a") != "2" || str(updated, "metadata", "resourceVersion") != str(created, "metadata", "resourceVersion") {
+		t.Fatalf("dry-run update: %v", updated)
+	}
+	api.do("DELETE", cmPath+"/d?dryRun=All", "").expect(t, http.StatusOK)
+	stored := api.do("GET", cmPath+"/d", "").expect(t, http.StatusOK).object(t)
+	if str(stored, "data", "a") != "1" {
+		t.Fatalf("dry runs changed the object: %v", stored)
+	}
+	if after, _ := api.store.CurrentRevision(t.Context()); after != before+1 {
+		t.Fatalf("revisions %d..%d: dry runs wrote", before, after)
+	}
+	api.do("POST", cmPath+"?dryRun=Some", `{"metadata":{"name":"e"}}`).expectStatus(t, metav1.Status{Code: 422, Reason: metav1.StatusReasonInvalid,
+		Message: `CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Some"]: supported values: "All"`,
+		Details: &metav1.StatusDetails{Group: "meta.k8s.io", Kind: "CreateOptions", Causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueNotSupported,
+			Message: `Unsupported value: ["Some"]: supported values: "All"`, Field: "dryRun"}}}})
+}
+
+func TestGetResourceVersion(t *testing.T) {
+	api := sqliteAPI(t)
+	obj := api.do("POST", cmPath, `{"metadata":{"name":"g"}}`).expect(t, http.StatusCreated).object(t)
+	rv := str(obj, "metadata", "resourceVersion")
+	for _, q := range []string{"", "?resourceVersion=0", "?resourceVersion=" + rv} {
+		api.do("GET", cmPath+"/g"+q, "").expect(t, http.StatusOK)
+	}
+	resp := api.do("GET", cmPath+"/g?resourceVersion=999999", "").expect(t, http.StatusGatewayTimeout)
+	if resp.header.Get("Retry-After") != "1" {
+		t.Fatalf("Retry-After %q", resp.header.Get("Retry-After"))
+	}
+	api.do("GET", cmPath+"/g?resourceVersion=x", "").expect(t, http.StatusBadRequest)
+}
+
+func TestHealthAndRecovery(t *testing.T) {
+	api := sqliteAPI(t)
+	for _, path := range []string{"/healthz", "/livez", "/readyz"} {
+		if resp := api.do("GET", path, "").expect(t, http.StatusOK); string(resp.body) != "ok" {
+			t.Fatalf("%s: %q", path, resp.body)
+		}
+	}
+	panicking := api.server.withRecovery(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	api.server.handler = panicking
+	api.do("GET", "/anything", "").expectStatus(t, metav1.Status{Code: 500, Reason: metav1.StatusReasonInternalError,
+		Message: "Internal error occurred: panic: boom", Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Message: "panic: boom"}}}})
+	_ = api.store.Close()
+	api.server.handler = api.server.routes()
+	resp := api.do("GET", "/readyz", "").expect(t, http.StatusInternalServerError)
+	if len(resp.body) == 0 {
+		t.Fatal("readyz failed without a reason")
+	}
+}
