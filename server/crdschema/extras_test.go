@@ -207,3 +207,28 @@ func TestValidateDefinition(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestValidateDefinitionUpdateAndWarnings(t *testing.T) {
+	old := loadCRD(t, "testdata/widgets.yaml")
+	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(old)
+	if err := PrepareDefinition(old, nil); err != nil {
+		t.Fatal(err)
+	}
+	old.ResourceVersion = "3"
+	crd := old.DeepCopy()
+	crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["name"] = apiextensionsv1.JSONSchemaProps{Type: "string", Format: "colour"}
+	if err := PrepareDefinition(crd, old); err != nil {
+		t.Fatal(err)
+	}
+	if crd.Generation != 2 {
+		t.Errorf("generation %d after a spec change, want 2", crd.Generation)
+	}
+	errs, warnings := ValidateDefinition(context.Background(), crd, old)
+	if len(errs) != 0 || !slices.Equal(warnings, []string{`unrecognized format "colour"`}) {
+		t.Errorf("errors %q, warnings %q", messages(errs), warnings)
+	}
+
+	crd.Spec.Names.Plural = "gadgets"
+	errs, _ = ValidateDefinition(context.Background(), crd, old)
+	assertMessages(t, errs, `spec.names.plural: Invalid value: "gadgets": field is immutable`)
+}
