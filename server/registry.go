@@ -185,17 +185,6 @@ func (g *Registry) Lookup(group, version, name string) (*Resource, bool) {
 	return r, ok
 }
 
-// Resources returns every served resource, in no particular order.
-func (g *Registry) Resources() []*Resource {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	all := make([]*Resource, 0, len(g.resources))
-	for _, r := range g.resources {
-		all = append(all, r)
-	}
-	return all
-}
-
 // replaceCRDs installs a new set of stored CRDs, seen up to revision: it recomputes the served
 // resources and the discovery documents, then wakes those waiting for revision.
 func (g *Registry) replaceCRDs(crds map[string]*storedCRD, revision int64) {
