@@ -1,7 +1,9 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
+	"slices"
 	"reflect"
 	"testing"
 )
@@ -67,4 +69,20 @@ func TestStatusSubresource(t *testing.T) {
 	if str(ns, "status", "phase") != "Other" || str(ns, "metadata", "labels", "a") != "b" || str(ns, "metadata", "labels", "c") != "" {
 		t.Fatalf("after status update: %v", ns)
 	}
+}
+
+func TestDeleteCollection(t *testing.T) {
+	api := sqliteAPI(t)
+	api.createConfigMaps(t, "a", "b", "c")
+	api.do("POST", cmPath, `{"metadata":{"name":"held","labels":{"name":"held"},"finalizers":["example.com/x"]}}`).expect(t, http.StatusCreated)
+	resp := api.do("DELETE", cmPath+"?labelSelector=name+notin+(b)", "").expect(t, http.StatusOK)
+	var l listed
+	if err := json.Unmarshal(resp.body, &l); err != nil || l.Kind != "ConfigMapList" || !slices.Equal(l.names(), []string{"a", "c", "held"}) {
+		t.Fatalf("deletecollection answered %s", resp.body)
+	}
+	if names := api.list(t, cmPath).names(); !slices.Equal(names, []string{"b", "held"}) {
+		t.Fatalf("left %v", names)
+	}
+	api.do("DELETE", "/api/v1/namespaces", "").expect(t, http.StatusMethodNotAllowed)
+	api.do("DELETE", "/api/v1/configmaps", "").expect(t, http.StatusMethodNotAllowed)
 }

@@ -121,6 +121,8 @@ func (s *Server) dispatchCollection(w http.ResponseWriter, r *http.Request, req 
 		s.serveList(w, r, req)
 	case r.Method == http.MethodPost && (req.namespace != "" || !req.res.Namespaced):
 		s.serveCreate(w, r, req)
+	case r.Method == http.MethodDelete && (req.namespace != "" || !req.res.Namespaced) && allowsDeleteCollection(req.res):
+		s.serveDeleteCollection(w, r, req)
 	default:
 		s.writeError(w, r, errMethodNotAllowed(r.Method))
 	}
