@@ -57,9 +57,8 @@ type coerceOptions struct {
 
 // coerce prunes and normalizes metadata as kube-apiserver's schema coercer does: ObjectMeta is
 // round-tripped through its Go type (which drops unknown metadata fields) and, for an object of
-// this type, the rest is pruned against the structural schema. apiVersion and kind are kept.
+// this type, the rest is pruned against the structural schema, which keeps apiVersion and kind.
 func (s *Schema) coerce(u *unstructured.Unstructured, opts coerceOptions) ([]string, error) {
-	apiVersion, kind := u.GetAPIVersion(), u.GetKind()
 	objectMeta, foundMeta, unknown, err := schemaobjectmeta.GetObjectMetaWithOptions(u.Object, schemaobjectmeta.ObjectMetaOptions{
 		DropMalformedFields:     opts.dropInvalidMetadata,
 		ReturnUnknownFieldPaths: opts.trackUnknown,
@@ -67,12 +66,12 @@ func (s *Schema) coerce(u *unstructured.Unstructured, opts coerceOptions) ([]str
 	if err != nil {
 		return nil, err
 	}
-	gv, err := schema.ParseGroupVersion(apiVersion)
+	gv, err := schema.ParseGroupVersion(u.GetAPIVersion())
 	if err != nil {
 		return nil, err
 	}
 	// Like kube-apiserver, leave objects of another type (rejected by Validate) unpruned.
-	if gv.Group == s.kind.Group && kind == s.kind.Kind {
+	if gv.Group == s.kind.Group && u.GetKind() == s.kind.Kind {
 		schemaUnknown, err := s.pruneBySchema(u, opts)
 		if err != nil {
 			return nil, err
@@ -83,7 +82,7 @@ func (s *Schema) coerce(u *unstructured.Unstructured, opts coerceOptions) ([]str
 			objectMeta.Generation = 1
 		}
 	}
-	return unknown, restoreMeta(u, apiVersion, kind, objectMeta, foundMeta)
+	return unknown, restoreMeta(u, objectMeta, foundMeta)
 }
 
 // pruneBySchema drops what the structural schema does not know, non-nullable nulls without a
@@ -108,14 +107,9 @@ func (s *Schema) pruneBySchema(u *unstructured.Unstructured, opts coerceOptions)
 	return append(unknown, embeddedUnknown...), nil
 }
 
-// restoreMeta puts back the type and object metadata the coercion set aside, starting clean.
-func restoreMeta(u *unstructured.Unstructured, apiVersion, kind string, objectMeta *metav1.ObjectMeta, foundMeta bool) error {
-	if kind != "" {
-		u.SetKind(kind)
-	}
-	if apiVersion != "" {
-		u.SetAPIVersion(apiVersion)
-	}
+// restoreMeta puts back the ObjectMeta that was decoded before pruning, which leaves out its
+// unknown fields (and, when reading from storage, its malformed ones).
+func restoreMeta(u *unstructured.Unstructured, objectMeta *metav1.ObjectMeta, foundMeta bool) error {
 	if !foundMeta {
 		return nil
 	}
