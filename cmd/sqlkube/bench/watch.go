@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -313,14 +312,14 @@ func (w *watcher) open(ctx context.Context) (io.ReadCloser, outcome) {
 // consume reads events until the stream ends: cleanly (an ok outcome, to resume) or with an
 // ERROR event or a broken connection.
 func (w *watcher) consume(stream io.Reader) outcome {
-	dec := json.NewDecoder(stream)
+	events := newEventReader(stream)
 	prefix := w.b.watchNamePrefix()
 	for {
-		var ev watchEvent
-		if err := dec.Decode(&ev); err != nil {
-			if errors.Is(err, io.EOF) {
-				return outcome{code: http.StatusOK}
-			}
+		ev, err := events.next()
+		if errors.Is(err, io.EOF) {
+			return outcome{code: http.StatusOK}
+		}
+		if err != nil {
 			return outcome{err: err}
 		}
 		if ev.Type == "ERROR" {

@@ -1,0 +1,123 @@
+package bench
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+func TestSkimEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name, event                string
+		wantType, wantName, wantRV string
+	}{
+		{"plain", `{"type":"ADDED","object":{"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"7"},"data":{"p":"x"}}}`, "ADDED", "a", "7"},
+		{"metadata last, nested values before it",
+			`{"object":{"spec":{"list":[1,{"x":[true,null,-1.5e3]},"]}"],"s":"\"{"},"metadata":{"labels":{"name":"not this"},"resourceVersion":"9","name":"b"}},"type":"MODIFIED"}`,
+			"MODIFIED", "b", "9"},
+		{"spaces", " { \"type\" : \"DELETED\" , \"object\" : { \"metadata\" : { \"name\" : \"c\" , \"resourceVersion\" : \"10\" } } } ", "DELETED", "c", "10"},
+		{"escaped value", `{"type":"ADDED","object":{"metadata":{"name":"d\u0065","resourceVersion":"1"}}}`, "ADDED", "de", "1"},
+		{"escaped quotes and backslashes", `{"object":{"data":{"a":"\\","b":"\\\"}\\"},"metadata":{"name":"e","resourceVersion":"2"}},"type":"ADDED"}`, "ADDED", "e", "2"},
+		{"bookmark", `{"type":"BOOKMARK","object":{"kind":"ConfigMap","metadata":{"resourceVersion":"12","annotations":{"k8s.io/initial-events-end":"true"}}}}`, "BOOKMARK", "", "12"},
+		{"empty objects", `{"type":"ADDED","object":{"metadata":{},"data":{}}}`, "ADDED", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev, err := skimEvent([]byte(tc.event))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Type != tc.wantType || ev.Object.Metadata.Name != tc.wantName || ev.Object.Metadata.ResourceVersion != tc.wantRV {
+				t.Errorf("got type %q name %q rv %q", ev.Type, ev.Object.Metadata.Name, ev.Object.Metadata.ResourceVersion)
+			}
+		})
+	}
+}
+
+func TestSkimErrorEventDecodesStatus(t *testing.T) {
+	ev, err := skimEvent([]byte(`{"type":"ERROR","object":{"kind":"Status","code":410,"message":"too old resource version: 1 (5)"}}`))
+	if err != nil || ev.Object.Code != 410 || ev.Object.Message != "too old resource version: 1 (5)" {
+		t.Errorf("got %+v, %v", ev, err)
+	}
+}
+
+func TestSkimRejectsMalformedEvents(t *testing.T) {
+	for _, bad := range []string{
+		`{"type":"ADDED"`,
+		`{"type":"ADDED","object":{"metadata":{"name":"a"}}`,
+		`{"type":ADDED}`,
+		`{"type":"ADD`,
+		`["type"]`,
+		`{"type" "ADDED"}`,
+		`{"object":{"spec":[1,2}`,
+	} {
+		if _, err := skimEvent([]byte(bad)); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+}
+
+func TestEventReaderFramesLines(t *testing.T) {
+	long := strings.Repeat("y", 200<<10) // longer than the reader's buffer
+	stream := "\n" +
+		`{"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"1"}}}` + "\n\n" +
+		`{"type":"ADDED","object":{"data":{"p":"` + long + `"},"metadata":{"name":"b","resourceVersion":"2"}}}` + "\n" +
+		`{"type":"MODIFIED","object":{"metadata":{"name":"c","resourceVersion":"3"}}}` // no final newline
+	events := newEventReader(strings.NewReader(stream))
+	var names []string
+	for {
+		ev, err := events.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, ev.Object.Metadata.Name+"@"+ev.Object.Metadata.ResourceVersion)
+	}
+	if strings.Join(names, " ") != "a@1 b@2 c@3" {
+		t.Errorf("events %v", names)
+	}
+}
+
+func TestEventReaderReportsTruncatedEvent(t *testing.T) {
+	events := newEventReader(strings.NewReader(`{"type":"ADDED","object":{"metadata":{"na`))
+	if _, err := events.next(); err == nil || errors.Is(err, io.EOF) {
+		t.Errorf("err = %v, want a malformed-event error", err)
+	}
+}
+
+// TestSkimAgreesWithEncodingJSON skims events encoding/json wrote from random content, with
+// quotes, backslashes, brackets and non-ASCII text in keys and values.
+func TestSkimAgreesWithEncodingJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []rune(`ab"\{}[]:,é日 ` + "\n\t\u2028")
+	text := func() string {
+		r := make([]rune, rng.IntN(12))
+		for i := range r {
+			r[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(r)
+	}
+	for range 2000 {
+		data := map[string]any{text(): text(), text(): []any{text(), 1.5, true, nil, map[string]any{text(): text()}}}
+		want := watchEvent{Type: text()}
+		want.Object.Metadata = objectMeta{Name: text(), ResourceVersion: text()}
+		raw, err := json.Marshal(map[string]any{
+			"type":   want.Type,
+			"object": map[string]any{"data": data, "metadata": map[string]any{"name": want.Object.Metadata.Name, "resourceVersion": want.Object.Metadata.ResourceVersion, "x": data}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want.Type == "ERROR" {
+			continue
+		}
+		got, err := skimEvent(raw)
+		if err != nil || got != want {
+			t.Fatalf("%s:\ngot %+v (%v)\nwant %+v", raw, got, err, want)
+		}
+	}
+}
