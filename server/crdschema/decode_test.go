@@ -1,10 +1,12 @@
 package crdschema
 
 import (
+	"context"
 	"reflect"
 	"slices"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
@@ -131,5 +133,37 @@ func TestPruneLeavesOtherTypes(t *testing.T) {
 
 	if _, err := s.Prune(object(t, `{apiVersion: a/b/c, kind: Widget}`)); err == nil {
 		t.Error("no error for apiVersion a/b/c")
+	}
+}
+
+// Legacy CRDs (from apiextensions/v1beta1) may have no schema, or a non-structural one under
+// preserveUnknownFields: their objects are kept as they are and only metadata is checked.
+func TestLegacyCRDs(t *testing.T) {
+	noSchema := loadCRD(t, "testdata/widgets.yaml")
+	noSchema.Spec.PreserveUnknownFields = true
+	noSchema.Spec.Versions[0].Schema = nil
+	nonStructural := loadCRD(t, "testdata/widgets.yaml")
+	nonStructural.Spec.PreserveUnknownFields = true
+	// "id" is one of the JSON schema keywords a structural schema cannot hold.
+	nonStructural.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["ratio"] = apiextensionsv1.JSONSchemaProps{Type: "number", ID: "ratio"}
+
+	for name, crd := range map[string]*apiextensionsv1.CustomResourceDefinition{"no schema": noSchema, "non-structural": nonStructural} {
+		t.Run(name, func(t *testing.T) {
+			s, err := Compile(crd, "v1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := widget(t, `size: 1, x: 1`)
+			if unknown, err := s.PruneAndDefault(u); err != nil || len(unknown) != 0 {
+				t.Fatalf("PruneAndDefault: %q, %v", unknown, err)
+			}
+			assertObject(t, u, `{apiVersion: example.com/v1, kind: Widget, metadata: {name: w, namespace: default}, spec: {size: 1, x: 1}}`)
+			s.Validate(context.Background(), u, nil) // must not panic
+		})
+	}
+
+	nonStructural.Spec.PreserveUnknownFields = false
+	if _, err := Compile(nonStructural, "v1"); err == nil {
+		t.Error("a non-structural schema compiled without preserveUnknownFields")
 	}
 }
