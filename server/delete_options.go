@@ -15,11 +15,7 @@ func (s *Server) decodeDeleteOptions(r *http.Request) (*metav1.DeleteOptions, er
 	if err := decodeQuery(r, opts); err != nil {
 		return nil, err
 	}
-	isYAML, err := bodyIsYAML(r)
-	if err != nil {
-		return nil, err
-	}
-	body, err := readBody(r, s.opts.MaxRequestBodyBytes)
+	body, isYAML, err := s.readRequestBody(r, true)
 	if err != nil {
 		return nil, err
 	}

@@ -98,21 +98,38 @@ func prefersYAML(r *http.Request) bool {
 	return err == nil && o.yaml
 }
 
-// bodyIsYAML reads the request's Content-Type: JSON (the default) or YAML; anything else is 415.
-func bodyIsYAML(r *http.Request) (bool, error) {
+// bodyFormat is how a request body is encoded.
+type bodyFormat int
+
+const (
+	bodyJSON bodyFormat = iota
+	bodyYAML
+	bodyProtobuf
+)
+
+// requestBodyFormat reads the request's Content-Type: JSON (the default), YAML, or, where
+// protobufOK (the built-in types), Kubernetes protobuf; anything else is 415 naming the accepted
+// media types.
+func requestBodyFormat(r *http.Request, protobufOK bool) (bodyFormat, error) {
+	accepted := servedMediaTypes
+	if protobufOK {
+		accepted = builtinMediaTypes
+	}
 	header := r.Header.Get("Content-Type")
 	if header == "" {
-		return false, nil
+		return bodyJSON, nil
 	}
 	mediaType, _, err := mime.ParseMediaType(header)
 	if err != nil {
-		return false, errUnsupportedMediaType()
+		return bodyJSON, errUnsupportedMediaType(accepted)
 	}
-	switch mediaType {
-	case mediaTypeJSON:
-		return false, nil
-	case mediaTypeYAML:
-		return true, nil
+	switch {
+	case mediaType == mediaTypeJSON:
+		return bodyJSON, nil
+	case mediaType == mediaTypeYAML:
+		return bodyYAML, nil
+	case mediaType == mediaTypeProtobuf && protobufOK:
+		return bodyProtobuf, nil
 	}
-	return false, errUnsupportedMediaType()
+	return bodyJSON, errUnsupportedMediaType(accepted)
 }

@@ -65,12 +65,12 @@ func errNotAcceptable() error {
 }
 
 // errUnsupportedMediaType answers a request body in a format the server does not decode.
-func errUnsupportedMediaType() error {
+func errUnsupportedMediaType(accepted []string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
 		Code:    http.StatusUnsupportedMediaType,
 		Reason:  metav1.StatusReasonUnsupportedMediaType,
-		Message: "the body of the request was in an unknown format - accepted media types include: " + strings.Join(servedMediaTypes, ", "),
+		Message: "the body of the request was in an unknown format - accepted media types include: " + strings.Join(accepted, ", "),
 	}}
 }
 

@@ -1,0 +1,46 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+)
+
+// mediaTypeProtobuf is Kubernetes' protobuf encoding. kubectl and client-go's typed clients send
+// built-in objects in it; as in kube-apiserver, custom resources are JSON and YAML only.
+const mediaTypeProtobuf = "application/vnd.kubernetes.protobuf"
+
+// builtinMediaTypes are the request body formats the built-in types accept, as listed in 415s.
+var builtinMediaTypes = []string{mediaTypeJSON, mediaTypeYAML, mediaTypeProtobuf}
+
+// protobufDecoder reads the protobuf envelopes of the built-in types we serve, and of the option
+// types (DeleteOptions) clients send with them.
+var protobufDecoder = newProtobufDecoder()
+
+func newProtobufDecoder() runtime.Decoder {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(corev1.AddToScheme(scheme))
+	utilruntime.Must(coordinationv1.AddToScheme(scheme))
+	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
+	metav1.AddToGroupVersion(scheme, metav1.SchemeGroupVersion)
+	return protobuf.NewSerializer(scheme, scheme)
+}
+
+// protobufToJSON transcodes a protobuf body to the JSON the rest of the write path reads, so that
+// every format goes through the same decoding, defaulting and validation.
+func protobufToJSON(body []byte) ([]byte, error) {
+	obj, gvk, err := protobufDecoder.Decode(body, nil, nil)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("unable to decode protobuf body: %v", err))
+	}
+	obj.GetObjectKind().SetGroupVersionKind(*gvk)
+	return json.Marshal(obj)
+}
