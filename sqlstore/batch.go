@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -42,8 +43,7 @@ func (s *Store) applyBatch(ctx context.Context, batch []*pendingWrite) (batchOut
 	}
 	defer tx.Rollback()
 
-	var current int64
-	err = tx.QueryRowContext(ctx, `UPDATE meta SET current = current WHERE id = 1 RETURNING current`).Scan(&current)
+	current, err := s.lockCurrent(ctx, tx)
 	if err != nil {
 		return batchOutcome{}, err
 	}
@@ -72,6 +72,23 @@ type commitError struct{ err error }
 func (e *commitError) Error() string { return "commit: " + e.err.Error() }
 func (e *commitError) Unwrap() error { return e.err }
 
+// lockCurrent locks the counter row and reads the current revision.
+func (s *Store) lockCurrent(ctx context.Context, tx *sql.Tx) (int64, error) {
+	rows, err := s.writeStmts.query(ctx, tx, `UPDATE meta SET current = current WHERE id = 1 RETURNING current`)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var current int64
+	if !rows.Next() {
+		return 0, errors.Join(errors.New("sqlstore: the meta row is missing"), rows.Err())
+	}
+	if err := rows.Scan(&current); err != nil {
+		return 0, err
+	}
+	return current, closeRows(rows)
+}
+
 // liveRevisions reads the current revision of every key the batch touches, in one query.
 func (s *Store) liveRevisions(ctx context.Context, tx *sql.Tx, batch []*pendingWrite) (map[Key]int64, error) {
 	keys := make(map[Key]bool, len(batch))
@@ -82,7 +99,7 @@ func (s *Store) liveRevisions(ctx context.Context, tx *sql.Tx, batch []*pendingW
 			args = append(args, p.write.Key.Resource, p.write.Key.Namespace, p.write.Key.Name)
 		}
 	}
-	rows, err := tx.QueryContext(ctx, s.db.rebind(
+	rows, err := s.writeStmts.query(ctx, tx, s.db.rebind(
 		`SELECT resource, namespace, name, revision FROM objects WHERE (resource, namespace, name) IN (VALUES `+
 			placeholderRows(len(keys), 3)+`)`), args...)
 	if err != nil {
@@ -183,7 +200,7 @@ type statement struct {
 func (s *Store) execPlan(ctx context.Context, tx *sql.Tx, plan batchPlan, newCurrent int64) error {
 	statements := append(plan.statements(), s.db.setCurrent(newCurrent))
 	for _, st := range s.db.batchStatements(statements) {
-		if _, err := tx.ExecContext(ctx, s.db.rebind(st.sql), st.args...); err != nil {
+		if err := s.writeStmts.exec(ctx, tx, s.db.rebind(st.sql), st.args...); err != nil {
 			return err
 		}
 	}

@@ -153,3 +153,21 @@ func BenchmarkList(b *testing.B) {
 }
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
+
+// BenchmarkGet reads one object of 1 KiB by key.
+func BenchmarkGet(b *testing.B) {
+	benchBackends(b, func(b *testing.B, dsn string) {
+		s := openStore(b, dsn)
+		key := cm("bench", "one")
+		if _, err := s.Write(context.Background(), sqlstore.Write{Op: sqlstore.OpCreate, Key: key,
+			Render: func(int64) ([]byte, error) { return kib, nil }}); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.Get(context.Background(), key); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -161,7 +161,7 @@ func (s *Store) compactLoop(ctx context.Context) {
 // compactOnce records a sample of the current revision at now and compacts to the revision that
 // the samples show is due. It returns the samples still needed.
 func (s *Store) compactOnce(ctx context.Context, samples []revisionSample, now time.Time) ([]revisionSample, error) {
-	current, compacted, err := s.readMeta(ctx, s.db.reader)
+	current, compacted, err := s.readMeta(ctx, nil)
 	if err != nil {
 		return samples, err
 	}

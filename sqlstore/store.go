@@ -44,6 +44,11 @@ type Store struct {
 	db   *database
 	opts Options
 	feed *feed
+	// getStmt and metaStmt are the most frequent reads, prepared once per reader connection
+	// rather than parsed on every call.
+	getStmt, metaStmt *sql.Stmt
+	// writeStmts prepares the statements of write batches on the writer.
+	writeStmts *stmtCache
 
 	writes        chan *pendingWrite
 	closing       chan struct{} // closed by Close: no new writes, background work stops
@@ -65,9 +70,22 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	getStmt, err := db.reader.PrepareContext(ctx, db.rebind(
+		`SELECT o.revision, r.value FROM objects o JOIN revisions r ON r.revision = o.revision`+
+			` WHERE o.resource = ? AND o.namespace = ? AND o.name = ?`))
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("sqlstore: preparing reads: %w", err), db.close())
+	}
+	metaStmt, err := db.reader.PrepareContext(ctx, `SELECT current, compacted FROM meta WHERE id = 1`)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("sqlstore: preparing reads: %w", err), getStmt.Close(), db.close())
+	}
 	bg, stop := context.WithCancel(context.Background())
 	s := &Store{
 		db:            db,
+		getStmt:       getStmt,
+		metaStmt:      metaStmt,
+		writeStmts:    newStmtCache(db.writer),
 		opts:          opts,
 		writes:        make(chan *pendingWrite, maxBatchWrites),
 		closing:       make(chan struct{}),
@@ -130,7 +148,7 @@ func (s *Store) Close() error {
 		close(s.closing)
 		s.stop()
 		s.background.Wait()
-		s.closeErr = s.db.close()
+		s.closeErr = errors.Join(s.getStmt.Close(), s.metaStmt.Close(), s.writeStmts.close(), s.db.close())
 	})
 	return s.closeErr
 }
@@ -147,10 +165,7 @@ func (s *Store) Ready(ctx context.Context) error {
 // Get reads the latest state of one key.
 func (s *Store) Get(ctx context.Context, key Key) (Object, error) {
 	obj := Object{Key: key}
-	err := s.db.reader.QueryRowContext(ctx, s.db.rebind(
-		`SELECT o.revision, r.value FROM objects o JOIN revisions r ON r.revision = o.revision`+
-			` WHERE o.resource = ? AND o.namespace = ? AND o.name = ?`),
-		key.Resource, key.Namespace, key.Name).Scan(&obj.Revision, &obj.Value)
+	err := s.getStmt.QueryRowContext(ctx, key.Resource, key.Namespace, key.Name).Scan(&obj.Revision, &obj.Value)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Object{}, ErrNotFound
 	}
@@ -163,25 +178,24 @@ func (s *Store) Get(ctx context.Context, key Key) (Object, error) {
 // CurrentRevision is the latest committed revision, read from the database (so it includes
 // writes made by other replicas).
 func (s *Store) CurrentRevision(ctx context.Context) (int64, error) {
-	current, _, err := s.readMeta(ctx, s.db.reader)
+	current, _, err := s.readMeta(ctx, nil)
 	return current, err
 }
 
 // CompactedRevision is the newest revision whose history is gone: reads and watches must start
 // after it.
 func (s *Store) CompactedRevision(ctx context.Context) (int64, error) {
-	_, compacted, err := s.readMeta(ctx, s.db.reader)
+	_, compacted, err := s.readMeta(ctx, nil)
 	return compacted, err
 }
 
-// querier is what reads need from a pool or a transaction.
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-func (s *Store) readMeta(ctx context.Context, q querier) (current, compacted int64, err error) {
-	err = q.QueryRowContext(ctx, `SELECT current, compacted FROM meta WHERE id = 1`).Scan(&current, &compacted)
-	if err != nil {
+// readMeta reads the current and compacted revisions, in tx if not nil.
+func (s *Store) readMeta(ctx context.Context, tx *sql.Tx) (current, compacted int64, err error) {
+	stmt := s.metaStmt
+	if tx != nil {
+		stmt = tx.StmtContext(ctx, stmt)
+	}
+	if err := stmt.QueryRowContext(ctx).Scan(&current, &compacted); err != nil {
 		return 0, 0, s.dbError(ctx, "reading the current revision", err)
 	}
 	return current, compacted, nil

@@ -159,6 +159,9 @@ func (s *Store) commit(batch []*pendingWrite) (left []*pendingWrite) {
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 		outcome, err := s.applyBatch(ctx, batch)
+		if prepErr := s.writeStmts.prepare(ctx); prepErr != nil {
+			s.logger().Debug("sqlstore: preparing write statements failed", "err", prepErr)
+		}
 		cancel()
 		if err == nil {
 			if outcome.current > 0 {
