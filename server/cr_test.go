@@ -41,12 +41,20 @@ func TestCustomResources(t *testing.T) {
 	api.do("POST", widgets+"?fieldValidation=Strict", `{"metadata":{"name":"strict"},"spec":{"extra":1}}`).expectStatus(t, metav1.Status{
 		Code: 400, Reason: metav1.StatusReasonBadRequest, Message: `Widget in version "v1" cannot be handled as a Widget: strict decoding error: unknown field "spec.extra"`})
 
+	// Custom resources need a resourceVersion to be updated.
+	api.do("PUT", widgets+"/w", `{"metadata":{"name":"w"},"spec":{"color":"blue"}}`).expectStatus(t, metav1.Status{
+		Code: 422, Reason: metav1.StatusReasonInvalid, Message: `widgets.example.com "w" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`,
+		Details: &metav1.StatusDetails{Name: "w", Group: "example.com", Kind: "widgets", Causes: []metav1.StatusCause{{
+			Type: metav1.CauseTypeFieldValueInvalid, Message: "Invalid value: 0: must be specified for an update", Field: "metadata.resourceVersion"}}}})
+
 	// The spec changes: generation moves; the status does not change through the main resource.
-	w = api.do("PUT", widgets+"/w", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"blue"},"status":{"ready":true}}`).expect(t, http.StatusOK).object(t)
+	rv := str(w, "metadata", "resourceVersion")
+	w = api.do("PUT", widgets+"/w", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","resourceVersion":"`+rv+`"},"spec":{"color":"blue"},"status":{"ready":true}}`).expect(t, http.StatusOK).object(t)
 	if nested(w, "metadata", "generation") != float64(2) || nested(w, "status") != nil {
 		t.Fatalf("updated widget: %v", w)
 	}
-	w = api.do("PUT", widgets+"/w/status", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"green"},"status":{"ready":true}}`).expect(t, http.StatusOK).object(t)
+	rv = str(w, "metadata", "resourceVersion")
+	w = api.do("PUT", widgets+"/w/status", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","resourceVersion":"`+rv+`"},"spec":{"color":"green"},"status":{"ready":true}}`).expect(t, http.StatusOK).object(t)
 	if nested(w, "metadata", "generation") != float64(2) || nested(w, "status", "ready") != true || str(w, "spec", "color") != "blue" {
 		t.Fatalf("status update: %v", w)
 	}

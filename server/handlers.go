@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage/names"
 
@@ -217,12 +219,16 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, req *reques
 		s.writeError(w, r, err)
 		return
 	}
-	stored, err := s.update(r.Context(), req, obj, mode)
+	stored, created, err := s.update(r.Context(), req, obj, mode)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeObject(w, r, req, out, http.StatusOK, stored.Value)
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	s.writeObject(w, r, req, out, code, stored.Value)
 }
 
 // checkObjectName makes an update's body name the object of its URL, as kube-apiserver requires.
@@ -238,26 +244,65 @@ func checkObjectName(obj *unstructured.Unstructured, req *request) error {
 
 // update replaces the stored object with obj. With a resourceVersion in obj, the update applies
 // only to that version (409 otherwise); without, it applies to whatever is current, retried
-// when a concurrent write wins the race.
-func (s *Server) update(ctx context.Context, req *request, obj *unstructured.Unstructured, mode updateMode) (sqlstore.Object, error) {
+// when a concurrent write wins the race, for the types that allow it. Types that allow it create
+// a missing object; created says so.
+func (s *Server) update(ctx context.Context, req *request, obj *unstructured.Unstructured, mode updateMode) (stored sqlstore.Object, created bool, err error) {
+	policy := updatePolicyOf(req.res)
 	expected := obj.GetResourceVersion()
 	for {
 		current, err := s.store.Get(ctx, req.key())
+		if errors.Is(err, sqlstore.ErrNotFound) && policy.createOnUpdate && mode == replaceAll {
+			stored, err := s.create(ctx, req, obj.DeepCopy())
+			if apierrors.IsAlreadyExists(err) {
+				continue // created meanwhile: update it
+			}
+			return stored, err == nil, err
+		}
 		if err != nil {
-			return sqlstore.Object{}, storageError(err, req.gr, req.name)
+			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
+		}
+		if expected == "" && !policy.unconditional {
+			return sqlstore.Object{}, false, errResourceVersionRequired(req)
 		}
 		if expected != "" && expected != revisionString(current.Revision) {
-			return sqlstore.Object{}, apierrors.NewConflict(req.gr, req.name, errors.New(conflictMessage))
+			return sqlstore.Object{}, false, apierrors.NewConflict(req.gr, req.name, errors.New(conflictMessage))
 		}
 		stored, err := s.applyUpdate(ctx, req, current, obj.DeepCopy(), mode)
 		if errors.Is(err, sqlstore.ErrConflict) && expected == "" {
 			continue
 		}
 		if err != nil {
-			return sqlstore.Object{}, storageError(err, req.gr, req.name)
+			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
 		}
-		return stored, nil
+		return stored, false, nil
 	}
+}
+
+// updatePolicy is how kube-apiserver treats a type's updates: whether a PUT may create the
+// object, and whether it may leave metadata.resourceVersion out.
+type updatePolicy struct{ createOnUpdate, unconditional bool }
+
+func updatePolicyOf(res *Resource) updatePolicy {
+	if res.CRDName != "" {
+		return updatePolicy{}
+	}
+	switch res.StorageName {
+	case "events":
+		return updatePolicy{createOnUpdate: true, unconditional: true}
+	case "leases.coordination.k8s.io":
+		return updatePolicy{createOnUpdate: true}
+	case "customresourcedefinitions.apiextensions.k8s.io":
+		return updatePolicy{}
+	}
+	return updatePolicy{unconditional: true}
+}
+
+// errResourceVersionRequired is kube-apiserver's 422 for an update without resourceVersion of a
+// type that needs one; it names the resource where the kind would be.
+func errResourceVersionRequired(req *request) error {
+	return apierrors.NewInvalid(schema.GroupKind{Group: req.gr.Group, Kind: req.gr.Resource}, req.name, field.ErrorList{
+		field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update"),
+	})
 }
 
 // applyUpdate makes one attempt at an update against the current stored object.

@@ -86,3 +86,16 @@ func TestDeleteCollection(t *testing.T) {
 	api.do("DELETE", "/api/v1/namespaces", "").expect(t, http.StatusMethodNotAllowed)
 	api.do("DELETE", "/api/v1/configmaps", "").expect(t, http.StatusMethodNotAllowed)
 }
+
+func TestCreateOnUpdate(t *testing.T) {
+	api := sqliteAPI(t)
+	leases := "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+	created := api.do("PUT", leases+"/l", `{"metadata":{"name":"l"},"spec":{"holderIdentity":"a"}}`).expect(t, http.StatusCreated).object(t)
+	if str(created, "metadata", "uid") == "" || str(created, "kind") != "Lease" {
+		t.Fatalf("lease created by PUT: %v", created)
+	}
+	// Leases need a resourceVersion to be updated; config maps are not created by PUT.
+	api.do("PUT", leases+"/l", `{"metadata":{"name":"l"},"spec":{"holderIdentity":"b"}}`).expect(t, http.StatusUnprocessableEntity)
+	api.do("PUT", leases+"/l", `{"metadata":{"name":"l","resourceVersion":"`+str(created, "metadata", "resourceVersion")+`"},"spec":{"holderIdentity":"b"}}`).expect(t, http.StatusOK)
+	api.do("PUT", cmPath+"/new", `{"metadata":{"name":"new"}}`).expect(t, http.StatusNotFound)
+}
