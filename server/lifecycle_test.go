@@ -3,8 +3,8 @@ package server
 import (
 	"encoding/json"
 	"net/http"
-	"slices"
 	"reflect"
+	"slices"
 	"testing"
 )
 
