@@ -124,6 +124,17 @@ func (s *Store) commitLoop() {
 			continue
 		}
 		carried = s.commit(batch)
+		s.prepareWriteStatements()
+	}
+}
+
+// prepareWriteStatements prepares the statement shapes the last batch ran unprepared, after its
+// writes were answered.
+func (s *Store) prepareWriteStatements() {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	if err := s.writeStmts.prepare(ctx); err != nil {
+		s.logger().Debug("sqlstore: preparing write statements failed", "err", err)
 	}
 }
 
@@ -159,9 +170,6 @@ func (s *Store) commit(batch []*pendingWrite) (left []*pendingWrite) {
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 		outcome, err := s.applyBatch(ctx, batch)
-		if prepErr := s.writeStmts.prepare(ctx); prepErr != nil {
-			s.logger().Debug("sqlstore: preparing write statements failed", "err", prepErr)
-		}
 		cancel()
 		if err == nil {
 			if outcome.current > 0 {
@@ -175,6 +183,14 @@ func (s *Store) commit(batch []*pendingWrite) (left []*pendingWrite) {
 		if s.retryable(err) && attempt < maxBatchAttempts {
 			time.Sleep(time.Duration(attempt) * retryBackoff)
 			continue
+		}
+		if len(batch) > 1 && s.db.classify(err) != dialects.Unavailable {
+			// Something in one write broke the transaction: commit each on its own, so that
+			// only the culprit fails.
+			for _, p := range batch {
+				s.commit([]*pendingWrite{p})
+			}
+			return nil
 		}
 		s.logger().Warn("sqlstore: write batch failed", "writes", len(batch), "attempts", attempt, "err", err)
 		failure := fmt.Errorf("%w: committing writes: %v", ErrUnavailable, err)
