@@ -50,8 +50,10 @@ type DB struct {
 func Open(ctx context.Context, path string) (*DB, error) {
 	// journal_mode=WAL is stored in the file, so the writer sets it before others connect. The
 	// writer never checkpoints (wal_autocheckpoint=0): a commit would otherwise now and then
-	// also copy the WAL into the database file and wait for that to sync.
-	writer, err := openPool(ctx, path, "_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)", 1)
+	// also copy the WAL into the database file and wait for that to sync. When the WAL starts
+	// over, a WAL that a burst made large is cut back to 64 MiB.
+	writer, err := openPool(ctx, path,
+		"_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(67108864)", 1)
 	if err != nil {
 		return nil, err
 	}
