@@ -8,17 +8,19 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
-// FuzzValidate feeds arbitrary JSON bodies through the whole write path, as a create, as an
-// update of a valid object and of itself, and as a /status write: nothing may panic.
+// FuzzValidate feeds Widgets with arbitrary metadata, spec and status (each any JSON value,
+// left out when it does not parse) through the whole write path: as a create, as an update of
+// a valid object and of itself, and as a /status write. Nothing may panic.
 func FuzzValidate(f *testing.F) {
-	for _, seed := range []string{
-		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"d"},"spec":{"size":1}}`,
-		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":"x","ports":[{"name":1},null],"tags":[[],{}]}}`,
-		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"labels":{"a":null}},"spec":{"template":{"metadata":{"name":[]}}},"status":[]}`,
-		`{"apiVersion":1,"kind":null,"metadata":null,"spec":null,"status":{"phase":"Running","replicas":"x"}}`,
-		`{"spec":{"nested":null,"labels":{"a":1,"b":null},"minReplicas":9223372036854775807,"replicas":-9223372036854775808}}`,
+	for _, seed := range [][3]string{
+		{`{"name":"w","namespace":"d"}`, `{"size":1}`, `{}`},
+		{`{"name":"w"}`, `{"size":"x","ports":[{"name":1},null],"tags":[[],{}]}`, `[]`},
+		{`{"labels":{"a":null}}`, `{"template":{"metadata":{"name":[]}}}`, `{"phase":"Running","replicas":"x"}`},
+		{`null`, `null`, `{"phase":"Running","replicas":0}`},
+		{`{"generation":-1}`, `{"nested":null,"labels":{"a":1,"b":null},"minReplicas":9223372036854775807,"replicas":-9223372036854775808}`, `1`},
+		{`{"name":"w","finalizers":["x",1]}`, `{"size":1,"template":{"apiVersion":"v1","kind":"a.b","metadata":{"name":"a/b","labels":[]}}}`, `"s"`},
 	} {
-		f.Add([]byte(seed))
+		f.Add([]byte(seed[0]), []byte(seed[1]), []byte(seed[2]))
 	}
 	s := compileWidgets(f)
 	valid := widget(f, `size: 2`)
@@ -26,13 +28,13 @@ func FuzzValidate(f *testing.F) {
 	if err := s.ReadStored(valid); err != nil {
 		f.Fatal(err)
 	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		u := &unstructured.Unstructured{}
-		if utiljson.Unmarshal(body, &u.Object) != nil || u.Object == nil {
-			return
-		}
-		ctx := context.Background()
+	f.Fuzz(func(t *testing.T, metadata, spec, status []byte) {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget"}}
+		setJSON(u, "metadata", metadata)
+		setJSON(u, "spec", spec)
+		setJSON(u, "status", status)
 		self := u.DeepCopy()
+		ctx := context.Background()
 		if _, err := s.PruneAndDefault(u); err != nil {
 			return
 		}
@@ -49,4 +51,12 @@ func FuzzValidate(f *testing.F) {
 			s.ValidateStatus(ctx, u, self)
 		}
 	})
+}
+
+// setJSON sets u's field to the JSON value data, if it parses.
+func setJSON(u *unstructured.Unstructured, field string, data []byte) {
+	var v any
+	if utiljson.Unmarshal(data, &v) == nil {
+		u.Object[field] = v
+	}
 }
