@@ -24,8 +24,9 @@ type Schema struct {
 	namespaced      bool
 	hasStatus       bool
 	selectableNames []string
-	// structural is nil when the version has no schema (only possible for CRDs from
-	// apiextensions/v1beta1 days); such objects are neither pruned nor defaulted.
+	// structural is nil when the version has no schema, or one that is not structural under
+	// preserveUnknownFields (legacy CRDs from apiextensions/v1beta1 days); such objects are
+	// neither pruned nor defaulted.
 	structural *structuralschema.Structural
 	// preserveUnknownFields is the CRD-wide legacy switch that turns pruning off.
 	preserveUnknownFields bool
