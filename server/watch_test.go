@@ -4,14 +4,20 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -48,10 +54,10 @@ type wireWatch struct {
 }
 
 // watch opens a watch on path (with its query) and checks it started as kube-apiserver starts
-// one: 200, Content-Type application/json.
-func (a *testAPI) watch(path string) *wireWatch {
+// one: 200, Content-Type application/json. headers are "Name: value" strings.
+func (a *testAPI) watch(path string, headers ...string) *wireWatch {
 	a.t.Helper()
-	ww := a.openWatch(path)
+	ww := a.openWatch(path, headers...)
 	if ww.resp.StatusCode != http.StatusOK {
 		a.t.Fatalf("watch %s: status %d", path, ww.resp.StatusCode)
 	}
@@ -61,10 +67,14 @@ func (a *testAPI) watch(path string) *wireWatch {
 	return ww
 }
 
-func (a *testAPI) openWatch(path string) *wireWatch {
+func (a *testAPI) openWatch(path string, headers ...string) *wireWatch {
 	a.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, a.http.URL+path, nil)
+	for _, h := range headers {
+		name, value, _ := strings.Cut(h, ": ")
+		req.Header.Set(name, value)
+	}
 	resp, err := a.http.Client().Do(req)
 	if err != nil {
 		cancel()
@@ -445,4 +455,148 @@ func TestWatchBadInput(t *testing.T) {
 	api.do(http.MethodGet, "/api/v1/namespaces/default/nothings?watch=1", "").expect(t, http.StatusNotFound)
 	api.do(http.MethodGet, "/api/v1/watch/namespaces/default/nothings", "").expect(t, http.StatusNotFound)
 	api.do(http.MethodGet, configMapsPath+"?watch=1", "", "Accept: application/yaml").expect(t, http.StatusNotAcceptable)
+}
+
+// newStoreAPI is a Server over a store opened with storeOpts (a small watch buffer, say).
+func newStoreAPI(t *testing.T, storeOpts sqlstore.Options) *testAPI {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	store, err := sqlstore.Open(ctx, storeOpts)
+	if err != nil {
+		t.Fatalf("opening store: %v", err)
+	}
+	srv, err := New(ctx, store, Options{})
+	if err != nil {
+		t.Fatalf("server.New: %v", err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		hs.Close()
+		cancel()
+		_ = store.Close()
+	})
+	return &testAPI{t: t, store: store, server: srv, http: hs}
+}
+
+// rawWatch sends a watch request on a connection with a small receive buffer, and reads
+// nothing until told to.
+func rawWatch(t *testing.T, api *testAPI, path string) *net.TCPConn {
+	t.Helper()
+	conn, err := net.Dial("tcp", api.http.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcp := conn.(*net.TCPConn)
+	_ = tcp.SetReadBuffer(16 << 10)
+	t.Cleanup(func() { _ = tcp.Close() })
+	if _, err := fmt.Fprintf(tcp, "GET %s HTTP/1.1\r\nHost: test\r\n\r\n", path); err != nil {
+		t.Fatal(err)
+	}
+	return tcp
+}
+
+// readRawWatch reads a raw watch response to its end and returns its events' object names.
+func readRawWatch(t *testing.T, conn *net.TCPConn) (names []string, readErr error) {
+	t.Helper()
+	_ = conn.SetReadDeadline(time.Now().Add(eventWait))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return nil, err
+	}
+	scanner := bufio.NewScanner(resp.Body)
+	scanner.Buffer(nil, 16<<20)
+	for scanner.Scan() {
+		var ev wireEvent
+		if err := json.Unmarshal(scanner.Bytes(), &ev); err != nil {
+			// Only the last line can be cut short, by the server aborting the connection.
+			if scanner.Scan() {
+				t.Fatalf("unparsable event line before others: %.200s", scanner.Text())
+			}
+			return names, fmt.Errorf("cut mid-event: %w", scanner.Err())
+		}
+		names = append(names, str(ev.object(t), "metadata", "name"))
+	}
+	return names, scanner.Err()
+}
+
+func TestWatchSlowConsumerIsDisconnected(t *testing.T) {
+	defer func(d time.Duration) { watchWriteTimeout = d }(watchWriteTimeout)
+	watchWriteTimeout = time.Second
+	api := newStoreAPI(t, sqlstore.Options{DSN: sqltest.SQLiteDSN(t), WatchBuffer: 16})
+	path := configMapsPath + "?watch=1&resourceVersion=" + api.listRV()
+	slow := rawWatch(t, api, path)
+	fast := api.watch(path)
+	const writes = 100
+	big := strings.Repeat("x", 256<<10) // 25 MiB in all: more than the sockets hold
+	for i := range writes {
+		api.put(fmt.Sprintf("cm%03d", i), nil, big)
+	}
+	// The reading watcher gets every event...
+	for i := range writes {
+		if ev := fast.next(); ev.Type != "ADDED" || str(ev.object(t), "metadata", "name") != fmt.Sprintf("cm%03d", i) {
+			t.Fatalf("event %d: %s %.100s", i, ev.Type, ev.Object)
+		}
+	}
+	// ...while the one that stopped reading was cut off: what it got is a gapless prefix of the
+	// events, then the end of the stream.
+	names, err := readRawWatch(t, slow)
+	if len(names) >= writes {
+		t.Fatalf("the slow watcher got all %d events", len(names))
+	}
+	for i, name := range names {
+		if name != fmt.Sprintf("cm%03d", i) {
+			t.Fatalf("slow watcher's event %d is %s", i, name)
+		}
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatal("the slow watcher's stream did not end")
+	}
+	t.Logf("slow watcher got %d of %d events before being disconnected (%v)", len(names), writes, err)
+}
+
+func TestWatchCustomResourceServedVersion(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do(http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+		crdYAML("widgets", "Widget", "v1beta1", "v1"), "Content-Type: application/yaml").expect(t, http.StatusCreated)
+	widgets := "/apis/example.com/v1beta1/namespaces/default/widgets"
+	ww := api.watch(widgets + "?watch=1&allowWatchBookmarks=true")
+	end := ww.next()
+	want := `{"apiVersion":"example.com/v1beta1","kind":"Widget","metadata":{"annotations":{"k8s.io/initial-events-end":"true"},"resourceVersion":"` + api.listRV() + `"}}`
+	if end.Type != "BOOKMARK" || string(end.Object) != want {
+		t.Fatalf("got %s %s, want BOOKMARK %s", end.Type, end.Object, want)
+	}
+	created := api.do(http.MethodPost, "/apis/example.com/v1/namespaces/default/widgets",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":1}}`).expect(t, http.StatusCreated)
+	added := ww.next()
+	// Stored in v1, served through v1beta1: the event carries the watched version.
+	if o := added.object(t); added.Type != "ADDED" || str(o, "apiVersion") != "example.com/v1beta1" ||
+		str(o, "metadata", "resourceVersion") != str(created.object(t), "metadata", "resourceVersion") {
+		t.Fatalf("got %s %s", added.Type, added.Object)
+	}
+}
+
+func TestWatchTableAndMetadataViews(t *testing.T) {
+	api := sqliteAPI(t)
+	start := api.listRV()
+	table := api.watch(configMapsPath+"?watch=1&resourceVersion="+start, "Accept: application/json;as=Table;v=v1;g=meta.k8s.io")
+	partial := api.watch(configMapsPath+"?watch=1&resourceVersion="+start, "Accept: application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io")
+	rv1 := api.put("a", nil, "1")
+	rv2 := api.put("a", nil, "2")
+	// A Table watch sends its column definitions with the first event only, as kube-apiserver.
+	for i, rv := range []string{rv1, rv2} {
+		ev := table.next()
+		o := ev.object(t)
+		if str(o, "kind") != "Table" || str(o, "metadata", "resourceVersion") != rv || (nested(o, "columnDefinitions") != nil) != (i == 0) {
+			t.Fatalf("table event %d: %s %s", i, ev.Type, ev.Object)
+		}
+		if rows, _ := nested(o, "rows").([]any); len(rows) != 1 {
+			t.Fatalf("table event %d has %d rows", i, len(rows))
+		}
+	}
+	for _, want := range []string{"ADDED", "MODIFIED"} {
+		ev := partial.next()
+		if o := ev.object(t); ev.Type != want || str(o, "kind") != "PartialObjectMetadata" || nested(o, "data") != nil {
+			t.Fatalf("metadata event: %s %s", ev.Type, ev.Object)
+		}
+	}
 }
