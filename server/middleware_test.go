@@ -1,0 +1,65 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
+)
+
+// recordingHandler keeps the log records it is given.
+type recordingHandler struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records = append(h.records, r)
+	return nil
+}
+func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *recordingHandler) WithGroup(string) slog.Handler      { return h }
+
+// requestLines returns the level and status of each "request" record.
+func (h *recordingHandler) requestLines() map[int64]slog.Level {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	lines := map[int64]slog.Level{}
+	for _, r := range h.records {
+		if r.Message != "request" {
+			continue
+		}
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "status" {
+				lines[a.Value.Int64()] = r.Level
+			}
+			return true
+		})
+	}
+	return lines
+}
+
+func TestRequestLog(t *testing.T) {
+	logs := &recordingHandler{}
+	api := newTestAPI(t, sqltest.SQLiteDSN(t), Options{Logger: slog.New(logs)})
+	api.do("GET", cmPath, "").expect(t, http.StatusOK)
+	api.do("GET", cmPath+"/missing", "").expect(t, http.StatusNotFound)
+	_ = api.store.Close()
+	failed := api.do("GET", cmPath, "")
+	lines := logs.requestLines()
+	want := map[int64]slog.Level{200: slog.LevelDebug, 404: slog.LevelDebug, int64(failed.code): slog.LevelError}
+	if failed.code < 500 {
+		t.Fatalf("list on a closed store answered %d", failed.code)
+	}
+	for status, level := range want {
+		if got, ok := lines[status]; !ok || got != level {
+			t.Errorf("status %d logged at %v (logged: %v), want %v", status, got, ok, level)
+		}
+	}
+}
