@@ -118,14 +118,17 @@ func (f *feed) run(ctx context.Context) {
 	}
 }
 
-// begin positions the feed at the current revision: older events are replayed from the log by
-// the watchers that need them. It retries until the database answers or ctx ends.
+// begin positions the feed a window's worth of events before the current revision, so that the
+// first tail fills the window: after a restart, clients resume their watches from revisions they
+// saw before it, and most of them are served from memory rather than by one log replay each.
+// It retries until the database answers or ctx ends.
 func (f *feed) begin(ctx context.Context) bool {
 	for {
-		current, _, err := f.log.bounds(ctx)
+		current, compacted, err := f.log.bounds(ctx)
 		if err == nil {
-			f.hub.start(current)
-			f.last.Store(current)
+			start := max(compacted, current-f.hub.windowEvents())
+			f.hub.start(start)
+			f.last.Store(start)
 			close(f.started)
 			return true
 		}

@@ -130,3 +130,29 @@ func TestFeedCompactedWhileUnreadable(t *testing.T) {
 	env.write(t, OpCreate, Key{"configmaps", "ns", "later"})
 	equalLines(t, "after the compacted revision", describeAll(receive(t, after, 3)), env.logAfter(t, "configmaps", "", 3, 6))
 }
+
+// TestFeedStartsWithRecentHistory: a feed starting on an existing log fills its window with the
+// latest events, so watches resumed after a restart replay from memory.
+func TestFeedStartsWithRecentHistory(t *testing.T) {
+	log := &memLog{}
+	for i := range 30 {
+		log.append(OpCreate, Key{"configmaps", "ns", fmt.Sprintf("k%d", i)})
+	}
+	log.compact(12)
+	for _, window := range []int{10, 25} {
+		f := newFeedOn(log, nil, quietLogger(), 0)
+		f.hub.setWindowLimits(window, 1<<20)
+		ctx, cancel := context.WithCancel(context.Background())
+		go f.run(ctx)
+		waitFor(t, "the feed to reach the current revision", func() bool { return f.last.Load() == 30 })
+		f.hub.mu.Lock()
+		got, start := windowRevisions(f.hub), f.hub.windowStart
+		f.hub.mu.Unlock()
+		cancel()
+		<-f.stopped
+		wantStart := max(12, 30-int64(window))
+		if start != wantStart || len(got) != int(30-wantStart) || got[0] != wantStart+1 {
+			t.Fatalf("window of %d: holds %v after %d; want (%d, 30]", window, got, start, wantStart)
+		}
+	}
+}

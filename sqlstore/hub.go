@@ -61,6 +61,12 @@ func (h *hub) start(revision int64) {
 	h.passed, h.windowStart = revision, revision
 }
 
+func (h *hub) windowEvents() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return int64(h.maxEvents)
+}
+
 // setWindowLimits changes the window's bounds (tests use small windows).
 func (h *hub) setWindowLimits(events, bytes int) {
 	h.mu.Lock()
