@@ -202,10 +202,16 @@ func (s *Store) readMeta(ctx context.Context, tx *sql.Tx) (current, compacted in
 }
 
 // dbError turns a driver error into the store's: connection trouble and lost races wrap
-// ErrUnavailable, so callers can tell them from bugs; a request that ended gets its own error.
+// ErrUnavailable, so callers can tell them from bugs; a request that ended gets its own error,
+// and so does a read on a closed store.
 func (s *Store) dbError(ctx context.Context, doing string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("sqlstore: %s: %w", doing, ctxErr)
+	}
+	select {
+	case <-s.closing:
+		return fmt.Errorf("%w: %s", ErrClosed, doing)
+	default:
 	}
 	switch s.db.classify(err) {
 	case dialects.Retry, dialects.Unavailable:

@@ -228,3 +228,22 @@ func TestOpenRejectsUnknownScheme(t *testing.T) {
 		t.Fatalf("Open: %v, want %s", err, want)
 	}
 }
+
+func TestReadsAfterCloseFailWithErrClosed(t *testing.T) {
+	s, err := sqlstore.Open(context.Background(), sqlstore.Options{DSN: sqltest.SQLiteDSN(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	_, getErr := s.Get(ctx, cm("ns", "a"))
+	_, revErr := s.CurrentRevision(ctx)
+	_, listErr := s.List(ctx, sqlstore.ListOptions{Resource: "configmaps"}, func(sqlstore.Object) error { return nil })
+	for _, err := range []error{getErr, revErr, listErr, s.Ready(ctx)} {
+		if !errors.Is(err, sqlstore.ErrClosed) {
+			t.Errorf("read after Close: %v, want ErrClosed", err)
+		}
+	}
+}
