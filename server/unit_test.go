@@ -1,0 +1,106 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/sqlkube/sqlkube/sqlstore"
+)
+
+func TestStorageErrorMapping(t *testing.T) {
+	gr := schema.GroupResource{Resource: "configmaps"}
+	tests := []struct {
+		err    error
+		code   int32
+		reason metav1.StatusReason
+	}{
+		{sqlstore.ErrNotFound, 404, metav1.StatusReasonNotFound},
+		{fmt.Errorf("wrapped: %w", sqlstore.ErrExists), 409, metav1.StatusReasonAlreadyExists},
+		{sqlstore.ErrConflict, 409, metav1.StatusReasonConflict},
+		{&sqlstore.CompactedError{Requested: 3, Compacted: 9}, 410, metav1.StatusReasonExpired},
+		{&sqlstore.FutureRevisionError{Requested: 30, Current: 9}, 504, metav1.StatusReasonTimeout},
+		{sqlstore.ErrUnavailable, 503, metav1.StatusReasonServiceUnavailable},
+		{context.DeadlineExceeded, 504, metav1.StatusReasonTimeout},
+		{errors.New("anything else"), 500, metav1.StatusReasonInternalError},
+	}
+	for _, tt := range tests {
+		st := apiStatus(storageError(tt.err, gr, "x"))
+		if st.Code != tt.code || st.Reason != tt.reason || st.Kind != "Status" || st.APIVersion != "v1" {
+			t.Errorf("%v: got %d %s, want %d %s", tt.err, st.Code, st.Reason, tt.code, tt.reason)
+		}
+	}
+	if st := apiStatus(storageError(&sqlstore.CompactedError{Requested: 3, Compacted: 9}, gr, "")); st.Message != "too old resource version: 3 (9)" {
+		t.Errorf("compacted message %q", st.Message)
+	}
+}
+
+func TestNegotiateOutput(t *testing.T) {
+	tests := []struct {
+		accept string
+		list   bool
+		want   output
+		ok     bool
+	}{
+		{"", false, output{}, true},
+		{"*/*", false, output{}, true},
+		{"application/*", false, output{}, true},
+		{"application/json;charset=utf-8", false, output{}, true},
+		{"application/yaml", true, output{yaml: true}, true},
+		{"application/json;as=Table;v=v1;g=meta.k8s.io", true, output{view: viewTable, metaVersion: "v1"}, true},
+		{"application/json;as=Table;v=v1beta1;g=meta.k8s.io", false, output{view: viewTable, metaVersion: "v1beta1"}, true},
+		{"application/json;as=Table;v=v2;g=meta.k8s.io", false, output{}, false},
+		{"application/json;as=Table;v=v1", false, output{}, false},
+		{"application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io", false, output{view: viewPartial, metaVersion: "v1"}, true},
+		{"application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io", true, output{view: viewPartial, metaVersion: "v1"}, true},
+		{"application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io", true, output{}, false},
+		{"application/vnd.kubernetes.protobuf, application/json;q=0.5", false, output{}, true},
+		{"text/html", false, output{}, false},
+		{"application/yaml;q=0.1, application/json;as=Table;v=v1;g=meta.k8s.io", false, output{view: viewTable, metaVersion: "v1"}, true},
+	}
+	for _, tt := range tests {
+		r := &http.Request{Header: http.Header{"Accept": {tt.accept}}}
+		got, err := negotiateOutput(r, tt.list)
+		if (err == nil) != tt.ok || (tt.ok && got != tt.want) {
+			t.Errorf("Accept %q (list %v): got %+v, %v; want %+v, ok %v", tt.accept, tt.list, got, err, tt.want, tt.ok)
+		}
+		if err != nil && !apierrors.IsNotAcceptable(err) {
+			t.Errorf("Accept %q: %v is not 406", tt.accept, err)
+		}
+	}
+}
+
+func TestPlanList(t *testing.T) {
+	scope := listScope{resource: "configmaps", namespace: "default", namespaced: true}
+	token := encodeContinue(scope, 7, sqlstore.Key{Namespace: "default", Name: "b"})
+	latestToken := encodeContinue(scope, latestRevision, sqlstore.Key{Namespace: "default", Name: "b"})
+	after := sqlstore.Key{Resource: "configmaps", Namespace: "default", Name: "b"}
+	tests := []struct {
+		opts internalversion.ListOptions
+		want listPlan
+	}{
+		{internalversion.ListOptions{}, listPlan{}},
+		{internalversion.ListOptions{ResourceVersion: "0"}, listPlan{}},
+		{internalversion.ListOptions{ResourceVersion: "0", Limit: 5}, listPlan{}},
+		{internalversion.ListOptions{ResourceVersion: "5"}, listPlan{minRevision: 5}},
+		{internalversion.ListOptions{ResourceVersion: "5", Limit: 2}, listPlan{revision: 5, minRevision: 5}},
+		{internalversion.ListOptions{ResourceVersion: "5", ResourceVersionMatch: metav1.ResourceVersionMatchExact}, listPlan{revision: 5, minRevision: 5}},
+		{internalversion.ListOptions{ResourceVersion: "5", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, Limit: 2}, listPlan{minRevision: 5}},
+		{internalversion.ListOptions{Continue: token}, listPlan{revision: 7, after: after, continued: true}},
+		{internalversion.ListOptions{Continue: token, ResourceVersion: "0"}, listPlan{revision: 7, after: after, continued: true}},
+		{internalversion.ListOptions{Continue: latestToken}, listPlan{after: after, continued: true}},
+	}
+	for _, tt := range tests {
+		got, err := planList(&tt.opts, scope)
+		if err != nil || got != tt.want {
+			t.Errorf("%+v: got %+v, %v; want %+v", tt.opts, got, err, tt.want)
+		}
+	}
+}
