@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -154,5 +155,38 @@ func TestFeedStartsWithRecentHistory(t *testing.T) {
 		if start != wantStart || len(got) != int(30-wantStart) || got[0] != wantStart+1 {
 			t.Fatalf("window of %d: holds %v after %d; want (%d, 30]", window, got, start, wantStart)
 		}
+	}
+}
+
+// TestFeedAcrossReplicasConcurrentWriters writes through both replicas at once: the watchers of
+// each receive exactly the shared log, in order, whichever replica made each write.
+func TestFeedAcrossReplicasConcurrentWriters(t *testing.T) {
+	a, b := openReplicas(t)
+	watchers := []*Watcher{
+		a.watch(t, WatchOptions{Resource: "configmaps"}),
+		b.watch(t, WatchOptions{Resource: "configmaps"}),
+		b.watch(t, WatchOptions{Resource: "configmaps", Namespace: "ns1"}),
+	}
+	var wg sync.WaitGroup
+	for r, env := range []*feedEnv{a, b} {
+		for g := range 10 {
+			wg.Go(func() {
+				for i := range 30 {
+					key := Key{"configmaps", fmt.Sprintf("ns%d", g%2), fmt.Sprintf("r%d-g%d-k%d", r, g, i%3)}
+					op := OpCreate
+					if i >= 3 {
+						op = OpUpdate
+					}
+					env.write(t, op, key)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	final := a.current(t)
+	for i, w := range watchers {
+		want := a.logEvents(t, "configmaps", w.opts.Namespace, 0, final)
+		got := receiveThrough(t, w, want[len(want)-1].Revision)
+		equalLines(t, fmt.Sprintf("watcher %d", i), describeAll(got), describeAll(want))
 	}
 }
