@@ -22,7 +22,7 @@ type eventReader struct {
 }
 
 func newEventReader(stream io.Reader) *eventReader {
-	return &eventReader{r: bufio.NewReaderSize(stream, 64<<10)}
+	return &eventReader{r: bufio.NewReaderSize(stream, 16<<10)}
 }
 
 // next reads one event; io.EOF when the stream ended cleanly between events.

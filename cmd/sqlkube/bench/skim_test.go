@@ -60,7 +60,7 @@ func TestSkimRejectsMalformedEvents(t *testing.T) {
 }
 
 func TestEventReaderFramesLines(t *testing.T) {
-	long := strings.Repeat("y", 200<<10) // longer than the reader's buffer
+	long := strings.Repeat("y", 100<<10) // longer than the reader's buffer
 	stream := "\n" +
 		`{"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"1"}}}` + "\n\n" +
 		`{"type":"ADDED","object":{"data":{"p":"` + long + `"},"metadata":{"name":"b","resourceVersion":"2"}}}` + "\n" +
