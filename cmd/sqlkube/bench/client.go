@@ -81,7 +81,8 @@ func restConfig(o options) (*rest.Config, error) {
 }
 
 // send makes one request with an optional JSON body. It reads the whole response so that the
-// connection is reused, decodes a 2xx response into into when into is not nil, and returns the
+// connection is reused, decodes a 2xx response into into when into is not nil (or copies it there
+// when into is a *bytes.Buffer), and returns the
 // status code (0 when no response arrived) with an error for a failed transport or decode. A non-2xx
 // status is not an error here; its body's message is returned as detail.
 func (c *apiClient) send(ctx context.Context, method, path string, body []byte, into any) (code int, detail string, err error) {
@@ -93,9 +94,13 @@ func (c *apiClient) send(ctx context.Context, method, path string, body []byte, 
 	if !isSuccess(resp.StatusCode) {
 		return resp.StatusCode, statusMessage(resp.Body), nil
 	}
-	if into == nil {
+	switch dst := into.(type) {
+	case nil:
 		_, err = io.Copy(io.Discard, resp.Body)
-	} else {
+	case *bytes.Buffer:
+		dst.Reset()
+		_, err = dst.ReadFrom(resp.Body)
+	default:
 		err = json.NewDecoder(resp.Body).Decode(into)
 		// Drain what the decoder left (trailing newline) so the connection is reused.
 		_, _ = io.Copy(io.Discard, resp.Body)

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -180,9 +181,10 @@ func (b *bench) startProgress(ctx context.Context, start time.Time, unit string)
 type worker struct {
 	b            *bench
 	id           int
-	seq          int    // numbers the objects it creates and the contents of its updates
-	next         int    // the next working-set index it updates
-	listContinue string // where its walk through the collection's pages stands
+	seq          int          // numbers the objects it creates and the contents of its updates
+	next         int          // the next working-set index it updates
+	listContinue string       // where its walk through the collection's pages stands
+	page         bytes.Buffer // the last page read, reused
 }
 
 func (b *bench) newWorker(id int) *worker { return &worker{b: b, id: id, next: id} }
@@ -232,13 +234,11 @@ func (w *worker) list(ctx context.Context) outcome {
 	if w.listContinue != "" {
 		query.Set("continue", w.listContinue)
 	}
-	var page struct {
-		Metadata struct {
-			Continue string `json:"continue"`
-		} `json:"metadata"`
+	o := w.b.call(ctx, http.MethodGet, w.b.target.collectionPath()+"?"+query.Encode(), nil, &w.page)
+	w.listContinue = "" // after the last page or a failure: start over
+	if o.ok() {
+		w.listContinue, o.err = continueToken(w.page.Bytes())
 	}
-	o := w.b.call(ctx, http.MethodGet, w.b.target.collectionPath()+"?"+query.Encode(), nil, &page)
-	w.listContinue = page.Metadata.Continue // empty after the last page or a failure: start over
 	return o
 }
 

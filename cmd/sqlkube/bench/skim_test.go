@@ -121,3 +121,19 @@ func TestSkimAgreesWithEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestContinueToken(t *testing.T) {
+	for list, want := range map[string]string{
+		`{"kind":"ConfigMapList","metadata":{"resourceVersion":"5","continue":"abc=="},"items":[{"metadata":{"continue":"no"}}]}`: "abc==",
+		`{"items":[{"data":{"a":"]}"}}],"metadata":{"remainingItemCount":3,"continue":"x\u003dy"}}`:                               "x=y",
+		`{"metadata":{"resourceVersion":"5"},"items":[]}`:                                                                         "",
+	} {
+		got, err := continueToken([]byte(list))
+		if err != nil || got != want {
+			t.Errorf("%s: got %q, %v; want %q", list, got, err, want)
+		}
+	}
+	if _, err := continueToken([]byte(`{"metadata":{"continue":"abc"`)); err == nil {
+		t.Error("truncated list accepted")
+	}
+}
