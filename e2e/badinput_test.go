@@ -119,7 +119,7 @@ func TestBadInput(t *testing.T) {
 				if accept == "" {
 					accept = "application/json"
 				}
-				resp := s.do(tc.method, tc.path, tc.body, "Content-Type", contentType, "Accept", accept)
+				resp := s.do(t, tc.method, tc.path, tc.body, "Content-Type", contentType, "Accept", accept)
 				got := resp.status(t)
 				if tc.wantPrefix != nil {
 					assertStatusPrefix(t, got, tc.wantPrefix.code, tc.wantPrefix.reason, tc.wantPrefix.message)

@@ -53,9 +53,9 @@ func (s *sqlkubeServer) apiextensions() apiextensionsclient.Interface {
 
 // kubectl runs kubectl against the process with stdin, isolated from the user's kubeconfig and
 // discovery cache so that runs never share state. It returns stdout, and stderr in the error.
-func (s *sqlkubeServer) kubectl(stdin string, args ...string) (string, error) {
-	s.t.Helper()
-	home := s.kubectlHome()
+func (s *sqlkubeServer) kubectl(t testing.TB, stdin string, args ...string) (string, error) {
+	t.Helper()
+	home := s.kubectlHome
 	cmd := exec.Command("kubectl", append([]string{"--server", s.URL(), "--cache-dir", filepath.Join(home, "cache")}, args...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(home, "config"), "HOME="+home)
 	cmd.Stdin = strings.NewReader(stdin)
@@ -68,21 +68,13 @@ func (s *sqlkubeServer) kubectl(stdin string, args ...string) (string, error) {
 }
 
 // mustKubectl is kubectl that fails the test on error.
-func (s *sqlkubeServer) mustKubectl(stdin string, args ...string) string {
-	s.t.Helper()
-	out, err := s.kubectl(stdin, args...)
+func (s *sqlkubeServer) mustKubectl(t testing.TB, stdin string, args ...string) string {
+	t.Helper()
+	out, err := s.kubectl(t, stdin, args...)
 	if err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return out
-}
-
-// kubectlHome is a directory private to this server's test, made once.
-func (s *sqlkubeServer) kubectlHome() string {
-	if s.home == "" {
-		s.home = s.t.TempDir()
-	}
-	return s.home
 }
 
 type kubectlError struct {
@@ -103,23 +95,23 @@ type response struct {
 }
 
 // do sends one raw HTTP request; headers are name, value pairs.
-func (s *sqlkubeServer) do(method, path string, body []byte, headers ...string) response {
-	s.t.Helper()
+func (s *sqlkubeServer) do(t testing.TB, method, path string, body []byte, headers ...string) response {
+	t.Helper()
 	req, err := http.NewRequest(method, s.URL()+path, bytes.NewReader(body))
 	if err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, path, err)
+		t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		s.t.Fatalf("%s %s: reading body: %v", method, path, err)
+		t.Fatalf("%s %s: reading body: %v", method, path, err)
 	}
 	return response{code: resp.StatusCode, header: resp.Header, body: b}
 }

@@ -99,7 +99,7 @@ func TestCustomResources(t *testing.T) {
 			checkCustomCRUD(t, s, dyn.Resource(gadgets), gadgets, "Gadget", "",
 				"/apis/e2e.example.com/v1/gadgets")
 			// A cluster-scoped type is not served under a namespace.
-			if resp := s.do(http.MethodGet, "/apis/e2e.example.com/v1/namespaces/e2e-crd/gadgets", nil); resp.code != http.StatusNotFound {
+			if resp := s.do(t, http.MethodGet, "/apis/e2e.example.com/v1/namespaces/e2e-crd/gadgets", nil); resp.code != http.StatusNotFound {
 				t.Errorf("GET of a cluster-scoped type under a namespace answered %d: %s", resp.code, resp.body)
 			}
 		})
@@ -155,7 +155,7 @@ func checkCustomCRUD(t *testing.T, s *sqlkubeServer, client dynamic.ResourceInte
 		t.Errorf("list: kind %s, names %v; want %sList, [one two]", list.GetKind(), got, kind)
 	}
 
-	resp := s.do(http.MethodDelete, collectionPath+"/one", nil)
+	resp := s.do(t, http.MethodDelete, collectionPath+"/one", nil)
 	if resp.code != http.StatusOK {
 		t.Fatalf("DELETE answered %d: %s", resp.code, resp.body)
 	}
@@ -224,7 +224,7 @@ func checkCRDDeletion(t *testing.T, s *sqlkubeServer) {
 		"/apis/e2e.example.com/v1/namespaces/e2e-crd/widgets/two",
 		"/apis/e2e.example.com/v1/widgets",
 	} {
-		if resp := s.do(http.MethodGet, path, nil); resp.code != http.StatusNotFound {
+		if resp := s.do(t, http.MethodGet, path, nil); resp.code != http.StatusNotFound {
 			t.Errorf("GET %s after the CRD is deleted answered %d: %s", path, resp.code, resp.body)
 		}
 	}

@@ -56,25 +56,26 @@ func TestKubectl(t *testing.T) {
 		t.Fatalf("kubectl is needed for this test: %v", err)
 	}
 	forEachServer(t, func(t *testing.T, s *sqlkubeServer) {
-		expectOutput(t, s.mustKubectl("", "create", "namespace", "demo"), "namespace/demo created")
-		_, err := s.kubectl("", "create", "namespace", "demo")
+		expectOutput(t, s.mustKubectl(t, "", "create", "namespace", "demo"), "namespace/demo created")
+		_, err := s.kubectl(t, "", "create", "namespace", "demo")
 		expectKubectlError(t, err, `Error from server (AlreadyExists): namespaces "demo" already exists`)
+		expectOutput(t, s.mustKubectl(t, "", "-n", "demo", "create", "configmap", "x", "--from-literal=a=b"), "configmap/x created")
 
-		expectOutput(t, s.mustKubectl("", "-n", "demo", "create", "configmap", "x", "--from-literal=a=b"), "configmap/x created")
-		checkKubectlGet(t, s)
-
-		expectOutput(t, s.mustKubectl(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"demo"},"data":{"a":"c"}}`,
-			"replace", "-f", "-"), "configmap/x replaced")
-		if got := kubectlConfigMap(t, s, "json"); got.Data["a"] != "c" {
-			t.Errorf("after replace, data = %v, want a=c", got.Data)
-		}
-
-		checkKubectlApply(t, s)
-		checkAPIResources(t, s)
-
-		expectOutput(t, s.mustKubectl("", "-n", "demo", "delete", "configmap", "x"), `configmap "x" deleted`)
-		_, err = s.kubectl("", "-n", "demo", "get", "configmap", "x")
-		expectKubectlError(t, err, `Error from server (NotFound): configmaps "x" not found`)
+		t.Run("get", func(t *testing.T) { checkKubectlGet(t, s) })
+		t.Run("replace", func(t *testing.T) {
+			expectOutput(t, s.mustKubectl(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"demo"},"data":{"a":"c"}}`,
+				"replace", "-f", "-"), "configmap/x replaced")
+			if got := kubectlConfigMap(t, s, "json"); got.Data["a"] != "c" {
+				t.Errorf("after replace, data = %v, want a=c", got.Data)
+			}
+		})
+		t.Run("apply", func(t *testing.T) { checkKubectlApply(t, s) })
+		t.Run("api-resources", func(t *testing.T) { checkAPIResources(t, s) })
+		t.Run("delete", func(t *testing.T) {
+			expectOutput(t, s.mustKubectl(t, "", "-n", "demo", "delete", "configmap", "x"), `configmap "x" deleted`)
+			_, err := s.kubectl(t, "", "-n", "demo", "get", "configmap", "x")
+			expectKubectlError(t, err, `Error from server (NotFound): configmaps "x" not found`)
+		})
 	})
 }
 
@@ -89,7 +90,7 @@ func checkKubectlGet(t *testing.T, s *sqlkubeServer) {
 	if diff := cmp.Diff(fromJSON, kubectlConfigMap(t, s, "yaml")); diff != "" {
 		t.Errorf("-o yaml differs from -o json (-json +yaml):\n%s", diff)
 	}
-	table := s.mustKubectl("", "-n", "demo", "get", "configmaps")
+	table := s.mustKubectl(t, "", "-n", "demo", "get", "configmaps")
 	rows := tableRows(table)
 	if len(rows) != 2 || !cmp.Equal(rows[0], []string{"NAME", "DATA", "AGE"}) || !cmp.Equal(rows[1][:2], []string{"x", "1"}) {
 		t.Errorf("kubectl get configmaps printed:\n%s", table)
@@ -99,7 +100,7 @@ func checkKubectlGet(t *testing.T, s *sqlkubeServer) {
 // kubectlConfigMap reads configmap x in demo with -o format (json or yaml).
 func kubectlConfigMap(t *testing.T, s *sqlkubeServer, format string) *corev1.ConfigMap {
 	t.Helper()
-	out := s.mustKubectl("", "-n", "demo", "get", "configmap", "x", "-o", format)
+	out := s.mustKubectl(t, "", "-n", "demo", "get", "configmap", "x", "-o", format)
 	var cm corev1.ConfigMap
 	var err error
 	if format == "json" {
@@ -113,10 +114,11 @@ func kubectlConfigMap(t *testing.T, s *sqlkubeServer, format string) *corev1.Con
 	return &cm
 }
 
-// checkKubectlApply applies a CRD, then an object of its kind, then a change to it.
+// checkKubectlApply applies a CRD, then an object of its kind, then a change to it (a patch),
+// then deletes the object. The CRD stays for the api-resources check.
 func checkKubectlApply(t *testing.T, s *sqlkubeServer) {
 	t.Helper()
-	expectOutput(t, s.mustKubectl(cronTabCRD, "apply", "-f", "-"),
+	expectOutput(t, s.mustKubectl(t, cronTabCRD, "apply", "-f", "-"),
 		"customresourcedefinition.apiextensions.k8s.io/crontabs.stable.example.com created")
 	crds := s.apiextensions().ApiextensionsV1().CustomResourceDefinitions()
 	eventually(t, 30*time.Second, "CRD crontabs Established", func() (bool, error) {
@@ -124,22 +126,22 @@ func checkKubectlApply(t *testing.T, s *sqlkubeServer) {
 		return err == nil && crdCondition(crd, apiextensionsv1.Established), err
 	})
 
-	expectOutput(t, s.mustKubectl(cronTab, "apply", "-f", "-"), "crontab.stable.example.com/my-cron created")
-	expectOutput(t, s.mustKubectl(cronTab, "apply", "-f", "-"), "crontab.stable.example.com/my-cron unchanged")
+	expectOutput(t, s.mustKubectl(t, cronTab, "apply", "-f", "-"), "crontab.stable.example.com/my-cron created")
+	expectOutput(t, s.mustKubectl(t, cronTab, "apply", "-f", "-"), "crontab.stable.example.com/my-cron unchanged")
 	changed := strings.Replace(cronTab, "my-cron-image", "my-cron-image:v2", 1)
-	expectOutput(t, s.mustKubectl(changed, "apply", "-f", "-"), "crontab.stable.example.com/my-cron configured")
+	expectOutput(t, s.mustKubectl(t, changed, "apply", "-f", "-"), "crontab.stable.example.com/my-cron configured")
 
-	image := s.mustKubectl("", "-n", "demo", "get", "ct", "my-cron", "-o", "jsonpath={.spec.image}")
+	image := s.mustKubectl(t, "", "-n", "demo", "get", "ct", "my-cron", "-o", "jsonpath={.spec.image}")
 	if image != "my-cron-image:v2" {
 		t.Errorf("spec.image after apply = %q, want my-cron-image:v2", image)
 	}
-	expectOutput(t, s.mustKubectl(changed, "delete", "-f", "-"), `crontab.stable.example.com "my-cron" deleted`)
+	expectOutput(t, s.mustKubectl(t, changed, "delete", "-f", "-"), `crontab.stable.example.com "my-cron" deleted`)
 }
 
 // checkAPIResources checks that kubectl api-resources lists built-ins and the CRD's type.
 func checkAPIResources(t *testing.T, s *sqlkubeServer) {
 	t.Helper()
-	out := s.mustKubectl("", "api-resources")
+	out := s.mustKubectl(t, "", "api-resources")
 	want := map[string][]string{
 		"configmaps": {"configmaps", "cm", "v1", "true", "ConfigMap"},
 		"leases":     {"leases", "coordination.k8s.io/v1", "true", "Lease"},

@@ -36,7 +36,8 @@ type sqlkubeServer struct {
 	args []string
 	log  *syncBuffer // output of every process, in order, shown when the test fails
 	proc *process
-	home string // kubectl's private HOME, made on first use
+	// kubectlHome is kubectl's private HOME, KUBECONFIG and cache directory.
+	kubectlHome string
 }
 
 // process is one running sqlkube.
@@ -51,7 +52,7 @@ type process struct {
 // killed when the test ends, and its output is logged if the test failed.
 func startServer(t testing.TB, dsn string, extraArgs ...string) *sqlkubeServer {
 	t.Helper()
-	s := &sqlkubeServer{t: t, dsn: dsn, args: extraArgs, log: &syncBuffer{}}
+	s := &sqlkubeServer{t: t, dsn: dsn, args: extraArgs, log: &syncBuffer{}, kubectlHome: t.TempDir()}
 	t.Cleanup(func() {
 		s.killIfRunning()
 		if t.Failed() {

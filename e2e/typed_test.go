@@ -207,7 +207,7 @@ func checkList[T object, L runtime.Object](t *testing.T, s *sqlkubeServer, c cru
 // items of a built-in type's list carry no kind or apiVersion, only the list itself does.
 func checkListItemsHaveNoTypeMeta(t *testing.T, s *sqlkubeServer, collectionPath string) {
 	t.Helper()
-	resp := s.do(http.MethodGet, collectionPath, nil, "Accept", "application/json")
+	resp := s.do(t, http.MethodGet, collectionPath, nil, "Accept", "application/json")
 	var list struct {
 		Kind       string           `json:"kind"`
 		APIVersion string           `json:"apiVersion"`
@@ -245,7 +245,7 @@ func checkDelete[T object, L runtime.Object](t *testing.T, s *sqlkubeServer, c c
 	}
 	assertGet(t, c.client, "a", updated)
 
-	resp := s.do(http.MethodDelete, c.collectionPath+"/a", nil)
+	resp := s.do(t, http.MethodDelete, c.collectionPath+"/a", nil)
 	if resp.code != http.StatusOK {
 		t.Fatalf("DELETE answered %d: %s", resp.code, resp.body)
 	}
