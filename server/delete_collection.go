@@ -13,13 +13,7 @@ import (
 // serveDeleteCollection answers DELETE on a namespace's collection (or a cluster-scoped one):
 // every object the list options select is deleted as a single delete would delete it, and the
 // answer is the list of what was deleted (or marked for deletion), as kube-apiserver answers.
-func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, req *request) {
-	if err := s.deleteCollection(w, r, req); err != nil {
-		s.writeError(w, r, err)
-	}
-}
-
-func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, req *request) error {
+func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, req *request) error {
 	out, err := negotiateOutput(r, true)
 	if err != nil {
 		return err

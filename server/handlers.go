@@ -28,22 +28,19 @@ func (req *request) key() sqlstore.Key {
 }
 
 // serveGet answers GET on an object (or its status).
-func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, req *request) {
+func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, req *request) error {
 	out, err := negotiateOutput(r, false)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if err := s.waitForResourceVersionParam(r); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	obj, err := s.store.Get(r.Context(), req.key())
 	if err != nil {
-		s.writeError(w, r, storageError(err, req.gr, req.name))
-		return
+		return storageError(err, req.gr, req.name)
 	}
-	s.writeObject(w, r, req, out, http.StatusOK, obj.Value)
+	return s.writeObject(w, r, req, out, http.StatusOK, obj.Value)
 }
 
 // waitForResourceVersionParam gives a get's resourceVersion its not-older-than meaning: "" and
@@ -57,35 +54,30 @@ func (s *Server) waitForResourceVersionParam(r *http.Request) error {
 }
 
 // serveCreate answers POST on a collection.
-func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req *request) {
+func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req *request) error {
 	out, err := negotiateOutput(r, false)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	fieldValidation, dryRun, err := parseCreateOptions(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	req.dryRun = dryRun
 	if req.res.Terminating {
 		// The type's CRD is being deleted, as apiextensions-apiserver answers.
-		s.writeError(w, r, apierrors.NewMethodNotSupported(req.gr, "create"))
-		return
+		return apierrors.NewMethodNotSupported(req.gr, "create")
 	}
 	obj, warnings, err := s.decodeObject(r, req.res, fieldValidation)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	addWarnings(w, warnings)
 	stored, err := s.create(r.Context(), req, obj)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
-	s.writeObject(w, r, req, out, http.StatusCreated, stored.Value)
+	return s.writeObject(w, r, req, out, http.StatusCreated, stored.Value)
 }
 
 // create applies kube-apiserver's create rules to obj and stores it.
@@ -196,39 +188,36 @@ const (
 	replaceFinalizers                   // PUT on /finalize (namespaces): only spec.finalizers
 )
 
-// serveUpdate answers PUT on an object or its status.
-func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, req *request, mode updateMode) {
-	out, err := negotiateOutput(r, false)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
+// updater answers PUT on an object or one of its subresources.
+func (s *Server) updater(mode updateMode) verbHandler {
+	return func(w http.ResponseWriter, r *http.Request, req *request) error {
+		out, err := negotiateOutput(r, false)
+		if err != nil {
+			return err
+		}
+		fieldValidation, dryRun, err := parseUpdateOptions(r)
+		if err != nil {
+			return err
+		}
+		req.dryRun = dryRun
+		obj, warnings, err := s.decodeObject(r, req.res, fieldValidation)
+		if err != nil {
+			return err
+		}
+		addWarnings(w, warnings)
+		if err := checkObjectName(obj, req); err != nil {
+			return err
+		}
+		stored, created, err := s.update(r.Context(), req, obj, mode)
+		if err != nil {
+			return err
+		}
+		code := http.StatusOK
+		if created {
+			code = http.StatusCreated
+		}
+		return s.writeObject(w, r, req, out, code, stored.Value)
 	}
-	fieldValidation, dryRun, err := parseUpdateOptions(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	req.dryRun = dryRun
-	obj, warnings, err := s.decodeObject(r, req.res, fieldValidation)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	addWarnings(w, warnings)
-	if err := checkObjectName(obj, req); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	stored, created, err := s.update(r.Context(), req, obj, mode)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	code := http.StatusOK
-	if created {
-		code = http.StatusCreated
-	}
-	s.writeObject(w, r, req, out, code, stored.Value)
 }
 
 // checkObjectName makes an update's body name the object of its URL, as kube-apiserver requires.
@@ -404,32 +393,28 @@ func equalObjects(a, b *unstructured.Unstructured) bool {
 }
 
 // serveDelete answers DELETE on an object.
-func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req *request) {
+func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req *request) error {
 	out, err := negotiateOutput(r, false)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	opts, err := s.decodeDeleteOptions(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	req.dryRun = len(opts.DryRun) > 0
 	if err := checkNamespaceDeletable(req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	stored, deleted, err := s.delete(r.Context(), req, opts)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if !deleted {
-		s.writeObject(w, r, req, out, http.StatusOK, stored.Value)
-		return
+		return s.writeObject(w, r, req, out, http.StatusOK, stored.Value)
 	}
 	writeJSON(w, out, http.StatusOK, deletedStatus(req, stored))
+	return nil
 }
 
 // delete removes the object, or, when finalizers hold it, marks it as being deleted. It reports

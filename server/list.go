@@ -65,13 +65,7 @@ func planContinue(opts *internalversion.ListOptions, scope listScope) (listPlan,
 }
 
 // serveList answers GET on a collection, streaming the objects from storage to the client.
-func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req *request) {
-	if err := s.list(w, r, req); err != nil {
-		s.writeError(w, r, err)
-	}
-}
-
-func (s *Server) list(w http.ResponseWriter, r *http.Request, req *request) error {
+func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req *request) error {
 	out, err := negotiateOutput(r, true)
 	if err != nil {
 		return err

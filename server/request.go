@@ -91,6 +91,17 @@ func containsEmpty(parts []string) bool {
 	return false
 }
 
+// verbHandler serves one verb on a resolved request; an error it returns, before it has written
+// anything, is the answer.
+type verbHandler func(w http.ResponseWriter, r *http.Request, req *request) error
+
+// handle runs h and answers its error.
+func (s *Server) handle(w http.ResponseWriter, r *http.Request, req *request, h verbHandler) {
+	if err := h(w, r, req); err != nil {
+		s.writeError(w, r, err)
+	}
+}
+
 // dispatch routes a resolved request to the handler for its verb.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, req *request) {
 	switch {
@@ -118,11 +129,11 @@ func (s *Server) dispatchCollection(w http.ResponseWriter, r *http.Request, req 
 	case r.Method == http.MethodGet && isWatch(r):
 		s.serveWatch(w, r, req)
 	case r.Method == http.MethodGet:
-		s.serveList(w, r, req)
+		s.handle(w, r, req, s.serveList)
 	case r.Method == http.MethodPost && (req.namespace != "" || !req.res.Namespaced):
-		s.serveCreate(w, r, req)
+		s.handle(w, r, req, s.serveCreate)
 	case r.Method == http.MethodDelete && (req.namespace != "" || !req.res.Namespaced) && allowsDeleteCollection(req.res):
-		s.serveDeleteCollection(w, r, req)
+		s.handle(w, r, req, s.serveDeleteCollection)
 	default:
 		s.writeError(w, r, errMethodNotAllowed(r.Method))
 	}
@@ -131,11 +142,11 @@ func (s *Server) dispatchCollection(w http.ResponseWriter, r *http.Request, req 
 func (s *Server) dispatchObject(w http.ResponseWriter, r *http.Request, req *request) {
 	switch r.Method {
 	case http.MethodGet:
-		s.serveGet(w, r, req)
+		s.handle(w, r, req, s.serveGet)
 	case http.MethodPut:
-		s.serveUpdate(w, r, req, replaceAll)
+		s.handle(w, r, req, s.updater(replaceAll))
 	case http.MethodDelete:
-		s.serveDelete(w, r, req)
+		s.handle(w, r, req, s.serveDelete)
 	default:
 		s.writeError(w, r, errMethodNotAllowed(r.Method))
 	}
@@ -144,9 +155,9 @@ func (s *Server) dispatchObject(w http.ResponseWriter, r *http.Request, req *req
 func (s *Server) dispatchStatus(w http.ResponseWriter, r *http.Request, req *request) {
 	switch r.Method {
 	case http.MethodGet:
-		s.serveGet(w, r, req)
+		s.handle(w, r, req, s.serveGet)
 	case http.MethodPut:
-		s.serveUpdate(w, r, req, replaceStatus)
+		s.handle(w, r, req, s.updater(replaceStatus))
 	default:
 		s.writeError(w, r, errMethodNotAllowed(r.Method))
 	}
@@ -157,7 +168,7 @@ func (s *Server) dispatchFinalize(w http.ResponseWriter, r *http.Request, req *r
 		s.writeError(w, r, errMethodNotAllowed(r.Method))
 		return
 	}
-	s.serveUpdate(w, r, req, replaceFinalizers)
+	s.handle(w, r, req, s.updater(replaceFinalizers))
 }
 
 // isWatch reports whether a collection GET asks for a watch (watch=1 or watch=true).

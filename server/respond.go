@@ -9,13 +9,13 @@ import (
 )
 
 // writeObject answers one stored object (its JSON as stored) in the negotiated format.
-func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, req *request, out output, code int, value []byte) {
+func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, req *request, out output, code int, value []byte) error {
 	body, err := s.encodeObject(r, req, out, value)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeBody(w, out, code, body)
+	return nil
 }
 
 // writeJSON answers any JSON-encodable value, such as a Status, in the negotiated encoding.
