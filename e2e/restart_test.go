@@ -22,7 +22,7 @@ import (
 func TestKillAndRestart(t *testing.T) {
 	forEachServer(t, func(t *testing.T, s *sqlkubeServer) {
 		createNamespace(t, s.clientset(), "e2e-restart")
-		acknowledged := writeConcurrently(t, s, "e2e-restart", 40)
+		acknowledged := writeConcurrently(t, s, "e2e-restart", "cm", 40)
 
 		s.kill()
 		s.restart()
@@ -34,9 +34,9 @@ func TestKillAndRestart(t *testing.T) {
 	})
 }
 
-// writeConcurrently creates n configmaps from several clients at once (so that writes share
-// commits) and returns what the server acknowledged, by name.
-func writeConcurrently(t *testing.T, s *sqlkubeServer, namespace string, n int) map[string]*corev1.ConfigMap {
+// writeConcurrently creates n configmaps named prefix-NNN from several clients at once (so that
+// writes share commits) and returns what the server acknowledged, by name.
+func writeConcurrently(t *testing.T, s *sqlkubeServer, namespace, prefix string, n int) map[string]*corev1.ConfigMap {
 	cms := s.clientset().CoreV1().ConfigMaps(namespace)
 	var mu sync.Mutex
 	acknowledged := map[string]*corev1.ConfigMap{}
@@ -45,7 +45,7 @@ func writeConcurrently(t *testing.T, s *sqlkubeServer, namespace string, n int) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			name := fmt.Sprintf("cm-%03d", i)
+			name := fmt.Sprintf("%s-%03d", prefix, i)
 			cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"i": name}}, metav1.CreateOptions{})
 			if err != nil {
 				t.Errorf("create %s: %v", name, err)
