@@ -25,8 +25,9 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxConns sizes the connection pool (PostgreSQL); 0 picks a default.
 	MaxConns int
-	// Retention keeps at least this much history; RetentionMinRevisions keeps at least this many
-	// revisions; CompactionInterval is how often the compactor runs (0: a fraction of Retention).
+	// Retention keeps at least this much history (0: five minutes); RetentionMinRevisions keeps
+	// at least this many revisions; CompactionInterval is how often the compactor runs (0: a
+	// tenth of Retention, at least a second).
 	Retention             time.Duration
 	RetentionMinRevisions int64
 	CompactionInterval    time.Duration
