@@ -12,7 +12,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -97,39 +101,31 @@ func jsonClientset(t *testing.T, url string) *kubernetes.Clientset {
 	return cs
 }
 
-// configMapVersions is name → resourceVersion of every ConfigMap in default, as the server
-// lists it.
-func configMapVersions(t *testing.T, cs *kubernetes.Clientset) map[string]string {
+// versions is name → resourceVersion of the objects of a list, or of an informer's cache.
+func versions[T metav1.Object](objects []T) map[string]string {
+	out := map[string]string{}
+	for _, o := range objects {
+		out[o.GetName()] = o.GetResourceVersion()
+	}
+	return out
+}
+
+// waitInSync waits until the informer holds exactly what list returns from the server.
+func waitInSync(t *testing.T, list func() ([]metav1.Object, error), informer cache.SharedIndexInformer) {
 	t.Helper()
-	list, err := cs.CoreV1().ConfigMaps("default").List(context.Background(), metav1.ListOptions{})
+	objects, err := list()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]string{}
-	for _, cm := range list.Items {
-		out[cm.Name] = cm.ResourceVersion
-	}
-	return out
-}
-
-func informerVersions(informer cache.SharedIndexInformer) map[string]string {
-	out := map[string]string{}
-	for _, obj := range informer.GetStore().List() {
-		cm := obj.(*corev1.ConfigMap)
-		if cm.Namespace == "default" {
-			out[cm.Name] = cm.ResourceVersion
-		}
-	}
-	return out
-}
-
-// waitInSync waits until the informer holds exactly what the server lists.
-func waitInSync(t *testing.T, cs *kubernetes.Clientset, informer cache.SharedIndexInformer) {
-	t.Helper()
-	want := configMapVersions(t, cs)
+	want := versions(objects)
 	var got map[string]string
-	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, eventWait, true, func(context.Context) (bool, error) {
-		got = informerVersions(informer)
+	err = wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, eventWait, true, func(context.Context) (bool, error) {
+		cached := informer.GetStore().List()
+		objects := make([]metav1.Object, len(cached))
+		for i, o := range cached {
+			objects[i] = o.(metav1.Object)
+		}
+		got = versions(objects)
 		return maps.Equal(got, want), nil
 	})
 	if err != nil {
@@ -137,10 +133,25 @@ func waitInSync(t *testing.T, cs *kubernetes.Clientset, informer cache.SharedInd
 	}
 }
 
+// configMapLister lists the ConfigMaps of default.
+func configMapLister(cs *kubernetes.Clientset) func() ([]metav1.Object, error) {
+	return func() ([]metav1.Object, error) {
+		list, err := cs.CoreV1().ConfigMaps("default").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		out := make([]metav1.Object, len(list.Items))
+		for i := range list.Items {
+			out[i] = &list.Items[i]
+		}
+		return out, nil
+	}
+}
+
 func startConfigMapInformer(t *testing.T, cs *kubernetes.Clientset) cache.SharedIndexInformer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	factory := informers.NewSharedInformerFactory(cs, 0)
+	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace("default"))
 	t.Cleanup(func() {
 		cancel()
 		factory.Shutdown()
@@ -167,11 +178,12 @@ func TestWatchInformerStaysInSync(t *testing.T) {
 			t.Fatal(err)
 		}
 		informer := startConfigMapInformer(t, jsonClientset(t, f.http.URL))
+		list := configMapLister(cs)
 		// client-go v0.37 syncs with a watch list: initial events, then the end bookmark.
 		if len(f.requests("/configmaps?", "sendInitialEvents=true", "watch=true")) == 0 || len(f.requests("/configmaps?", "limit=")) != 0 {
 			t.Fatalf("the informer did not sync with a watch list: %v", f.requests("/configmaps"))
 		}
-		waitInSync(t, cs, informer)
+		waitInSync(t, list, informer)
 		for i, step := range []func() error{
 			func() error { _, err := cms.Create(ctx, newConfigMap("a", "1"), metav1.CreateOptions{}); return err },
 			func() error { _, err := cms.Update(ctx, newConfigMap("a", "2"), metav1.UpdateOptions{}); return err },
@@ -180,7 +192,7 @@ func TestWatchInformerStaysInSync(t *testing.T) {
 			if err := step(); err != nil {
 				t.Fatalf("step %d: %v", i, err)
 			}
-			waitInSync(t, cs, informer)
+			waitInSync(t, list, informer)
 		}
 
 		// Cut the informer off, change and compact the history it missed: its watch from its
@@ -194,7 +206,7 @@ func TestWatchInformerStaysInSync(t *testing.T) {
 		}
 		compactToCurrent(t, api)
 		f.heal()
-		waitInSync(t, cs, informer)
+		waitInSync(t, list, informer)
 		// It resumed from its last resourceVersion, got 410, and synced again with a watch list.
 		reqs := f.requests("/configmaps?")
 		if n := len(reqs); n < 3 || strings.Contains(reqs[n-2], "sendInitialEvents") || !strings.Contains(reqs[n-1], "sendInitialEvents=true") {
@@ -203,7 +215,7 @@ func TestWatchInformerStaysInSync(t *testing.T) {
 		if _, err := cms.Create(ctx, newConfigMap("after", "1"), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		waitInSync(t, cs, informer)
+		waitInSync(t, list, informer)
 	})
 }
 
@@ -216,4 +228,70 @@ func compactToCurrent(t *testing.T, api *testAPI) {
 	if err := api.store.Compact(context.Background(), current); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestWatchDynamicInformerForCustomResources(t *testing.T) {
+	backends(t, func(t *testing.T, api *testAPI) {
+		api.do(http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+			crdYAML("widgets", "Widget", "v1beta1", "v1"), "Content-Type: application/yaml").expect(t, http.StatusCreated)
+		client, err := dynamic.NewForConfig(&rest.Config{Host: api.http.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1beta1", Resource: "widgets"}
+		widgets := client.Resource(gvr).Namespace("default")
+		ctx, cancel := context.WithCancel(context.Background())
+		factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, "default", nil)
+		t.Cleanup(func() {
+			cancel()
+			factory.Shutdown()
+		})
+		informer := factory.ForResource(gvr).Informer()
+		factory.Start(ctx.Done())
+		if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+			t.Fatal("informer did not sync")
+		}
+		list := func() ([]metav1.Object, error) {
+			l, err := widgets.List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			out := make([]metav1.Object, len(l.Items))
+			for i := range l.Items {
+				out[i] = &l.Items[i]
+			}
+			return out, nil
+		}
+		widget := func(name string, size int64) *unstructured.Unstructured {
+			return &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "example.com/v1beta1", "kind": "Widget",
+				"metadata": map[string]any{"name": name}, "spec": map[string]any{"size": size},
+			}}
+		}
+		for i, step := range []func() error{
+			func() error { _, err := widgets.Create(ctx, widget("a", 1), metav1.CreateOptions{}); return err },
+			func() error { _, err := widgets.Create(ctx, widget("b", 1), metav1.CreateOptions{}); return err },
+			func() error {
+				a, err := widgets.Get(ctx, "a", metav1.GetOptions{})
+				if err == nil {
+					err = unstructured.SetNestedField(a.Object, int64(2), "spec", "size")
+				}
+				if err == nil {
+					_, err = widgets.Update(ctx, a, metav1.UpdateOptions{})
+				}
+				return err
+			},
+			func() error { return widgets.Delete(ctx, "b", metav1.DeleteOptions{}) },
+		} {
+			if err := step(); err != nil {
+				t.Fatalf("step %d: %v", i, err)
+			}
+			waitInSync(t, list, informer)
+		}
+		for _, o := range informer.GetStore().List() {
+			if v := o.(*unstructured.Unstructured).GetAPIVersion(); v != "example.com/v1beta1" {
+				t.Fatalf("cached %s, want the watched version", v)
+			}
+		}
+	})
 }
