@@ -1,0 +1,259 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsapply "k8s.io/apiextensions-apiserver/pkg/client/applyconfiguration"
+	apiextensionsscheme "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/scheme"
+	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
+	generatedopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager"
+	clientgoapply "k8s.io/client-go/applyconfigurations"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/sqlkube/sqlkube/server/crdschema"
+)
+
+// managerOrUserAgent is who a write is recorded for in managedFields: the fieldManager option,
+// or else, as kube-apiserver derives it, the User-Agent up to its first "/", printable
+// characters only, at most the longest manager name allowed.
+func managerOrUserAgent(manager, userAgent string) string {
+	if manager != "" {
+		return manager
+	}
+	name, _, _ := strings.Cut(userAgent, "/")
+	var buf bytes.Buffer
+	for _, r := range name {
+		if !unicode.IsPrint(r) {
+			continue
+		}
+		if buf.Len()+utf8.RuneLen(r) > metav1validation.FieldManagerMaxLength {
+			break
+		}
+		buf.WriteRune(r)
+	}
+	return buf.String()
+}
+
+// recordManagedFields records in obj's managedFields what a create (old nil) or an update of
+// old to obj changes, owned by req.manager, as kube-apiserver's create and update handlers do
+// before the type's strategy runs. A write without a manager (an apply) has them already.
+func recordManagedFields(ctx context.Context, req *request, mode updateMode, obj, old *unstructured.Unstructured) *unstructured.Unstructured {
+	if req.manager == "" {
+		return obj
+	}
+	fm, err := fieldManagerFor(req.res, subresourceOf(mode))
+	if err != nil {
+		return obj // the type's schema cannot track fields; kube-apiserver would not serve it
+	}
+	live := old
+	if live == nil {
+		live = newEmptyObject(obj.GroupVersionKind())
+	}
+	updated, ok := fm.UpdateNoErrors(live, obj, req.manager).(*unstructured.Unstructured)
+	if !ok || old == nil {
+		return updated
+	}
+	return keepManagedFieldsTimes(ctx, updated, old)
+}
+
+// keepManagedFieldsTimes keeps old's managedFields times when nothing else changed, so that a
+// write changing nothing stores nothing.
+func keepManagedFieldsTimes(ctx context.Context, obj, old *unstructured.Unstructured) *unstructured.Unstructured {
+	kept, err := fieldmanager.IgnoreManagedFieldsTimestampsTransformer(ctx, obj, old)
+	if u, ok := kept.(*unstructured.Unstructured); ok && err == nil {
+		return u
+	}
+	return obj
+}
+
+func subresourceOf(mode updateMode) string {
+	switch mode {
+	case replaceStatus:
+		return "status"
+	case replaceFinalizers:
+		return "finalize"
+	}
+	return ""
+}
+
+func newEmptyObject(gvk schema.GroupVersionKind) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetGroupVersionKind(gvk)
+	return u
+}
+
+// fieldManagerCache holds one FieldManager per served resource and subresource, rebuilt when
+// the resource changes (a CRD update replaces its Resources).
+var fieldManagerCache = struct {
+	sync.Mutex
+	entries map[string]fieldManagerEntry
+}{entries: map[string]fieldManagerEntry{}}
+
+type fieldManagerEntry struct {
+	res *Resource
+	fm  *managedfields.FieldManager
+}
+
+// fieldManagerFor is the FieldManager of writes to res through subresource ("" for the
+// object itself).
+func fieldManagerFor(res *Resource, subresource string) (*managedfields.FieldManager, error) {
+	key := res.Group + "/" + res.Version + "/" + res.Name + "/" + subresource
+	fieldManagerCache.Lock()
+	defer fieldManagerCache.Unlock()
+	if e, ok := fieldManagerCache.entries[key]; ok && e.res == res {
+		return e.fm, nil
+	}
+	fm, err := newFieldManager(res, subresource)
+	if err != nil {
+		return nil, err
+	}
+	fieldManagerCache.entries[key] = fieldManagerEntry{res: res, fm: fm}
+	return fm, nil
+}
+
+func newFieldManager(res *Resource, subresource string) (*managedfields.FieldManager, error) {
+	gvk := schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind}
+	hub := schema.GroupVersion{Group: res.Group, Version: res.StorageVersion}
+	resetFields := fieldpath.NewExcludeFilterSetMap(resetFieldsOf(res, subresource))
+	if res.definition == nil {
+		return managedfields.NewDefaultFieldManager(builtinTypeConverter(res.Group), apiVersionConvertor{}, objectDefaulter{}, objectCreater{},
+			gvk, hub, subresource, resetFields)
+	}
+	return managedfields.NewDefaultCRDFieldManager(customResourceTypeConverter(res.definition), apiVersionConvertor{}, objectDefaulter{res.Schema}, objectCreater{},
+		gvk, hub, subresource, resetFields)
+}
+
+// resetFieldsOf are the fields a write through subresource cannot set, which its manager
+// therefore does not own: as kube-apiserver's strategies say, the status for the object
+// itself of a type with a /status, and the spec (and a custom resource's metadata) for /status.
+func resetFieldsOf(res *Resource, subresource string) map[fieldpath.APIVersion]*fieldpath.Set {
+	var paths []string
+	switch {
+	case subresource == "" && res.Status:
+		paths = []string{"status"}
+	case subresource == "status" && res.definition != nil:
+		paths = []string{"metadata", "spec"}
+	case subresource == "status":
+		paths = []string{"spec"}
+	default:
+		return nil
+	}
+	set := fieldpath.NewSet()
+	for _, p := range paths {
+		set.Insert(fieldpath.MakePathOrDie(p))
+	}
+	return map[fieldpath.APIVersion]*fieldpath.Set{fieldpath.APIVersion(res.APIVersion()): set}
+}
+
+// builtinTypeConverter reads built-in objects with the schemas client-go's apply
+// configurations are generated from, kube-apiserver's own.
+func builtinTypeConverter(group string) managedfields.TypeConverter {
+	if group == apiextensionsGroup {
+		return apiextensionsTypeConverter()
+	}
+	return clientgoTypeConverter()
+}
+
+var (
+	clientgoTypeConverter = sync.OnceValue(func() managedfields.TypeConverter {
+		return clientgoapply.NewTypeConverter(clientgoscheme.Scheme)
+	})
+	apiextensionsTypeConverter = sync.OnceValue(func() managedfields.TypeConverter {
+		return apiextensionsapply.NewTypeConverter(apiextensionsscheme.Scheme)
+	})
+)
+
+// customResourceTypeConverter reads a CRD's objects with the schemas of all its versions, as
+// kube-apiserver builds them; a CRD whose schemas do not convert gets the deduced type
+// (everything atomic), as there.
+func customResourceTypeConverter(crd *apiextensionsv1.CustomResourceDefinition) managedfields.TypeConverter {
+	specs := []*spec3.OpenAPI{{Components: &spec3.Components{Schemas: metaSchemas()}}}
+	for _, v := range crd.Spec.Versions {
+		s, err := builder.BuildOpenAPIV3(crd, v.Name, builder.Options{})
+		if err != nil {
+			return managedfields.NewDeducedTypeConverter()
+		}
+		specs = append(specs, s)
+	}
+	merged, err := builder.MergeSpecsV3(specs...)
+	if err != nil {
+		return managedfields.NewDeducedTypeConverter()
+	}
+	tc, err := managedfields.NewTypeConverter(merged.Components.Schemas, crd.Spec.PreserveUnknownFields)
+	if err != nil {
+		return managedfields.NewDeducedTypeConverter()
+	}
+	return tc
+}
+
+// metaSchemas are the OpenAPI schemas of the types custom resources refer to (ObjectMeta and
+// what it holds), as generated for kube-apiserver.
+var metaSchemas = sync.OnceValue(func() map[string]*spec.Schema {
+	ref := func(name string) spec.Ref { return spec.MustCreateRef("#/components/schemas/" + name) }
+	defs := generatedopenapi.GetOpenAPIDefinitions(ref)
+	schemas := make(map[string]*spec.Schema, len(defs))
+	for name, def := range defs {
+		schemas[name] = &def.Schema
+	}
+	return schemas
+})
+
+// apiVersionConvertor converts the unstructured objects the field managers handle between the
+// versions of one type, which differ only in apiVersion (the built-ins are served in one
+// version, and CRDs convert with strategy None).
+type apiVersionConvertor struct{}
+
+func (apiVersionConvertor) Convert(in, out, _ any) error {
+	return fmt.Errorf("converting %T into %T is not supported", in, out)
+}
+
+func (apiVersionConvertor) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
+	u, ok := in.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("converting %T: only unstructured objects are supported", in)
+	}
+	kind, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{u.GroupVersionKind()})
+	if !ok {
+		return nil, fmt.Errorf("%v cannot be converted to %v", u.GroupVersionKind(), target)
+	}
+	out := u.DeepCopy()
+	out.SetGroupVersionKind(kind)
+	return out, nil
+}
+
+func (apiVersionConvertor) ConvertFieldLabel(_ schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
+}
+
+// objectDefaulter defaults a custom resource by its schema, as decoding does; built-ins have
+// nothing defaulted at decode time beyond what their Decode hook does.
+type objectDefaulter struct{ schema *crdschema.Schema }
+
+func (d objectDefaulter) Default(obj runtime.Object) {
+	if u, ok := obj.(*unstructured.Unstructured); ok && d.schema != nil {
+		d.schema.Default(u)
+	}
+}
+
+// objectCreater makes the empty objects the field managers start from.
+type objectCreater struct{}
+
+func (objectCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	return newEmptyObject(gvk), nil
+}
