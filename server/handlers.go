@@ -82,6 +82,7 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req *reques
 
 // create applies kube-apiserver's create rules to obj and stores it.
 func (s *Server) create(ctx context.Context, req *request, obj *unstructured.Unstructured) (sqlstore.Object, error) {
+	obj = recordManagedFields(ctx, req, replaceAll, obj, nil)
 	rest.WipeObjectMetaSystemFields(obj)
 	obj.SetResourceVersion("")
 	namespace := rest.ExpectedNamespaceForScope(req.namespace, req.res.Namespaced)
@@ -303,6 +304,7 @@ func (s *Server) applyUpdate(ctx context.Context, req *request, current sqlstore
 	if mode != replaceAll {
 		obj = subresourceUpdate(req.res, mode, obj, old)
 	}
+	obj = recordManagedFields(ctx, req, mode, obj, old)
 	// An unconditional update applies to the current version, as kube-apiserver's does.
 	obj.SetResourceVersion(old.GetResourceVersion())
 	if err := prepareUpdate(req, mode, obj, old); err != nil {

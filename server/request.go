@@ -22,6 +22,9 @@ type request struct {
 	legacyWatch bool
 	// dryRun writes nothing: the answer is what the write would have stored.
 	dryRun bool
+	// manager is who a write is recorded for in managedFields (see recordManagedFields);
+	// empty for an apply, which records its manager itself.
+	manager string
 }
 
 // namespaceSubresources are the subresources of a namespace, which kube-apiserver does not read
@@ -46,6 +49,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, group, version
 		s.writeError(w, r, err)
 		return
 	}
+	req.manager = managerOrUserAgent(r.URL.Query().Get("fieldManager"), r.UserAgent())
 	s.dispatch(w, r, req)
 }
 
@@ -145,6 +149,8 @@ func (s *Server) dispatchObject(w http.ResponseWriter, r *http.Request, req *req
 		s.handle(w, r, req, s.serveGet)
 	case http.MethodPut:
 		s.handle(w, r, req, s.updater(replaceAll))
+	case http.MethodPatch:
+		s.handle(w, r, req, s.patcher(replaceAll))
 	case http.MethodDelete:
 		s.handle(w, r, req, s.serveDelete)
 	default:
@@ -158,6 +164,8 @@ func (s *Server) dispatchStatus(w http.ResponseWriter, r *http.Request, req *req
 		s.handle(w, r, req, s.serveGet)
 	case http.MethodPut:
 		s.handle(w, r, req, s.updater(replaceStatus))
+	case http.MethodPatch:
+		s.handle(w, r, req, s.patcher(replaceStatus))
 	default:
 		s.writeError(w, r, errMethodNotAllowed(r.Method))
 	}
