@@ -38,6 +38,8 @@ func TestCustomResources(t *testing.T) {
 	if got := resp.header.Values("Warning"); !slices.Equal(got, []string{`299 - "unknown field \"spec.extra\""`}) {
 		t.Fatalf("warnings %q", got)
 	}
+	api.do("POST", widgets, `{"apiVersion":"example.com/v9","kind":"Widget","metadata":{"name":"v9"}}`).expectStatus(t, metav1.Status{
+		Code: 400, Reason: metav1.StatusReasonBadRequest, Message: "the API version in the data (example.com/v9) does not match the expected API version (example.com/v1)"})
 	api.do("POST", widgets+"?fieldValidation=Strict", `{"metadata":{"name":"strict"},"spec":{"extra":1}}`).expectStatus(t, metav1.Status{
 		Code: 400, Reason: metav1.StatusReasonBadRequest, Message: `Widget in version "v1" cannot be handled as a Widget: strict decoding error: unknown field "spec.extra"`})
 

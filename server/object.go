@@ -8,12 +8,14 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -167,19 +169,45 @@ func summarize(data []byte, max int) string {
 	return hex.EncodeToString(data) + suffix
 }
 
-// checkTypeMeta fills an empty kind/apiVersion from res and rejects others.
+// checkTypeMeta fills an empty kind/apiVersion from res and rejects others with the 400
+// kube-apiserver answers: custom resources are checked by apiVersion; built-ins fail to decode,
+// into a kind the other version does not have, or into another kind.
 func checkTypeMeta(obj *unstructured.Unstructured, res *Resource) error {
-	if v := obj.GetAPIVersion(); v == "" {
+	if obj.GetAPIVersion() == "" {
 		obj.SetAPIVersion(res.APIVersion())
-	} else if v != res.APIVersion() {
-		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", v, res.APIVersion()))
 	}
-	if k := obj.GetKind(); k == "" {
+	if obj.GetKind() == "" {
 		obj.SetKind(res.Kind)
-	} else if k != res.Kind {
-		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the kind in the data (%s) does not match the expected kind", k, res.Version, res.Kind, k))
 	}
-	return nil
+	apiVersion, kind := obj.GetAPIVersion(), obj.GetKind()
+	if apiVersion == res.APIVersion() && kind == res.Kind {
+		return nil
+	}
+	if res.CRDName != "" && apiVersion != res.APIVersion() {
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", apiVersion, res.APIVersion()))
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		gv = schema.GroupVersion{Version: apiVersion}
+	}
+	cause := fmt.Sprintf("converting (%s.%s) to (%s.%s): unknown conversion", gv.Version, kind, internalPackage(res.Group), res.Kind)
+	if apiVersion != res.APIVersion() {
+		cause = runtime.NewNotRegisteredErrForKind(legacySchemeName, gv.WithKind(kind)).Error()
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %s", kind, gv.Version, res.Kind, cause))
+}
+
+// legacySchemeName is how kube-apiserver's errors name the scheme of its built-in types.
+const legacySchemeName = "pkg/api/legacyscheme/scheme.go:30"
+
+// internalPackage is the Go package of a built-in group's internal types, as conversion errors
+// name it.
+func internalPackage(group string) string {
+	if group == "" {
+		return "core"
+	}
+	name, _, _ := strings.Cut(group, ".")
+	return name
 }
 
 // groupKind is the GroupKind Invalid errors name.
