@@ -125,6 +125,14 @@ func (env *feedEnv) current(t testing.TB) int64 {
 	return current
 }
 
+// settle waits until the feed has published everything written so far, and returns that
+// revision.
+func (env *feedEnv) settle(t testing.TB) int64 {
+	current := env.current(t)
+	waitFor(t, "the feed to publish everything written", func() bool { return env.feed.last.Load() >= current })
+	return current
+}
+
 func (env *feedEnv) watch(t testing.TB, opts WatchOptions) *Watcher {
 	w, err := env.feed.watch(context.Background(), opts)
 	if err != nil {

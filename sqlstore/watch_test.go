@@ -144,9 +144,10 @@ func TestWatchReplaysFromLogBeforeWindow(t *testing.T) {
 		env := open(t, 0)
 		env.feed.hub.setWindowLimits(20, 1<<20)
 		writeMany(t, env, 2*replayPage+30)
+		env.settle(t)
 		w := env.watch(t, WatchOptions{Resource: "configmaps", After: 3})
 		ns := env.watch(t, WatchOptions{Resource: "configmaps", Namespace: "ns1", After: 3})
-		writeMany(t, env, 10)
+		writeMany(t, env, 200) // while the replays run
 		final := env.current(t)
 		equalLines(t, "replayed", describeAll(receiveThrough(t, w, final)), env.logAfter(t, "configmaps", "", 3, final))
 		wantNS := env.logAfter(t, "configmaps", "ns1", 3, final)
@@ -251,6 +252,7 @@ func TestWatchProgressWhileCatchingUp(t *testing.T) {
 		env := open(t, 0)
 		env.feed.hub.setWindowLimits(5, 1<<20)
 		writeMany(t, env, 50)
+		env.settle(t)
 		w := env.watch(t, WatchOptions{Resource: "configmaps"})
 		w.RequestProgress()
 		var delivered []*Event
@@ -271,6 +273,7 @@ func TestWatchCloseAndCancel(t *testing.T) {
 	forEachFeedBackend(t, func(t *testing.T, open func(testing.TB, int) *feedEnv) {
 		env := open(t, 2)
 		writeMany(t, env, 5)
+		env.settle(t) // so that the watch from 0 replays, rather than overflows its buffer of 2
 		ctx, cancel := context.WithCancel(context.Background())
 		live, err := env.feed.watch(ctx, WatchOptions{Resource: "configmaps", After: 5})
 		if err != nil {
@@ -345,8 +348,7 @@ func TestWatchReplaySkipsOtherResources(t *testing.T) {
 		}
 		env.write(t, OpCreate, Key{resource, "ns", fmt.Sprintf("k%d", i)})
 	}
-	final := env.current(t)
-	waitFor(t, "the feed to publish everything", func() bool { return env.feed.last.Load() == final })
+	final := env.settle(t)
 	w := env.watch(t, WatchOptions{Resource: "configmaps"})
 	want := env.logAfter(t, "configmaps", "", 0, final)
 	equalLines(t, "configmaps only", describeAll(receive(t, w, len(want))), want)
