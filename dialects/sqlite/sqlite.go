@@ -19,8 +19,9 @@ import (
 // with SQLITE_BUSY.
 const busyTimeoutMillis = 10000
 
-// maxReaders bounds the concurrent read connections.
-const maxReaders = 8
+// maxReaders bounds the concurrent read connections. A list holds one while it streams to its
+// client, so there are enough that slow clients leave others room.
+const maxReaders = 16
 
 // Path returns the file path of a "sqlite://PATH" DSN; relative paths are relative to the working
 // directory ("sqlite://./sqlkube.db"), absolute ones have three slashes ("sqlite:///var/lib/x.db").
