@@ -31,7 +31,23 @@ func TestKillAndRestart(t *testing.T) {
 		s.stop()
 		s.restart()
 		assertConfigMaps(t, s, "e2e-restart", acknowledged)
+		checkRevisionsKeepGrowing(t, s, acknowledged)
 	})
+}
+
+// checkRevisionsKeepGrowing checks that a write after restarts gets a revision above every
+// revision acknowledged before them.
+func checkRevisionsKeepGrowing(t *testing.T, s *sqlkubeServer, before map[string]*corev1.ConfigMap) {
+	t.Helper()
+	after, err := s.clientset().CoreV1().ConfigMaps("e2e-restart").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create after restart: %v", err)
+	}
+	for _, cm := range before {
+		if revision(t, after) <= revision(t, cm) {
+			t.Errorf("revision %s after restart is not above %s (%s) acknowledged before", after.ResourceVersion, cm.ResourceVersion, cm.Name)
+		}
+	}
 }
 
 // writeConcurrently creates n configmaps named prefix-NNN from several clients at once (so that
