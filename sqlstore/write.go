@@ -19,17 +19,19 @@ const (
 	maxBatchBytes  = 4 << 20
 )
 
-// A batch whose transaction loses a race (SQLite busy, serialization failure, deadlock) or its
-// connection before COMMIT is run again, at most this many times in all, before its writes fail
-// with ErrUnavailable.
+// A batch whose transaction loses a race (SQLite busy, serialization failure, deadlock) is run
+// again, at most maxBatchAttempts times in all; one whose connection failed before COMMIT (a
+// pooled connection that a database restart broke) runs once more, on a fresh connection. Then
+// its writes fail with ErrUnavailable.
 const (
-	maxBatchAttempts = 5
-	retryBackoff     = 20 * time.Millisecond
+	maxBatchAttempts      = 5
+	maxConnectionAttempts = 2
+	retryBackoff          = 20 * time.Millisecond
 )
 
 // writeTimeout bounds one batch transaction, so that requests fail rather than hang while the
 // database is unreachable.
-const writeTimeout = 30 * time.Second
+const writeTimeout = 10 * time.Second
 
 // Lifecycle of a pendingWrite: queued until the committer takes it into a batch (then it is
 // always answered) or its caller abandons it (then it is never written).
@@ -180,7 +182,7 @@ func (s *Store) commit(batch []*pendingWrite) (left []*pendingWrite) {
 			}
 			return batch[len(outcome.results):]
 		}
-		if s.retryable(err) && attempt < maxBatchAttempts {
+		if attempt < s.attemptsFor(err) {
 			time.Sleep(time.Duration(attempt) * retryBackoff)
 			continue
 		}
@@ -201,15 +203,18 @@ func (s *Store) commit(batch []*pendingWrite) (left []*pendingWrite) {
 	}
 }
 
-// retryable says whether a failed batch can run again: it lost a race, or its connection failed
-// before COMMIT (nothing was written: a pooled connection that a database restart broke).
-func (s *Store) retryable(err error) bool {
+// attemptsFor says how many attempts in all a batch that failed with err may have: more than
+// one if it lost a race, or if its connection failed before COMMIT (after a failed COMMIT the
+// batch may have been written, so it must not run again).
+func (s *Store) attemptsFor(err error) int {
 	var ambiguous *commitError
 	switch s.db.classify(err) {
 	case dialects.Retry:
-		return true
+		return maxBatchAttempts
 	case dialects.Unavailable:
-		return !errors.As(err, &ambiguous)
+		if !errors.As(err, &ambiguous) {
+			return maxConnectionAttempts
+		}
 	}
-	return false
+	return 1
 }
