@@ -62,3 +62,51 @@ func TestBrokenWriteFailsAlone(t *testing.T) {
 		}
 	})
 }
+
+// TestPlanBatchStopsAtByteBound: a batch takes no further write once its rendered bytes reach
+// maxBatchBytes; the rest wait for the next batch.
+func TestPlanBatchStopsAtByteBound(t *testing.T) {
+	mib := make([]byte, 1<<20)
+	var batch []*pendingWrite
+	for i := range 6 {
+		batch = append(batch, &pendingWrite{write: Write{Op: OpCreate, Key: Key{"r", "ns", fmt.Sprint(i)},
+			Render: func(int64) ([]byte, error) { return mib, nil }}})
+	}
+	plan := planBatch(batch, map[Key]int64{}, 10)
+	if len(plan.results) != 4 || len(plan.log) != 4 || plan.log[3].Revision != 14 {
+		t.Fatalf("planned %d writes (%d log rows), want the 4 that fill %d bytes", len(plan.results), len(plan.log), maxBatchBytes)
+	}
+}
+
+// TestPlanBatchChecksAgainstEarlierWrites: each write's precondition sees the writes before it
+// in the same batch, and failed ones take no revision.
+func TestPlanBatchChecksAgainstEarlierWrites(t *testing.T) {
+	k := Key{"r", "ns", "a"}
+	render := func(rev int64) ([]byte, error) { return fmt.Appendf(nil, "%d", rev), nil }
+	batch := []*pendingWrite{
+		{write: Write{Op: OpCreate, Key: k, Render: render}},                      // 6
+		{write: Write{Op: OpCreate, Key: k, Render: render}},                      // exists
+		{write: Write{Op: OpUpdate, Key: k, ExpectedRevision: 5, Render: render}}, // conflict
+		{write: Write{Op: OpUpdate, Key: k, ExpectedRevision: 6, Render: render}}, // 7
+		{write: Write{Op: OpDelete, Key: k, ExpectedRevision: 7, Render: render}}, // 8
+		{write: Write{Op: OpDelete, Key: k, ExpectedRevision: 8, Render: render}}, // not found
+		{write: Write{Op: OpCreate, Key: k, Render: render}},                      // 9
+	}
+	plan := planBatch(batch, map[Key]int64{}, 5)
+	want := []error{nil, ErrExists, ErrConflict, nil, nil, ErrNotFound, nil}
+	for i, r := range plan.results {
+		if !errors.Is(r.err, want[i]) || (r.err != nil) != (want[i] != nil) {
+			t.Errorf("write %d: %v, want %v", i, r.err, want[i])
+		}
+	}
+	var revs, prevs []int64
+	for _, row := range plan.log {
+		revs, prevs = append(revs, row.Revision), append(prevs, row.prev)
+	}
+	if fmt.Sprint(revs, prevs) != "[6 7 8 9] [0 6 7 0]" {
+		t.Fatalf("log revisions %v, previous revisions %v", revs, prevs)
+	}
+	if i := plan.live[k]; plan.log[i].Revision != 9 {
+		t.Fatalf("final live state at %d, want 9", plan.log[i].Revision)
+	}
+}
