@@ -50,8 +50,16 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), watchTimeout(opts))
 	defer cancel()
+	watcher, err := ws.start(ctx, opts)
+	if err != nil {
+		ws.sendError(err)
+		return
+	}
+	defer watcher.Close()
+	// As in kube-apiserver, the header goes out once the watch has its starting point: a client
+	// that has it sees every later write.
 	ws.begin()
-	if err := ws.run(ctx, opts); err != nil {
+	if err := ws.follow(ctx, watcher); err != nil {
 		ws.sendError(err)
 	}
 }
@@ -78,6 +86,7 @@ type watchStream struct {
 	// floor is the revision the client asked to start after: no change at or below it is sent.
 	floor int64
 	line  bytes.Buffer
+	begun bool
 }
 
 // newWatchStream reads a watch request: the same options, selectors and negotiation as a list.
@@ -175,33 +184,36 @@ func (s *Server) watchEncoder(r *http.Request, req *request, out output) (func([
 	return func(value []byte) ([]byte, error) { return servedJSON(req.res, value) }, nil
 }
 
-// begin sends the response header: from here on the answer is 200 and errors are events.
+// begin sends the response header, once: from here on the answer is 200 and errors are events.
 func (ws *watchStream) begin() {
+	if ws.begun {
+		return
+	}
+	ws.begun = true
 	ws.w.Header().Set("Content-Type", mediaTypeJSON)
 	ws.w.WriteHeader(http.StatusOK)
 	_ = ws.flush()
 }
 
-// run sends the initial events if asked for, then follows the changes until the watch ends.
-// The error it returns, if any, ends the stream as an ERROR event.
-func (ws *watchStream) run(ctx context.Context, opts *internalversion.ListOptions) error {
+// start sends the initial events if asked for, then starts the store's watch where the changes
+// the client gets begin.
+func (ws *watchStream) start(ctx context.Context, opts *internalversion.ListOptions) (*sqlstore.Watcher, error) {
 	var err error
 	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
 		if ws.floor, err = ws.sendInitialEvents(ctx, ws.floor); err != nil {
-			return err
+			return nil, err
 		}
 	} else if ws.floor == 0 {
 		// sendInitialEvents=false: start from the latest state, without it.
 		if ws.floor, err = ws.s.store.CurrentRevision(ctx); err != nil {
-			return storageError(err, ws.req.gr, "")
+			return nil, storageError(err, ws.req.gr, "")
 		}
 	}
 	watcher, err := ws.watchAfter(ctx, ws.floor)
 	if err != nil {
-		return storageError(err, ws.req.gr, "")
+		return nil, storageError(err, ws.req.gr, "")
 	}
-	defer watcher.Close()
-	return ws.follow(ctx, watcher)
+	return watcher, nil
 }
 
 // sendInitialEvents sends the objects of a consistent snapshot not older than minRevision as
@@ -435,12 +447,16 @@ func (ws *watchStream) write(eventType watch.EventType, object []byte) error {
 	ws.line.WriteString(`","object":`)
 	ws.line.Write(object)
 	ws.line.WriteString("}\n")
+	ws.begin()
 	ws.setWriteDeadline()
 	_, err := ws.w.Write(ws.line.Bytes())
 	return err
 }
 
 func (ws *watchStream) flush() error {
+	if !ws.begun {
+		return nil // nothing to send yet; flushing would send a header without its Content-Type
+	}
 	ws.setWriteDeadline()
 	return ws.rc.Flush()
 }
