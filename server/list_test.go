@@ -3,11 +3,14 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -210,5 +213,65 @@ func TestListItemsOfBuiltinsHaveNoTypeMeta(t *testing.T) {
 	item := list["items"].([]any)[0].(map[string]any)
 	if list["kind"] != "ConfigMapList" || list["apiVersion"] != "v1" || item["kind"] != nil || item["apiVersion"] != nil || str(item, "data", "kind") != "x" {
 		t.Fatalf("list: %v", list)
+	}
+}
+
+// TestListPagesUnderConcurrentWrites pages through a list while another client keeps creating,
+// updating and deleting: the pages together are exactly the snapshot of the first page.
+func TestListPagesUnderConcurrentWrites(t *testing.T) {
+	backends(t, func(t *testing.T, api *testAPI) {
+		var names []string
+		for i := range 30 {
+			names = append(names, fmt.Sprintf("p-%02d", i))
+		}
+		api.createConfigMaps(t, names...)
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		var writes atomic.Int64
+		go func() {
+			defer close(done)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				send(api, "POST", cmPath, fmt.Sprintf(`{"metadata":{"name":"p-%02d-new-%d"}}`, i%30, i))
+				send(api, "DELETE", fmt.Sprintf("%s/p-%02d", cmPath, (i*7)%30), "")
+				send(api, "PUT", fmt.Sprintf("%s/p-%02d", cmPath, (i*11)%30), fmt.Sprintf(`{"metadata":{"name":"p-%02d"},"data":{"i":"%d"}}`, (i*11)%30, i))
+				writes.Add(3)
+			}
+		}()
+		for writes.Load() == 0 {
+			runtime.Gosched() // the first page must not come before the writer has started
+		}
+		first := api.list(t, cmPath+"?limit=4")
+		got := first.names()
+		for token := first.Metadata.Continue; token != ""; {
+			page := api.list(t, cmPath+"?limit=4&continue="+url.QueryEscape(token))
+			got = append(got, page.names()...)
+			token = page.Metadata.Continue
+		}
+		close(stop)
+		<-done
+		if writes.Load() < 6 {
+			t.Fatalf("only %d writes ran while paging", writes.Load())
+		}
+		exact := api.list(t, cmPath+"?resourceVersionMatch=Exact&resourceVersion="+first.Metadata.ResourceVersion)
+		if !slices.Equal(got, exact.names()) {
+			t.Fatalf("pages gave %v\nsnapshot %s is %v", got, first.Metadata.ResourceVersion, exact.names())
+		}
+	})
+}
+
+// send makes a request from a goroutine that is not the test's, ignoring the answer.
+func send(api *testAPI, method, path, body string) {
+	req, err := http.NewRequest(method, api.http.URL+path, strings.NewReader(body))
+	if err != nil {
+		return
+	}
+	if resp, err := api.http.Client().Do(req); err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
 	}
 }
