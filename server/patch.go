@@ -13,8 +13,9 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/apiserver/pkg/registry/rest"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/sqlkube/sqlkube/server/crdschema"
@@ -163,6 +165,11 @@ func (s *Server) patchAttempt(ctx context.Context, req *request, p *patchRequest
 	if err != nil {
 		return sqlstore.Object{}, err
 	}
+	// The patched object may not move, as kube-apiserver checks: namespace first, then name.
+	namespace := rest.ExpectedNamespaceForScope(req.namespace, req.res.Namespaced)
+	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(namespace, obj); err != nil {
+		return sqlstore.Object{}, err
+	}
 	if err := checkObjectName(obj, req); err != nil {
 		return sqlstore.Object{}, err
 	}
@@ -192,7 +199,7 @@ func (s *Server) patchedObject(ctx context.Context, req *request, p *patchReques
 	if err != nil {
 		return nil, patchInvalid(string(patchedJSON), err)
 	}
-	return patched, p.decodeAsType(req.res, patched, strictErrs, string(patchedJSON))
+	return patched, p.decodeAsType(req.res, patched, strictErrs, string(patchedJSON), decodeAsRequestBody(req.res))
 }
 
 // applyJSON applies a JSON patch or a JSON merge patch to a JSON document. Under
@@ -282,7 +289,44 @@ func (p *patchRequest) strategicMerge(res *Resource, old *unstructured.Unstructu
 	}
 	patched := &unstructured.Unstructured{Object: patchedMap}
 	// kube-apiserver shows the patch itself, as Go prints it, in these errors.
-	return patched, p.decodeAsType(res, patched, strictErrs, fmt.Sprintf("%+v", patchMap))
+	return patched, p.decodeAsType(res, patched, strictErrs, fmt.Sprintf("%+v", patchMap), decodeThroughGoType(res, goType))
+}
+
+// typeDecoder decodes a patched object as the type: it returns the fields it did not know as
+// strict errors; an error means the object is not of the type.
+type typeDecoder func(obj *unstructured.Unstructured) (unknownFields []error, err error)
+
+// decodeAsRequestBody decodes as a request body of res is decoded: through the built-in's Go
+// type, or pruned and defaulted by the custom resource's schema.
+func decodeAsRequestBody(res *Resource) typeDecoder {
+	return func(obj *unstructured.Unstructured) ([]error, error) {
+		var unknown []string
+		var err error
+		switch {
+		case res.Schema != nil:
+			unknown, err = res.Schema.PruneAndDefault(obj)
+		case res.Decode != nil:
+			unknown, err = res.Decode(obj)
+		}
+		return crdschema.UnknownFieldErrors(unknown), err
+	}
+}
+
+// decodeThroughGoType converts the result of a strategic merge to the built-in's Go type, as
+// kube-apiserver does (with the converter's own errors), then decodes it as a request body.
+func decodeThroughGoType(res *Resource, goType reflect.Type) typeDecoder {
+	return func(obj *unstructured.Unstructured) ([]error, error) {
+		var unknown []error
+		err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj.Object, reflect.New(goType).Interface(), true)
+		if strict, ok := runtime.AsStrictDecodingError(err); ok {
+			unknown, err = strict.Errors(), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		_, err = decodeAsRequestBody(res)(obj)
+		return unknown, err
+	}
 }
 
 // strategicMergeError answers the strategic merge library's errors about the patch's format
@@ -311,35 +355,28 @@ func decodePatchedJSON(data []byte) (*unstructured.Unstructured, error) {
 	return &unstructured.Unstructured{Object: content}, nil
 }
 
-// decodeAsType decodes a patched object as a request body of res is decoded: through the
-// built-in's Go type, or pruned and defaulted by the custom resource's schema. Unknown fields
-// and the patch's strict errors are warnings or, under fieldValidation=Strict, 422 Invalid
-// showing shown (the patched object, or the patch).
-func (p *patchRequest) decodeAsType(res *Resource, obj *unstructured.Unstructured, strictErrs []error, shown string) error {
+// decodeAsType decodes a patched object as the type with decode. Unknown fields and the
+// patch's strict errors are warnings or, under fieldValidation=Strict, 422 Invalid showing
+// shown (the patched object, or the patch).
+func (p *patchRequest) decodeAsType(res *Resource, obj *unstructured.Unstructured, strictErrs []error, shown string, decode typeDecoder) error {
 	if err := checkMetadataShape(obj); err != nil {
 		return patchInvalid(shown, err)
 	}
 	if err := checkTypeMeta(obj, res); err != nil {
 		return err
 	}
-	var unknown []string
-	var err error
-	switch {
-	case res.Schema != nil:
-		unknown, err = res.Schema.PruneAndDefault(obj)
-	case res.Decode != nil:
-		unknown, err = res.Decode(obj)
-	}
+	unknown, err := decode(obj)
 	if err != nil {
 		return patchInvalid(shown, err)
 	}
 	if !p.checksFields() {
 		return nil
 	}
-	if p.opts.FieldValidation == metav1.FieldValidationStrict && len(strictErrs)+len(unknown) > 0 {
-		return crdschema.StrictPatchError([]byte(shown), strictErrs, unknown)
+	strictErrs = append(strictErrs, unknown...)
+	if p.opts.FieldValidation == metav1.FieldValidationStrict && len(strictErrs) > 0 {
+		return crdschema.StrictPatchError([]byte(shown), strictErrs, nil)
 	}
-	for _, e := range append(strictErrs, crdschema.UnknownFieldErrors(unknown)...) {
+	for _, e := range strictErrs {
 		p.warnings = append(p.warnings, e.Error())
 	}
 	return nil

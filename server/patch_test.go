@@ -1,0 +1,140 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+const (
+	jsonPatch      = "Content-Type: application/json-patch+json"
+	mergePatch     = "Content-Type: application/merge-patch+json"
+	strategicPatch = "Content-Type: application/strategic-merge-patch+json"
+	applyPatch     = "Content-Type: application/apply-patch+yaml"
+)
+
+// expectField fails unless the object's field at path equals want (as decoded from JSON).
+func expectField(t *testing.T, obj map[string]any, want any, path ...string) {
+	t.Helper()
+	if got := nested(obj, path...); !reflect.DeepEqual(got, want) {
+		gotJSON, _ := json.Marshal(got)
+		wantJSON, _ := json.Marshal(want)
+		t.Fatalf("%v = %s, want %s", path, gotJSON, wantJSON)
+	}
+}
+
+// currentRevision is the store's revision, to show a request wrote nothing.
+func (a *testAPI) currentRevision(t *testing.T) int64 {
+	t.Helper()
+	rev, err := a.store.CurrentRevision(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rev
+}
+
+func TestPatchConfigMap(t *testing.T) {
+	backends(t, func(t *testing.T, api *testAPI) {
+		api.do("POST", cmPath, `{"metadata":{"name":"p"},"data":{"a":"1","b":"2"}}`).expect(t, http.StatusCreated)
+
+		// A merge patch removes keys with null.
+		got := api.do("PATCH", cmPath+"/p", `{"data":{"a":null,"c":"3"}}`, mergePatch).expect(t, http.StatusOK).object(t)
+		expectField(t, got, map[string]any{"b": "2", "c": "3"}, "data")
+
+		// A JSON patch, its test passing.
+		got = api.do("PATCH", cmPath+"/p", `[{"op":"test","path":"/data/b","value":"2"},{"op":"add","path":"/data/d","value":"4"}]`, jsonPatch).expect(t, http.StatusOK).object(t)
+		expectField(t, got, map[string]any{"b": "2", "c": "3", "d": "4"}, "data")
+
+		got = api.do("PATCH", cmPath+"/p", `{"metadata":{"labels":{"l":"v"}},"data":{"e":"5"}}`, strategicPatch).expect(t, http.StatusOK).object(t)
+		expectField(t, got, map[string]any{"b": "2", "c": "3", "d": "4", "e": "5"}, "data")
+		expectField(t, got, map[string]any{"l": "v"}, "metadata", "labels")
+
+		// A patch that changes nothing writes nothing and answers the current object.
+		rv := str(got, "metadata", "resourceVersion")
+		before := api.currentRevision(t)
+		same := api.do("PATCH", cmPath+"/p", `{"data":{"e":"5"}}`, mergePatch).expect(t, http.StatusOK).object(t)
+		if str(same, "metadata", "resourceVersion") != rv || api.currentRevision(t) != before {
+			t.Fatalf("no-op patch wrote: resourceVersion %s -> %s", rv, str(same, "metadata", "resourceVersion"))
+		}
+
+		// A resourceVersion in the patch is a precondition.
+		api.do("PATCH", cmPath+"/p", `{"metadata":{"resourceVersion":"1"},"data":{"f":"6"}}`, mergePatch).expectStatus(t, metav1.Status{
+			Code: http.StatusConflict, Reason: metav1.StatusReasonConflict,
+			Message: `Operation cannot be fulfilled on configmaps "p": the object has been modified; please apply your changes to the latest version and try again`,
+			Details: &metav1.StatusDetails{Name: "p", Kind: "configmaps"}})
+		got = api.do("PATCH", cmPath+"/p", `{"metadata":{"resourceVersion":"`+rv+`"},"data":{"f":"6"}}`, mergePatch).expect(t, http.StatusOK).object(t)
+		expectField(t, got, "6", "data", "f")
+
+		// A dry run answers the patched object and writes nothing.
+		before = api.currentRevision(t)
+		dry := api.do("PATCH", cmPath+"/p?dryRun=All", `{"data":{"g":"7"}}`, mergePatch).expect(t, http.StatusOK).object(t)
+		expectField(t, dry, "7", "data", "g")
+		stored := api.do("GET", cmPath+"/p", "").expect(t, http.StatusOK).object(t)
+		if nested(stored, "data", "g") != nil || api.currentRevision(t) != before {
+			t.Fatalf("dry-run patch wrote: %v", stored)
+		}
+	})
+}
+
+// TestPatchErrors checks the answers to bad patches, none of which changes anything.
+func TestPatchErrors(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do("POST", cmPath, `{"metadata":{"name":"p"},"data":{"a":"1"}}`).expect(t, http.StatusCreated)
+	before := api.currentRevision(t)
+	invalid := metav1.Status{Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
+		Message: "the server rejected our request due to an error in our request", Details: &metav1.StatusDetails{}}
+	badRequest := func(message string) metav1.Status {
+		return metav1.Status{Code: http.StatusBadRequest, Reason: metav1.StatusReasonBadRequest, Message: message}
+	}
+	for _, tc := range []struct {
+		name, path, body, contentType string
+		want                          metav1.Status
+	}{
+		{"unknown patch type", cmPath + "/p", `{}`, "Content-Type: application/json", metav1.Status{
+			Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+			Message: "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"}},
+		{"json patch test fails", cmPath + "/p", `[{"op":"test","path":"/data/a","value":"2"},{"op":"add","path":"/data/b","value":"2"}]`, jsonPatch, invalid},
+		{"json patch removes a missing key", cmPath + "/p", `[{"op":"remove","path":"/data/zz"}]`, jsonPatch, invalid},
+		{"json patch with a pointer that is no pointer", cmPath + "/p", `[{"op":"add","path":"data","value":"x"}]`, jsonPatch, invalid},
+		{"json patch of an unknown operation", cmPath + "/p", `[{"op":"frobnicate","path":"/data/a"}]`, jsonPatch, invalid},
+		{"json patch that is an object", cmPath + "/p", `{"op":"add"}`, jsonPatch, badRequest("error decoding patch: json: cannot unmarshal object into Go value of type []server.jsonPatchOperation")},
+		{"invalid JSON", cmPath + "/p", `{"data":`, mergePatch, badRequest("invalid JSON patch")},
+		{"merge patch that is a list", cmPath + "/p", `[1]`, mergePatch, badRequest("error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}")},
+		{"renaming", cmPath + "/p", `{"metadata":{"name":"q"}}`, mergePatch, badRequest("the name of the object (q) does not match the name on the URL (p)")},
+		{"moving", cmPath + "/p", `{"metadata":{"namespace":"other"}}`, mergePatch, badRequest("the namespace of the provided object does not match the namespace sent on the request")},
+		{"value of the wrong type", cmPath + "/p", `{"data":{"a":1}}`, strategicPatch, metav1.Status{
+			Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
+			Message: ` "" is invalid: patch: Invalid value: "map[data:map[a:1]]": cannot convert int64 to string`,
+			Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "patch",
+				Message: `Invalid value: "map[data:map[a:1]]": cannot convert int64 to string`}}}}},
+		{"force without apply", cmPath + "/p?force=true", `{}`, mergePatch, metav1.Status{
+			Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
+			Message: `PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch`,
+			Details: &metav1.StatusDetails{Group: "meta.k8s.io", Kind: "PatchOptions", Causes: []metav1.StatusCause{{
+				Type: metav1.CauseType(field.ErrorTypeForbidden), Message: "Forbidden: may not be specified for non-apply patch", Field: "force"}}}}},
+		{"apply without a field manager", cmPath + "/p", "data: {}", applyPatch, metav1.Status{
+			Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
+			Message: `PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch`,
+			Details: &metav1.StatusDetails{Group: "meta.k8s.io", Kind: "PatchOptions", Causes: []metav1.StatusCause{{
+				Type: metav1.CauseTypeFieldValueRequired, Message: "Required value: is required for apply patch", Field: "fieldManager"}}}}},
+		{"apply of a list", cmPath + "/p?fieldManager=m", "- a\n", applyPatch, badRequest(
+			"error decoding patch: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type map[string]interface {}")},
+		{"apply of invalid YAML", cmPath + "/p?fieldManager=m", "{{{", applyPatch, badRequest(
+			"error decoding patch: error converting YAML to JSON: yaml: line 1: did not find expected node content")},
+		{"apply of another kind", cmPath + "/p?fieldManager=m", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: p\n", applyPatch, badRequest(
+			"invalid object type: /v1, Kind=Secret")},
+		{"patch of a missing object", cmPath + "/missing", `{}`, mergePatch, metav1.Status{Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
+			Message: `configmaps "missing" not found`, Details: &metav1.StatusDetails{Name: "missing", Kind: "configmaps"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api.do("PATCH", tc.path, tc.body, tc.contentType).expectStatus(t, tc.want)
+		})
+	}
+	if after := api.currentRevision(t); after != before {
+		t.Fatalf("bad patches wrote revisions %d..%d", before, after)
+	}
+}
