@@ -434,7 +434,7 @@ func (s *Server) delete(ctx context.Context, req *request, opts *metav1.DeleteOp
 		if err := checkPreconditions(req, opts.Preconditions, obj); err != nil {
 			return sqlstore.Object{}, false, err
 		}
-		stored, deleted, err := s.deleteAttempt(ctx, req, current, obj)
+		stored, deleted, err := s.deleteAttempt(ctx, req, current, obj, opts)
 		if errors.Is(err, sqlstore.ErrConflict) {
 			continue // preconditions are checked again against the newer object
 		}
@@ -446,21 +446,25 @@ func (s *Server) delete(ctx context.Context, req *request, opts *metav1.DeleteOp
 }
 
 // deleteAttempt deletes current, or marks it with a deletionTimestamp when finalizers hold it
-// (a namespace's spec.finalizers among them).
-func (s *Server) deleteAttempt(ctx context.Context, req *request, current sqlstore.Object, obj *unstructured.Unstructured) (sqlstore.Object, bool, error) {
+// (a namespace's spec.finalizers among them, and the garbage collector's finalizers opts ask
+// for, which a repeated delete may change, as in kube-apiserver's store).
+func (s *Server) deleteAttempt(ctx context.Context, req *request, current sqlstore.Object, obj *unstructured.Unstructured, opts *metav1.DeleteOptions) (sqlstore.Object, bool, error) {
 	if obj.GetDeletionTimestamp() == nil && req.res.PrepareForDelete != nil {
 		req.res.PrepareForDelete(obj)
 	}
+	propagationChanged := setPropagationFinalizers(obj, opts)
 	if !hasFinalizers(req.res, obj) {
 		stored, err := s.write(ctx, req, sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
 		return stored, err == nil, err
 	}
-	if obj.GetDeletionTimestamp() != nil {
+	if obj.GetDeletionTimestamp() != nil && !propagationChanged {
 		return current, false, nil
 	}
-	now := metav1.NewTime(time.Now().Truncate(time.Second))
+	if obj.GetDeletionTimestamp() == nil {
+		now := metav1.NewTime(time.Now().Truncate(time.Second))
+		obj.SetDeletionTimestamp(&now)
+	}
 	zero := int64(0)
-	obj.SetDeletionTimestamp(&now)
 	obj.SetDeletionGracePeriodSeconds(&zero)
 	if isNamespaces(req.res) {
 		markNamespaceTerminating(obj)
