@@ -1,0 +1,311 @@
+package server
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sqlkube/sqlkube/sqlstore"
+)
+
+// garbageCollector does what kube-controller-manager's garbage collector does with
+// ownerReferences: it deletes objects whose owners are all gone, orphans an owner's dependents
+// (orphan finalizer), and deletes them before their owner (foregroundDeletion finalizer).
+//
+// Finding an owner's dependents must not scan every object of every type on each deletion, and
+// seeing owners go needs a watch of every type anyway. So it keeps an index of the objects that
+// have ownerReferences, built from a list and watch of every stored type (CRD types included,
+// followed as the registry starts serving them). The index only answers "who refers to this
+// uid": whether an owner exists, and the state of an object it acts on, are always read from
+// storage just before the (conditional) write.
+type garbageCollector struct {
+	s     *Server
+	queue *workQueue[gcItem]
+
+	mu         sync.Mutex
+	owners     map[sqlstore.Key]ownedObject // the objects that have ownerReferences
+	dependents map[types.UID]map[sqlstore.Key]bool
+}
+
+// ownedObject is what the index keeps of an object with ownerReferences.
+type ownedObject struct {
+	uid  types.UID
+	refs []metav1.OwnerReference
+}
+
+// gcItem is a unit of work: look at key as a dependent (do its owners still exist?) or, with
+// owner set, as an owner being deleted with the orphan or foregroundDeletion finalizer.
+type gcItem struct {
+	key   sqlstore.Key
+	owner bool
+}
+
+func (s *Server) runGarbageCollector(ctx context.Context) {
+	gc := &garbageCollector{
+		s:          s,
+		queue:      newWorkQueue[gcItem](),
+		owners:     map[sqlstore.Key]ownedObject{},
+		dependents: map[types.UID]map[sqlstore.Key]bool{},
+	}
+	var initialLists sync.WaitGroup
+	go gc.followTypes(ctx, &initialLists)
+	// Acting before every type has been listed once could find no dependents for an owner
+	// whose dependents are simply not indexed yet, as the real collector waits for its caches.
+	if !waitCtx(ctx, &initialLists) {
+		return
+	}
+	gc.work(ctx)
+}
+
+// waitCtx waits for wg; false if ctx ended first.
+func waitCtx(ctx context.Context, wg *sync.WaitGroup) bool {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (gc *garbageCollector) work(ctx context.Context) {
+	for {
+		item, ok := gc.queue.next(ctx)
+		if !ok {
+			return
+		}
+		if err := gc.process(ctx, item); err != nil && ctx.Err() == nil {
+			gc.s.log.Debug("garbage collector: retrying", "resource", item.key.Resource, "namespace", item.key.Namespace, "name", item.key.Name, "err", err)
+			gc.queue.addAfter(ctx, item, controllerRetry)
+		}
+	}
+}
+
+func (gc *garbageCollector) process(ctx context.Context, item gcItem) error {
+	if item.owner {
+		return gc.processOwner(ctx, item.key)
+	}
+	return gc.processDependent(ctx, item.key)
+}
+
+// followTypes follows every stored type the registry serves, starting and stopping followers as
+// CRD types come and go. initial is done once the types served at the start have been listed.
+func (gc *garbageCollector) followTypes(ctx context.Context, initial *sync.WaitGroup) {
+	followers := map[string]context.CancelFunc{}
+	first := true
+	for {
+		changed := gc.s.registry.registryChanged()
+		resources := gc.s.registry.storageResources()
+		for name := range resources {
+			if _, ok := followers[name]; ok {
+				continue
+			}
+			observer := &gcObserver{gc: gc, resource: name}
+			if first {
+				initial.Add(1)
+				observer.firstList = sync.OnceFunc(initial.Done)
+			}
+			followCtx, cancel := context.WithCancel(ctx)
+			followers[name] = cancel
+			go followResource(followCtx, gc.s, name, observer)
+		}
+		for name, cancel := range followers {
+			if _, ok := resources[name]; !ok {
+				cancel()
+				delete(followers, name)
+				gc.forgetResource(name)
+			}
+		}
+		first = false
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+	}
+}
+
+// gcObserver feeds one type's objects and changes to the collector.
+type gcObserver struct {
+	gc        *garbageCollector
+	resource  string
+	firstList func() // nil after the start
+	listedAny bool
+}
+
+func (o *gcObserver) listed(objects []sqlstore.Object) {
+	o.gc.relisted(o.resource, objects, o.listedAny)
+	o.listedAny = true
+	if o.firstList != nil {
+		o.firstList()
+	}
+}
+
+func (o *gcObserver) changed(ev *sqlstore.Event) {
+	if ev.Op == sqlstore.OpDelete {
+		o.gc.gone(ev.Object)
+		return
+	}
+	o.gc.observe(ev.Object)
+}
+
+// relisted takes a type's full list. Indexed objects of that type missing from it went while
+// the watch was down. After such a gap, owners of that type may have gone unseen too, so every
+// indexed dependent is looked at again.
+func (gc *garbageCollector) relisted(resource string, objects []sqlstore.Object, afterGap bool) {
+	present := map[sqlstore.Key]bool{}
+	for _, o := range objects {
+		present[o.Key] = true
+		gc.observe(o)
+	}
+	for _, key := range gc.indexedKeys(func(k sqlstore.Key) bool { return k.Resource == resource && !present[k] }) {
+		gc.forget(key)
+	}
+	if afterGap {
+		for _, key := range gc.indexedKeys(func(sqlstore.Key) bool { return true }) {
+			gc.queue.add(gcItem{key: key})
+		}
+	}
+}
+
+// observe takes an object's new state: it indexes its ownerReferences, queues it as a dependent
+// when they changed, queues the owners it no longer refers to (a foreground deletion may be
+// waiting for that), and queues it as an owner when it is being deleted with the orphan or
+// foregroundDeletion finalizer.
+func (gc *garbageCollector) observe(o sqlstore.Object) {
+	var obj partialObject
+	if err := jsonUnmarshalStored(o.Value, &obj); err != nil {
+		return
+	}
+	meta := &obj.Metadata
+	if meta.DeletionTimestamp != nil && slices.ContainsFunc(meta.Finalizers, isPropagationFinalizer) {
+		gc.queue.add(gcItem{key: o.Key, owner: true})
+	}
+	before, existed := gc.index(o.Key, ownedObject{uid: meta.UID, refs: meta.OwnerReferences})
+	if len(meta.OwnerReferences) > 0 && (!existed || before.uid != meta.UID || !slices.EqualFunc(before.refs, meta.OwnerReferences, sameOwnerReference)) {
+		gc.queue.add(gcItem{key: o.Key})
+	}
+	for _, ref := range before.refs {
+		if !slices.ContainsFunc(meta.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == ref.UID }) {
+			gc.queueOwner(o.Key, ref)
+		}
+	}
+}
+
+// gone takes an object's deletion: its dependents may now have no owner left, and its owners
+// may be waiting for it (foreground deletion).
+func (gc *garbageCollector) gone(o sqlstore.Object) {
+	var obj partialObject
+	if err := jsonUnmarshalStored(o.Value, &obj); err != nil {
+		return
+	}
+	gc.forget(o.Key)
+	for _, key := range gc.dependentsOf(obj.Metadata.UID) {
+		gc.queue.add(gcItem{key: key})
+	}
+	for _, ref := range obj.Metadata.OwnerReferences {
+		gc.queueOwner(o.Key, ref)
+	}
+}
+
+// queueOwner queues the owner ref names (from the dependent at key) to be looked at as an
+// owner being deleted.
+func (gc *garbageCollector) queueOwner(dependent sqlstore.Key, ref metav1.OwnerReference) {
+	if _, key, ok := gc.ownerKey(dependent, ref); ok {
+		gc.queue.add(gcItem{key: key, owner: true})
+	}
+}
+
+func sameOwnerReference(a, b metav1.OwnerReference) bool {
+	return a.UID == b.UID && a.APIVersion == b.APIVersion && a.Kind == b.Kind && a.Name == b.Name &&
+		(a.BlockOwnerDeletion != nil && *a.BlockOwnerDeletion) == (b.BlockOwnerDeletion != nil && *b.BlockOwnerDeletion)
+}
+
+// index records o as the object at key (forgetting key when o has no ownerReferences) and
+// returns what was recorded before.
+func (gc *garbageCollector) index(key sqlstore.Key, o ownedObject) (before ownedObject, existed bool) {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	before, existed = gc.owners[key]
+	gc.unindexLocked(key)
+	if len(o.refs) == 0 {
+		return before, existed
+	}
+	gc.owners[key] = o
+	for _, ref := range o.refs {
+		if gc.dependents[ref.UID] == nil {
+			gc.dependents[ref.UID] = map[sqlstore.Key]bool{}
+		}
+		gc.dependents[ref.UID][key] = true
+	}
+	return before, existed
+}
+
+func (gc *garbageCollector) forget(key sqlstore.Key) {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	gc.unindexLocked(key)
+}
+
+func (gc *garbageCollector) unindexLocked(key sqlstore.Key) {
+	for _, ref := range gc.owners[key].refs {
+		delete(gc.dependents[ref.UID], key)
+		if len(gc.dependents[ref.UID]) == 0 {
+			delete(gc.dependents, ref.UID)
+		}
+	}
+	delete(gc.owners, key)
+}
+
+// forgetResource drops a type the registry no longer serves (its CRD is gone).
+func (gc *garbageCollector) forgetResource(resource string) {
+	for _, key := range gc.indexedKeys(func(k sqlstore.Key) bool { return k.Resource == resource }) {
+		gc.forget(key)
+	}
+}
+
+func (gc *garbageCollector) indexedKeys(keep func(sqlstore.Key) bool) []sqlstore.Key {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	var keys []sqlstore.Key
+	for key := range gc.owners {
+		if keep(key) {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+// dependentsOf lists the indexed objects that refer to owner.
+func (gc *garbageCollector) dependentsOf(owner types.UID) []sqlstore.Key {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	keys := make([]sqlstore.Key, 0, len(gc.dependents[owner]))
+	for key := range gc.dependents[owner] {
+		keys = append(keys, key)
+	}
+	return keys
+}
+
+// blockingDependentsOf lists the indexed dependents whose reference to owner has
+// blockOwnerDeletion set: those a foreground deletion of owner waits for.
+func (gc *garbageCollector) blockingDependentsOf(owner types.UID) []sqlstore.Key {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	var keys []sqlstore.Key
+	for key := range gc.dependents[owner] {
+		if slices.ContainsFunc(gc.owners[key].refs, func(r metav1.OwnerReference) bool {
+			return r.UID == owner && r.BlockOwnerDeletion != nil && *r.BlockOwnerDeletion
+		}) {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
