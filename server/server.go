@@ -51,7 +51,8 @@ const (
 )
 
 // New builds a Server on store. It makes sure the initial namespaces exist and loads the CRDs
-// already stored, so that their types are served from the first request.
+// already stored, so that their types are served from the first request. The namespace
+// controller and the garbage collector run until ctx ends.
 func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -70,6 +71,7 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	if err := s.ensureInitialNamespaces(ctx); err != nil {
 		return nil, err
 	}
+	s.startControllers(ctx)
 	s.handler = s.withRecovery(s.withLogging(s.routes()))
 	return s, nil
 }
