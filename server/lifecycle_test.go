@@ -52,6 +52,8 @@ func TestInitialNamespaces(t *testing.T) {
 func TestNamespaceDeleteAndFinalize(t *testing.T) {
 	api := sqliteAPI(t)
 	api.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"gone"},"status":{"phase":"Terminating"}}`).expect(t, http.StatusCreated)
+	// Content held by a finalizer keeps the namespace controller from finalizing it first.
+	api.do("POST", "/api/v1/namespaces/gone/configmaps", `{"metadata":{"name":"held","finalizers":["example.com/hold"]}}`).expect(t, http.StatusCreated)
 	ns := api.do("DELETE", "/api/v1/namespaces/gone", "").expect(t, http.StatusOK).object(t)
 	if str(ns, "status", "phase") != "Terminating" || str(ns, "metadata", "deletionTimestamp") == "" {
 		t.Fatalf("deleted namespace: %v", ns)
