@@ -72,7 +72,7 @@ type ListOptions struct {
 	// choice for cluster-scoped resources).
 	Namespace string
 	// Revision is the snapshot to read: 0 reads the latest state; otherwise the state as it was
-	// at that revision (ErrCompacted if older than the compacted revision, ErrFutureRevision if
+	// at that revision (*CompactedError if older than the compacted revision, *FutureRevisionError if
 	// newer than the current one).
 	Revision int64
 	// After continues a list: only keys strictly after (After.Namespace, After.Name), in
@@ -102,8 +102,8 @@ type WatchOptions struct {
 	// Namespace limits events to one namespace; empty means all.
 	Namespace string
 	// After is the revision the watch starts after: it receives every event with a revision
-	// greater than After, exactly once, in order. ErrCompacted if After is older than the
-	// compacted revision; ErrFutureRevision if newer than the current revision.
+	// greater than After, exactly once, in order. *CompactedError if After is older than the
+	// compacted revision; *FutureRevisionError if newer than the current revision.
 	After int64
 }
 
