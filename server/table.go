@@ -22,11 +22,14 @@ type tableConverter struct {
 	metaVersion string
 }
 
-// tableConvertorFor gives a type's columns: a custom resource's printer columns, or
-// kube-apiserver's default columns (Name, Created At). Per-type columns of built-ins plug in here.
+// tableConvertorFor gives a type's columns: a custom resource's printer columns, a built-in's own
+// columns, or kube-apiserver's default columns (Name, Created At).
 func tableConvertorFor(req *request) rest.TableConvertor {
-	if req.res.Schema != nil {
+	switch {
+	case req.res.Schema != nil:
 		return schemaTableConvertor{req.res.Schema}
+	case req.res.Table != nil:
+		return req.res.Table
 	}
 	return rest.NewDefaultTableConvertor(req.gr)
 }

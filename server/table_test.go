@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,13 +26,11 @@ func TestTable(t *testing.T) {
 	api.do("POST", cmPath, `{"metadata":{"name":"b"}}`).expect(t, http.StatusCreated)
 
 	list := decodeTable(t, api.do("GET", cmPath+"?limit=1", "", tableV1).expect(t, http.StatusOK))
-	if list.Kind != "Table" || list.APIVersion != "meta.k8s.io/v1" || len(list.ColumnDefinitions) != 2 ||
-		list.ColumnDefinitions[0].Name != "Name" || list.ColumnDefinitions[0].Format != "name" ||
-		list.ColumnDefinitions[1].Name != "Created At" || list.ColumnDefinitions[1].Type != "date" ||
-		list.ColumnDefinitions[0].Description != (metav1.ObjectMeta{}).SwaggerDoc()["name"] {
-		t.Fatalf("table header: %+v", list)
+	if list.Kind != "Table" || list.APIVersion != "meta.k8s.io/v1" || columnNames(list) != "Name,Data,Age" ||
+		list.ColumnDefinitions[0].Format != "name" || list.ColumnDefinitions[0].Description != (metav1.ObjectMeta{}).SwaggerDoc()["name"] {
+		t.Fatalf("table header: %+v", list.ColumnDefinitions)
 	}
-	if len(list.Rows) != 1 || list.Rows[0].Cells[0] != "a" || list.Rows[0].Cells[1] != str(created, "metadata", "creationTimestamp") {
+	if len(list.Rows) != 1 || list.Rows[0].Cells[0] != "a" || list.Rows[0].Cells[1] != float64(1) {
 		t.Fatalf("rows: %+v", list.Rows)
 	}
 	if list.Continue == "" || list.ResourceVersion == "" || list.RemainingItemCount == nil || *list.RemainingItemCount != 1 {
@@ -65,6 +64,25 @@ func TestTable(t *testing.T) {
 	plain := api.do("GET", cmPath, "", "Accept: application/json;as=Unknown;v=v1;g=meta.k8s.io, application/json").expect(t, http.StatusOK).object(t)
 	if plain["kind"] != "ConfigMapList" {
 		t.Fatalf("second choice of Accept: %v", plain["kind"])
+	}
+}
+
+func columnNames(t metav1.Table) string {
+	var names []string
+	for _, c := range t.ColumnDefinitions {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, ",")
+}
+
+// TestDefaultTableColumns: types without columns of their own get kube-apiserver's default ones.
+func TestDefaultTableColumns(t *testing.T) {
+	api := sqliteAPI(t)
+	crd := api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCRD).expect(t, http.StatusCreated).object(t)
+	table := decodeTable(t, api.do("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "", tableV1).expect(t, http.StatusOK))
+	if columnNames(table) != "Name,Created At" || table.ColumnDefinitions[1].Type != "date" || len(table.Rows) != 1 ||
+		table.Rows[0].Cells[0] != "widgets.example.com" || table.Rows[0].Cells[1] != str(crd, "metadata", "creationTimestamp") {
+		t.Fatalf("CRD table: %+v", table)
 	}
 }
 
