@@ -39,6 +39,9 @@ type database struct {
 	// lockCompaction keeps compaction to one replica at a time (nil: one process owns the
 	// database, and the store's own mutex is enough).
 	lockCompaction func(ctx context.Context, conn *sql.Conn, wait bool) (bool, func() error, error)
+	// preparedWrites is how many write statements the store prepares itself: SQLite would parse
+	// them on every call; pgx keeps a statement cache of its own.
+	preparedWrites int
 	// checkpoint, when set, is database upkeep to run in the background (SQLite's WAL checkpoint).
 	checkpoint func(ctx context.Context) error
 	close      func() error
@@ -84,6 +87,7 @@ func openSQLite(ctx context.Context, dsn string) (*database, error) {
 		batchStatements: func(statements []statement) []statement { return statements },
 		classify:        sqlite.Classify,
 		checkpoint:      db.Checkpoint,
+		preparedWrites:  maxCachedStatements,
 		close:           db.Close,
 	}, nil
 }

@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// maxCachedStatements bounds the statements a cache prepares; beyond it statements run
+// maxCachedStatements bounds the statements a cache prepares on SQLite; beyond it statements run
 // unprepared. Batch statements have one shape per batch size, so a few hundred cover them.
 const maxCachedStatements = 512
 
@@ -18,14 +18,17 @@ const maxCachedStatements = 512
 // transaction ends (prepare): preparing on the pool while a transaction holds SQLite's only
 // writer connection would wait forever.
 type stmtCache struct {
-	db      *sql.DB
-	mu      sync.Mutex
-	stmts   map[string]*sql.Stmt
-	missing map[string]bool
+	db       *sql.DB
+	capacity int
+	mu       sync.Mutex
+	stmts    map[string]*sql.Stmt
+	missing  map[string]bool
 }
 
-func newStmtCache(db *sql.DB) *stmtCache {
-	return &stmtCache{db: db, stmts: map[string]*sql.Stmt{}, missing: map[string]bool{}}
+// newStmtCache prepares up to capacity statements on db (0: none, when the driver caches
+// statements itself, as pgx does).
+func newStmtCache(db *sql.DB, capacity int) *stmtCache {
+	return &stmtCache{db: db, capacity: capacity, stmts: map[string]*sql.Stmt{}, missing: map[string]bool{}}
 }
 
 // in returns query prepared for tx, or nil (noting it for prepare) when not prepared yet.
@@ -34,7 +37,7 @@ func (c *stmtCache) in(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt 
 	defer c.mu.Unlock()
 	stmt, ok := c.stmts[query]
 	if !ok {
-		if len(c.stmts)+len(c.missing) < maxCachedStatements {
+		if len(c.stmts)+len(c.missing) < c.capacity {
 			c.missing[query] = true
 		}
 		return nil

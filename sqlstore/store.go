@@ -86,7 +86,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		db:            db,
 		getStmt:       getStmt,
 		metaStmt:      metaStmt,
-		writeStmts:    newStmtCache(db.writer),
+		writeStmts:    newStmtCache(db.writer, db.preparedWrites),
 		opts:          opts,
 		writes:        make(chan *pendingWrite, maxBatchWrites),
 		closing:       make(chan struct{}),
