@@ -242,3 +242,44 @@ func TestCancelledWriteIsNotWritten(t *testing.T) {
 		t.Fatalf("cancelled write was stored: %v", err)
 	}
 }
+
+// TestCancelWhileQueuedOrInBatch holds the committer inside one write's Render, so that a second
+// write waits in the queue: cancelling the second answers its context's error and writes nothing;
+// cancelling the first, already in its batch, does not stop it.
+func TestCancelWhileQueuedOrInBatch(t *testing.T) {
+	s := openStore(t, sqltest.SQLiteDSN(t))
+	rendering, release := make(chan struct{}), make(chan struct{})
+	firstCtx, cancelFirst := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() {
+		_, err := s.Write(firstCtx, sqlstore.Write{Op: sqlstore.OpCreate, Key: cm("ns", "first"), Render: func(rev int64) ([]byte, error) {
+			close(rendering)
+			<-release
+			return body("first")(rev)
+		}})
+		first <- err
+	}()
+	<-rendering
+
+	secondCtx, cancelSecond := context.WithCancel(context.Background())
+	second := make(chan error, 1)
+	go func() {
+		_, err := s.Write(secondCtx, sqlstore.Write{Op: sqlstore.OpCreate, Key: cm("ns", "second"), Render: body("second")})
+		second <- err
+	}()
+	cancelSecond()
+	if err := <-second; !errors.Is(err, context.Canceled) {
+		t.Fatalf("queued write after cancel: %v", err)
+	}
+	cancelFirst()
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatalf("write cancelled inside its batch: %v, want it completed", err)
+	}
+	if _, err := s.Get(context.Background(), cm("ns", "first")); err != nil {
+		t.Fatalf("the batched write is missing: %v", err)
+	}
+	if _, err := s.Get(context.Background(), cm("ns", "second")); !errors.Is(err, sqlstore.ErrNotFound) {
+		t.Fatalf("the cancelled write was stored: %v", err)
+	}
+}
