@@ -71,20 +71,12 @@ type partialObject struct {
 // partialMetadataJSON encodes a stored object as a meta.k8s.io PartialObjectMetadata of the given
 // version.
 func partialMetadataJSON(value []byte, version string) ([]byte, error) {
-	p, err := partialMetadata(value, version)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(p)
-}
-
-func partialMetadata(value []byte, version string) (*metav1.PartialObjectMetadata, error) {
 	var obj partialObject
 	if err := jsonUnmarshalStored(value, &obj); err != nil {
 		return nil, err
 	}
-	return &metav1.PartialObjectMetadata{
+	return json.Marshal(metav1.PartialObjectMetadata{
 		TypeMeta:   metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: metav1.GroupName + "/" + version},
 		ObjectMeta: obj.Metadata,
-	}, nil
+	})
 }
