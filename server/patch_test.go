@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -137,4 +138,48 @@ func TestPatchErrors(t *testing.T) {
 	if after := api.currentRevision(t); after != before {
 		t.Fatalf("bad patches wrote revisions %d..%d", before, after)
 	}
+}
+
+// TestPatchStrategicMergeList merges a list by its merge key, as the Go type says
+// (ServiceAccount.secrets by name), where a merge patch replaces it.
+func TestPatchStrategicMergeList(t *testing.T) {
+	api := sqliteAPI(t)
+	const sa = "/api/v1/namespaces/default/serviceaccounts"
+	api.do("POST", sa, `{"metadata":{"name":"s"},"secrets":[{"name":"a"},{"name":"b"}]}`).expect(t, http.StatusCreated)
+	got := api.do("PATCH", sa+"/s", `{"secrets":[{"name":"c"}]}`, strategicPatch).expect(t, http.StatusOK).object(t)
+	// The patch's items come first, as the strategic merge library orders them.
+	expectField(t, got, []any{map[string]any{"name": "c"}, map[string]any{"name": "a"}, map[string]any{"name": "b"}}, "secrets")
+	got = api.do("PATCH", sa+"/s", `{"secrets":[{"$patch":"delete","name":"a"}]}`, strategicPatch).expect(t, http.StatusOK).object(t)
+	expectField(t, got, []any{map[string]any{"name": "c"}, map[string]any{"name": "b"}}, "secrets")
+	got = api.do("PATCH", sa+"/s", `{"secrets":[{"name":"d"}]}`, mergePatch).expect(t, http.StatusOK).object(t)
+	expectField(t, got, []any{map[string]any{"name": "d"}}, "secrets")
+}
+
+func TestPatchCustomResource(t *testing.T) {
+	backends(t, func(t *testing.T, api *testAPI) {
+		api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCRD).expect(t, http.StatusCreated)
+		api.do("POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"red"}}`).expect(t, http.StatusCreated)
+
+		// Patches of the spec move the generation; the status only changes through /status.
+		got := api.do("PATCH", widgets+"/w", `{"spec":{"color":"blue"},"status":{"ready":true}}`, mergePatch).expect(t, http.StatusOK).object(t)
+		expectField(t, got, map[string]any{"color": "blue", "size": float64(1)}, "spec")
+		expectField(t, got, float64(2), "metadata", "generation")
+		expectField(t, got, nil, "status")
+		got = api.do("PATCH", widgets+"/w/status", `[{"op":"add","path":"/status","value":{"ready":true}},{"op":"replace","path":"/spec/color","value":"green"}]`, jsonPatch).expect(t, http.StatusOK).object(t)
+		expectField(t, got, true, "status", "ready")
+		expectField(t, got, "blue", "spec", "color")
+		expectField(t, got, float64(2), "metadata", "generation")
+
+		// Unknown fields are pruned with a warning, or rejected under Strict.
+		resp := api.do("PATCH", widgets+"/w", `{"spec":{"extra":1}}`, mergePatch).expect(t, http.StatusOK)
+		if warnings := resp.header.Values("Warning"); !slices.Equal(warnings, []string{`299 - "unknown field \"spec.extra\""`}) {
+			t.Fatalf("warnings %q", warnings)
+		}
+		expectField(t, resp.object(t), nil, "spec", "extra")
+		api.do("PATCH", widgets+"/w?fieldValidation=Strict", `[{"op":"add","path":"/spec/extra","value":1}]`, jsonPatch).expect(t, http.StatusUnprocessableEntity)
+
+		api.do("PATCH", widgets+"/w", `{"spec":{"color":"red"}}`, strategicPatch).expectStatus(t, metav1.Status{
+			Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+			Message: "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"})
+	})
 }

@@ -1,0 +1,121 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// managedFieldsOf are an object's managedFields without their times, which it checks are set.
+func managedFieldsOf(t *testing.T, obj map[string]any) []any {
+	t.Helper()
+	entries, _ := nested(obj, "metadata", "managedFields").([]any)
+	for _, e := range entries {
+		entry := e.(map[string]any)
+		if entry["time"] == nil {
+			t.Fatalf("managedFields entry without a time: %v", entry)
+		}
+		delete(entry, "time")
+	}
+	return entries
+}
+
+// expectManagedFields fails unless obj's managedFields, without their times, are want.
+func expectManagedFields(t *testing.T, obj map[string]any, want []any) {
+	t.Helper()
+	got := managedFieldsOf(t, obj)
+	if !reflect.DeepEqual(got, want) {
+		gotJSON, _ := json.Marshal(got)
+		wantJSON, _ := json.Marshal(want)
+		t.Fatalf("managedFields\n got %s\nwant %s", gotJSON, wantJSON)
+	}
+}
+
+func managedEntry(manager, operation, apiVersion, subresource string, fields map[string]any) map[string]any {
+	e := map[string]any{"manager": manager, "operation": operation, "apiVersion": apiVersion, "fieldsType": "FieldsV1", "fieldsV1": fields}
+	if subresource != "" {
+		e["subresource"] = subresource
+	}
+	return e
+}
+
+func applyConfigMap(data string) string {
+	return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n" + data
+}
+
+func TestApply(t *testing.T) {
+	backends(t, func(t *testing.T, api *testAPI) {
+		// Apply creates the object.
+		got := api.do("PATCH", cmPath+"/a?fieldManager=alice", applyConfigMap("  one: \"1\"\n"), applyPatch).expect(t, http.StatusCreated).object(t)
+		expectField(t, got, map[string]any{"one": "1"}, "data")
+		expectManagedFields(t, got, []any{managedEntry("alice", "Apply", "v1", "", map[string]any{"f:data": map[string]any{"f:one": map[string]any{}}})})
+
+		// The same manager changes its fields; a field it no longer applies is removed.
+		got = api.do("PATCH", cmPath+"/a?fieldManager=alice", applyConfigMap("  two: \"2\"\n"), applyPatch).expect(t, http.StatusOK).object(t)
+		expectField(t, got, map[string]any{"two": "2"}, "data")
+
+		// Applying the same configuration again writes nothing.
+		before := api.currentRevision(t)
+		again := api.do("PATCH", cmPath+"/a?fieldManager=alice", applyConfigMap("  two: \"2\"\n"), applyPatch).expect(t, http.StatusOK).object(t)
+		if str(again, "metadata", "resourceVersion") != str(got, "metadata", "resourceVersion") || api.currentRevision(t) != before {
+			t.Fatalf("a repeated apply wrote: %v", again)
+		}
+
+		// Another manager setting alice's field differently conflicts, and changes nothing.
+		api.do("PATCH", cmPath+"/a?fieldManager=bob", applyConfigMap("  two: \"3\"\n"), applyPatch).expectStatus(t, metav1.Status{
+			Code: http.StatusConflict, Reason: metav1.StatusReasonConflict,
+			Message: `Apply failed with 1 conflict: conflict with "alice": .data.two`,
+			Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldManagerConflict, Message: `conflict with "alice"`, Field: ".data.two"}}}})
+		if api.currentRevision(t) != before {
+			t.Fatal("a conflicting apply wrote")
+		}
+
+		// Forced, bob takes the field over.
+		got = api.do("PATCH", cmPath+"/a?fieldManager=bob&force=true", applyConfigMap("  two: \"3\"\n"), applyPatch).expect(t, http.StatusOK).object(t)
+		expectField(t, got, "3", "data", "two")
+		expectManagedFields(t, got, []any{
+			managedEntry("bob", "Apply", "v1", "", map[string]any{"f:data": map[string]any{"f:two": map[string]any{}}}),
+		})
+
+		// An update records its manager (here from the User-Agent) next to the appliers.
+		got = api.do("PATCH", cmPath+"/a", `{"data":{"three":"4"}}`, mergePatch, "User-Agent: kubectl/v1.32.0 (linux/amd64) kubernetes/abc").expect(t, http.StatusOK).object(t)
+		expectManagedFields(t, got, []any{
+			managedEntry("bob", "Apply", "v1", "", map[string]any{"f:data": map[string]any{"f:two": map[string]any{}}}),
+			managedEntry("kubectl", "Update", "v1", "", map[string]any{"f:data": map[string]any{"f:three": map[string]any{}}}),
+		})
+
+		// A dry-run apply writes nothing.
+		api.do("PATCH", cmPath+"/b?fieldManager=alice&dryRun=All", strings.Replace(applyConfigMap("  one: \"1\"\n"), "name: a", "name: b", 1), applyPatch).expect(t, http.StatusCreated)
+		api.do("GET", cmPath+"/b", "").expect(t, http.StatusNotFound)
+	})
+}
+
+func TestManagedFieldsOfWrites(t *testing.T) {
+	api := sqliteAPI(t)
+	got := api.do("POST", cmPath+"?fieldManager=creator", `{"metadata":{"name":"m","labels":{"l":"1"}},"data":{"a":"1"}}`).expect(t, http.StatusCreated).object(t)
+	expectManagedFields(t, got, []any{managedEntry("creator", "Update", "v1", "", map[string]any{
+		"f:data":     map[string]any{".": map[string]any{}, "f:a": map[string]any{}},
+		"f:metadata": map[string]any{"f:labels": map[string]any{".": map[string]any{}, "f:l": map[string]any{}}},
+	})})
+	got = api.do("PUT", cmPath+"/m", `{"metadata":{"name":"m","labels":{"l":"1"}},"data":{"a":"1","b":"2"}}`, "User-Agent: updater/1.0").expect(t, http.StatusOK).object(t)
+	expectManagedFields(t, got, []any{
+		managedEntry("creator", "Update", "v1", "", map[string]any{
+			"f:data":     map[string]any{".": map[string]any{}, "f:a": map[string]any{}},
+			"f:metadata": map[string]any{"f:labels": map[string]any{".": map[string]any{}, "f:l": map[string]any{}}},
+		}),
+		managedEntry("updater", "Update", "v1", "", map[string]any{"f:data": map[string]any{"f:b": map[string]any{}}}),
+	})
+
+	// Writes through /status are recorded as such.
+	api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCRD).expect(t, http.StatusCreated)
+	api.do("POST", widgets+"?fieldManager=maker", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"red"}}`).expect(t, http.StatusCreated)
+	got = api.do("PATCH", widgets+"/w/status?fieldManager=reporter", `{"status":{"ready":true}}`, mergePatch).expect(t, http.StatusOK).object(t)
+	expectManagedFields(t, got, []any{
+		managedEntry("maker", "Update", "example.com/v1", "", map[string]any{"f:spec": map[string]any{".": map[string]any{}, "f:color": map[string]any{}, "f:size": map[string]any{}}}),
+		managedEntry("reporter", "Update", "example.com/v1", "status", map[string]any{"f:status": map[string]any{".": map[string]any{}, "f:ready": map[string]any{}}}),
+	})
+}
