@@ -51,7 +51,10 @@ func (s *Server) runGarbageCollector(ctx context.Context) {
 		dependents: map[types.UID]map[sqlstore.Key]bool{},
 	}
 	var initialLists sync.WaitGroup
-	go gc.followTypes(ctx, &initialLists)
+	changed := s.registry.registryChanged()
+	followers := map[string]context.CancelFunc{}
+	gc.syncFollowers(ctx, followers, &initialLists)
+	go gc.followTypes(ctx, followers, changed)
 	// Acting before every type has been listed once could find no dependents for an owner
 	// whose dependents are simply not indexed yet, as the real collector waits for its caches.
 	if !waitCtx(ctx, &initialLists) {
@@ -95,39 +98,42 @@ func (gc *garbageCollector) process(ctx context.Context, item gcItem) error {
 	return gc.processDependent(ctx, item.key)
 }
 
-// followTypes follows every stored type the registry serves, starting and stopping followers as
-// CRD types come and go. initial is done once the types served at the start have been listed.
-func (gc *garbageCollector) followTypes(ctx context.Context, initial *sync.WaitGroup) {
-	followers := map[string]context.CancelFunc{}
-	first := true
+// followTypes keeps a follower for every stored type the registry serves, starting and stopping
+// them as CRD types come and go, until ctx ends.
+func (gc *garbageCollector) followTypes(ctx context.Context, followers map[string]context.CancelFunc, changed <-chan struct{}) {
 	for {
-		changed := gc.s.registry.registryChanged()
-		resources := gc.s.registry.storageResources()
-		for name := range resources {
-			if _, ok := followers[name]; ok {
-				continue
-			}
-			observer := &gcObserver{gc: gc, resource: name}
-			if first {
-				initial.Add(1)
-				observer.firstList = sync.OnceFunc(initial.Done)
-			}
-			followCtx, cancel := context.WithCancel(ctx)
-			followers[name] = cancel
-			go followResource(followCtx, gc.s, name, observer)
-		}
-		for name, cancel := range followers {
-			if _, ok := resources[name]; !ok {
-				cancel()
-				delete(followers, name)
-				gc.forgetResource(name)
-			}
-		}
-		first = false
 		select {
 		case <-ctx.Done():
 			return
 		case <-changed:
+		}
+		changed = gc.s.registry.registryChanged()
+		gc.syncFollowers(ctx, followers, nil)
+	}
+}
+
+// syncFollowers starts following the types served now that have no follower, and stops those
+// no longer served. With initial set, it is done once each new follower has listed its type.
+func (gc *garbageCollector) syncFollowers(ctx context.Context, followers map[string]context.CancelFunc, initial *sync.WaitGroup) {
+	resources := gc.s.registry.storageResources()
+	for name := range resources {
+		if _, ok := followers[name]; ok {
+			continue
+		}
+		observer := &gcObserver{gc: gc, resource: name}
+		if initial != nil {
+			initial.Add(1)
+			observer.firstList = sync.OnceFunc(initial.Done)
+		}
+		followCtx, cancel := context.WithCancel(ctx)
+		followers[name] = cancel
+		go followResource(followCtx, gc.s, name, observer)
+	}
+	for name, cancel := range followers {
+		if _, ok := resources[name]; !ok {
+			cancel()
+			delete(followers, name)
+			gc.forgetResource(name)
 		}
 	}
 }
