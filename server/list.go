@@ -156,7 +156,11 @@ func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *requ
 		lw.encode = func(value []byte) ([]byte, error) { return value, nil }
 		if req.res.CRDName == "" {
 			// kube-apiserver's lists of built-in types carry no type metadata on their items.
-			lw.encode = func(value []byte) ([]byte, error) { return withoutTypeMeta(value), nil }
+			var buf []byte // reused: each item is written out before the next is encoded
+			lw.encode = func(value []byte) ([]byte, error) {
+				buf = appendWithoutTypeMeta(buf[:0], value)
+				return buf, nil
+			}
 		}
 	case viewPartial:
 		lw.opening = listOpening("PartialObjectMetadataList", metaAPIVersion, "items", nil)

@@ -24,7 +24,12 @@ const benchObjects = 10_000
 // everything, one page of 500, and a label selector matching 1%. peak-heap-MB is the highest
 // heap in use sampled while the lists ran.
 func BenchmarkList(b *testing.B) {
-	api := newTestAPI(b, sqltest.SQLiteDSN(b), Options{})
+	b.Run("sqlite", func(b *testing.B) { benchmarkList(b, sqltest.SQLiteDSN(b)) })
+	b.Run("postgres", func(b *testing.B) { benchmarkList(b, sqltest.PostgresDSN(b)) })
+}
+
+func benchmarkList(b *testing.B, dsn string) {
+	api := newTestAPI(b, dsn, Options{})
 	fillConfigMaps(b, api.store, benchObjects)
 	for _, bc := range []struct{ name, query string }{
 		{"all", ""},

@@ -2,22 +2,22 @@ package server
 
 import "bytes"
 
-// withoutTypeMeta returns a JSON object without its top-level kind and apiVersion members. The
-// items of a built-in type's list carry neither in kube-apiserver's answers, while stored objects
-// have both (a get returns them); cutting them out of the stored bytes keeps a list from decoding
-// every item. The input is JSON this server encoded: compact, with unescaped keys.
-func withoutTypeMeta(obj []byte) []byte {
+// appendWithoutTypeMeta appends to dst a JSON object without its top-level kind and apiVersion
+// members. The items of a built-in type's list carry neither in kube-apiserver's answers, while
+// stored objects have both (a get returns them); cutting them out of the stored bytes keeps a list
+// from decoding every item. The input is JSON this server encoded: compact, with unescaped keys.
+func appendWithoutTypeMeta(dst, obj []byte) []byte {
 	open, end := bytes.IndexByte(obj, '{'), bytes.LastIndexByte(obj, '}')
 	if open < 0 || end < open {
-		return obj
+		return append(dst, obj...)
 	}
-	out := make([]byte, 0, len(obj))
-	out = append(out, '{')
+	out := append(dst, '{')
+	first := len(out)
 	emit := func(member []byte) {
 		if len(bytes.TrimSpace(member)) == 0 || isTypeMetaMember(member) {
 			return
 		}
-		if len(out) > 1 {
+		if len(out) > first {
 			out = append(out, ',')
 		}
 		out = append(out, member...)
