@@ -335,6 +335,7 @@ func crdVersionResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiext
 		definition:       crd,
 		Terminating:      terminating,
 		Schema:           schema,
+		readsDefaults:    schemaHasDefaults(v.Schema),
 		PrepareForCreate: schema.PrepareForCreate,
 		PrepareForUpdate: schema.PrepareForUpdate,
 		Validate: func(obj, old *unstructured.Unstructured) field.ErrorList {

@@ -319,6 +319,9 @@ func decodeServed(res *Resource, value []byte) (*unstructured.Unstructured, erro
 	}
 	if res.NeedsConversion() {
 		res.FromStorage(obj)
+		if err := res.readStored(obj); err != nil {
+			return nil, err
+		}
 	}
 	return obj, nil
 }

@@ -66,6 +66,9 @@ type Resource struct {
 	// reading stored objects, /status writes, field selectors, Table). The hooks below already
 	// delegate to its PrepareForCreate, PrepareForUpdate and Validate.
 	Schema *crdschema.Schema
+	// readsDefaults is set for a CRD version whose schema has defaults: its stored objects go
+	// through Schema.ReadStored before being served (see readStored).
+	readsDefaults bool
 
 	// Per-type hooks the write path calls; each may be nil.
 	//
@@ -124,10 +127,10 @@ func (r *Resource) FromStorage(obj *unstructured.Unstructured) {
 	obj.SetAPIVersion(r.APIVersion())
 }
 
-// NeedsConversion is true when stored objects must go through FromStorage before being served
-// through r, so that stored bytes can be streamed as they are otherwise.
+// NeedsConversion is true when stored objects must be decoded (FromStorage, then readStored)
+// before being served through r, so that stored bytes can be streamed as they are otherwise.
 func (r *Resource) NeedsConversion() bool {
-	return r.StorageVersion != r.Version
+	return r.StorageVersion != r.Version || r.readsDefaults
 }
 
 // storageVersionHash is the hash discovery lists for r, as kube-apiserver computes it.

@@ -1,0 +1,56 @@
+package server
+
+import (
+	"net/http"
+	"testing"
+)
+
+// gadgetCRD has no default yet; the test adds one to spec.size.
+const gadgetCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+"metadata":{"name":"gadgets.example.com"},
+"spec":{"group":"example.com","scope":"Namespaced",
+ "names":{"plural":"gadgets","singular":"gadget","kind":"Gadget","listKind":"GadgetList"},
+ "versions":[{"name":"v1","served":true,"storage":true,
+   "schema":{"openAPIV3Schema":{"type":"object","properties":{
+     "spec":{"type":"object","properties":{"size":{"type":"integer"}}}}}}}]}}`
+
+const gadgets = "/apis/example.com/v1/namespaces/default/gadgets"
+
+// An object stored before its schema had a default reads with the default, through get, list
+// and watch, as kube-apiserver's storage decoder defaults what it reads.
+func TestDefaultsAppliedOnRead(t *testing.T) {
+	backends(t, func(t *testing.T, api *testAPI) {
+		api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", gadgetCRD).expect(t, http.StatusCreated)
+		created := api.do("POST", gadgets, `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g"},"spec":{}}`).expect(t, http.StatusCreated).object(t)
+		if nested(created, "spec", "size") != nil {
+			t.Fatalf("created before the default: %v", created)
+		}
+		api.do("PATCH", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com",
+			`[{"op":"add","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/size/default","value":3}]`,
+			"Content-Type: application/json-patch+json").expect(t, http.StatusOK)
+
+		got := api.do("GET", gadgets+"/g", "").expect(t, http.StatusOK).object(t)
+		if nested(got, "spec", "size") != float64(3) {
+			t.Fatalf("get: %v", got)
+		}
+		list := api.do("GET", gadgets, "").expect(t, http.StatusOK).object(t)
+		if item := list["items"].([]any)[0].(map[string]any); nested(item, "spec", "size") != float64(3) {
+			t.Fatalf("list item: %v", item)
+		}
+		ev := api.watch(gadgets + "?watch=1").next()
+		if o := ev.object(t); ev.Type != "ADDED" || nested(o, "spec", "size") != float64(3) {
+			t.Fatalf("watch event %s: %v", ev.Type, o)
+		}
+		// The stored bytes keep no default: it is the read that adds it.
+		stored, _ := readObject(t, api.store, (&request{res: api.mustLookup(t, "gadgets"), namespace: "default", name: "g"}).key())
+		if _, found := stored.Object["spec"].(map[string]any)["size"]; found {
+			t.Fatalf("stored object changed: %v", stored.Object)
+		}
+	})
+}
+
+// mustLookup finds an example.com/v1 resource the test's CRD serves.
+func (a *testAPI) mustLookup(t *testing.T, name string) *Resource {
+	t.Helper()
+	return a.server.registry.mustLookup(t, "example.com", "v1", name)
+}
