@@ -68,26 +68,43 @@ func checkInterleavedWrites(t *testing.T, a, b *sqlkubeServer) {
 	assertConfigMaps(t, b, "e2e-replicas", both)
 }
 
-// expectEvent waits for the next event on w about want's name and checks it.
+// expectEvent waits for the next event on w about want's name and checks it, skipping events
+// about other objects.
 func expectEvent(t *testing.T, w watch.Interface, wantType watch.EventType, want *corev1.ConfigMap) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
 	for {
-		select {
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				t.Fatalf("watch closed while waiting for %s %s", wantType, want.Name)
-			}
-			got, isConfigMap := ev.Object.(*corev1.ConfigMap)
-			if !isConfigMap || got.Name != want.Name {
-				continue
-			}
-			if ev.Type != wantType || !cmp.Equal(got, want) {
-				t.Fatalf("event %s %s (-want +got):\n%s", ev.Type, got.Name, cmp.Diff(want, got))
-			}
+		ev := nextEvent(t, w, want.Name)
+		if got, ok := ev.Object.(*corev1.ConfigMap); ok && got.Name == want.Name {
+			checkEvent(t, ev, wantType, want)
 			return
-		case <-deadline:
-			t.Fatalf("no %s event for %s within 10s", wantType, want.Name)
 		}
+	}
+}
+
+// expectNextEvent checks that the next event on w is wantType for want.
+func expectNextEvent(t *testing.T, w watch.Interface, wantType watch.EventType, want *corev1.ConfigMap) {
+	t.Helper()
+	checkEvent(t, nextEvent(t, w, want.Name), wantType, want)
+}
+
+func nextEvent(t *testing.T, w watch.Interface, waitingFor string) watch.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-w.ResultChan():
+		if !ok {
+			t.Fatalf("watch closed while waiting for an event about %s", waitingFor)
+		}
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no event about %s within 10s", waitingFor)
+		return watch.Event{}
+	}
+}
+
+func checkEvent(t *testing.T, ev watch.Event, wantType watch.EventType, want *corev1.ConfigMap) {
+	t.Helper()
+	got, ok := ev.Object.(*corev1.ConfigMap)
+	if !ok || ev.Type != wantType || !cmp.Equal(got, want) {
+		t.Fatalf("event %s %T, want %s %s (-want +got):\n%s", ev.Type, ev.Object, wantType, want.Name, cmp.Diff(want, ev.Object))
 	}
 }

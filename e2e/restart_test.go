@@ -1,16 +1,20 @@
 package e2e
 
 import (
+	"cmp"
 	"database/sql"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" database/sql driver, to tamper with a test database
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	_ "modernc.org/sqlite" // "sqlite" database/sql driver, to tamper with a test database
 
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
@@ -31,8 +35,26 @@ func TestKillAndRestart(t *testing.T) {
 		s.stop()
 		s.restart()
 		assertConfigMaps(t, s, "e2e-restart", acknowledged)
+		checkWatchReplaysHistory(t, s, acknowledged)
 		checkRevisionsKeepGrowing(t, s, acknowledged)
 	})
+}
+
+// checkWatchReplaysHistory watches from the oldest acknowledged revision, after restarts, and
+// expects every later write once, in revision order.
+func checkWatchReplaysHistory(t *testing.T, s *sqlkubeServer, acknowledged map[string]*corev1.ConfigMap) {
+	t.Helper()
+	byRevision := slices.SortedFunc(maps.Values(acknowledged), func(a, b *corev1.ConfigMap) int {
+		return cmp.Compare(revision(t, a), revision(t, b))
+	})
+	w, err := s.clientset().CoreV1().ConfigMaps("e2e-restart").Watch(ctx, metav1.ListOptions{ResourceVersion: byRevision[0].ResourceVersion})
+	if err != nil {
+		t.Fatalf("watch from revision %s: %v", byRevision[0].ResourceVersion, err)
+	}
+	defer w.Stop()
+	for _, want := range byRevision[1:] {
+		expectNextEvent(t, w, watch.Added, want)
+	}
 }
 
 // checkRevisionsKeepGrowing checks that a write after restarts gets a revision above every
@@ -91,7 +113,7 @@ func assertConfigMaps(t *testing.T, s *sqlkubeServer, namespace string, want map
 		got := &list.Items[i]
 		// Only what was stored matters here: list items' type metadata is TestTypedClientCRUD's.
 		got.TypeMeta = metav1.TypeMeta{}
-		if diff := cmp.Diff(want[got.Name], got); diff != "" {
+		if diff := gocmp.Diff(want[got.Name], got); diff != "" {
 			t.Errorf("configmap %s after restart (-acknowledged +listed):\n%s", got.Name, diff)
 		}
 	}
