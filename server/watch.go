@@ -2,11 +2,15 @@ package server
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,6 +52,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request
 		s.writeError(w, r, err)
 		return
 	}
+	defer ws.closeGzipMember()
 	ctx, cancel := context.WithTimeout(r.Context(), watchTimeout(opts))
 	defer cancel()
 	watcher, err := ws.start(ctx, opts)
@@ -87,6 +92,10 @@ type watchStream struct {
 	floor int64
 	line  bytes.Buffer
 	begun bool
+	// gzip compresses a watch list's stream; each flush ends one gzip member, so that every
+	// event is readable as soon as it is flushed.
+	gzip     bool
+	gzWriter *gzip.Writer
 }
 
 // newWatchStream reads a watch request: the same options, selectors and negotiation as a list.
@@ -121,7 +130,8 @@ func (s *Server) newWatchStream(w http.ResponseWriter, r *http.Request, req *req
 		return nil, nil, err
 	}
 	ws := &watchStream{s: s, w: w, rc: http.NewResponseController(w), req: req, sel: sel, encode: encode,
-		namespace: req.namespace, bookmarks: opts.AllowWatchBookmarks, floor: start}
+		namespace: req.namespace, bookmarks: opts.AllowWatchBookmarks, floor: start,
+		gzip: isWatchList(opts) && acceptsGzip(r)}
 	if ws.namespace == "" && req.res.Namespaced {
 		ws.namespace = sel.namespace()
 	}
@@ -191,6 +201,10 @@ func (ws *watchStream) begin() {
 	}
 	ws.begun = true
 	ws.w.Header().Set("Content-Type", mediaTypeJSON)
+	if ws.gzip {
+		ws.w.Header().Set("Content-Encoding", "gzip")
+		ws.w.Header().Add("Vary", "Accept-Encoding")
+	}
 	ws.w.WriteHeader(http.StatusOK)
 	_ = ws.flush()
 }
@@ -449,8 +463,20 @@ func (ws *watchStream) write(eventType watch.EventType, object []byte) error {
 	ws.line.WriteString("}\n")
 	ws.begin()
 	ws.setWriteDeadline()
-	_, err := ws.w.Write(ws.line.Bytes())
+	_, err := ws.body().Write(ws.line.Bytes())
 	return err
+}
+
+// body is where event lines go: the response, or the current gzip member.
+func (ws *watchStream) body() io.Writer {
+	if !ws.gzip {
+		return ws.w
+	}
+	if ws.gzWriter == nil {
+		ws.gzWriter = gzipWriters.Get().(*gzip.Writer)
+		ws.gzWriter.Reset(ws.w)
+	}
+	return ws.gzWriter
 }
 
 func (ws *watchStream) flush() error {
@@ -458,7 +484,43 @@ func (ws *watchStream) flush() error {
 		return nil // nothing to send yet; flushing would send a header without its Content-Type
 	}
 	ws.setWriteDeadline()
+	if err := ws.closeGzipMember(); err != nil {
+		return err
+	}
 	return ws.rc.Flush()
+}
+
+// closeGzipMember ends the gzip member in progress, if any, and returns its writer to the pool.
+func (ws *watchStream) closeGzipMember() error {
+	if ws.gzWriter == nil {
+		return nil
+	}
+	// Flushing before closing puts the data in a block of its own, so that a gzip reader hands
+	// it over before the member's end, rather than waiting for the next member's header.
+	err := errors.Join(ws.gzWriter.Flush(), ws.gzWriter.Close())
+	ws.gzWriter.Reset(nil)
+	gzipWriters.Put(ws.gzWriter)
+	ws.gzWriter = nil
+	return err
+}
+
+// gzipWriters are shared by all watch lists: a gzip writer is large, and a stream holds one
+// only between a write and the flush after it.
+var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
+
+// isWatchList reports whether a watch is a watch list: initial events ended by a bookmark.
+func isWatchList(opts *internalversion.ListOptions) bool {
+	return opts.SendInitialEvents != nil && *opts.SendInitialEvents && opts.AllowWatchBookmarks
+}
+
+// acceptsGzip reads Accept-Encoding as kube-apiserver does: any "gzip" token.
+func acceptsGzip(r *http.Request) bool {
+	for token := range strings.SplitSeq(r.Header.Get("Accept-Encoding"), ",") {
+		if strings.TrimSpace(token) == "gzip" {
+			return true
+		}
+	}
+	return false
 }
 
 func (ws *watchStream) setWriteDeadline() {
