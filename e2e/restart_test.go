@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"maps"
+	"net"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -168,6 +170,11 @@ func bumpSchemaVersion(t *testing.T, dsn string, version int) {
 
 // TestStartupErrors checks that bad configuration ends the process with a clear message.
 func TestStartupErrors(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
 	tests := []struct {
 		name string
 		args []string
@@ -178,10 +185,16 @@ func TestStartupErrors(t *testing.T) {
 			`unsupported database scheme "mysql": accepted schemes are sqlite://, postgres:// and postgresql://`},
 		{"unknown scheme from the environment", nil, []string{"SQLKUBE_DB=oracle://x"}, `unsupported database scheme "oracle"`},
 		{"bad flag value", []string{"--retention=forever"}, nil, `invalid argument "forever" for "--retention"`},
+		{"unreachable PostgreSQL", []string{"--db=postgres://postgres@127.0.0.1:1/nope?sslmode=disable"}, nil,
+			"sqlkube: open database: connecting to PostgreSQL at 127.0.0.1:1"},
+		{"SQLite in a missing directory", []string{"--db=sqlite:///nonexistent-dir/x.db"}, nil,
+			"sqlkube: open database: opening SQLite database /nonexistent-dir/x.db"},
+		{"port taken", []string{"--listen=" + taken.Addr().String(), "--db=sqlite://" + filepath.Join(t.TempDir(), "x.db")}, nil,
+			"sqlkube: listen on " + taken.Addr().String()},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out := runToExit(t, tc.env, append([]string{"--listen=127.0.0.1:0"}, tc.args...)...)
+			code, out := runToExit(t, tc.env, append([]string{"--listen=127.0.0.1:0"}, tc.args...)...) // a later --listen wins
 			if code == 0 || !strings.Contains(out, tc.want) {
 				t.Fatalf("exit %d, output:\n%s\nwant a non-zero exit mentioning %q", code, out, tc.want)
 			}
