@@ -123,6 +123,8 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, req *request) 
 		s.dispatchStatus(w, r, req)
 	case req.subresource == "finalize" && req.res.Finalize:
 		s.dispatchFinalize(w, r, req)
+	case req.subresource == "scale" && req.res.Scale != nil:
+		s.dispatchScale(w, r, req)
 	default:
 		s.writeError(w, r, errNotFoundPath())
 	}

@@ -1,0 +1,250 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sqlkube/sqlkube/sqlstore"
+)
+
+// scaleDecoder reads autoscaling/v1 Scale request bodies, JSON or YAML, as kube-apiserver's
+// typed decoder does (a missing apiVersion and kind default to the Scale's).
+var scaleDecoder = func() runtime.Decoder {
+	scheme := runtime.NewScheme()
+	if err := autoscalingv1.AddToScheme(scheme); err != nil {
+		panic(err) // a static scheme: cannot happen
+	}
+	return serializer.NewCodecFactory(scheme).UniversalDeserializer()
+}()
+
+// replicasUnset stands for a spec replicas field missing from the object in the Scale a patch
+// is applied to, as apiextensions-apiserver does, so that a patch that does not set it fails.
+const replicasUnset = math.MinInt32
+
+// dispatchScale serves the /scale subresource of a custom resource whose CRD declares one.
+func (s *Server) dispatchScale(w http.ResponseWriter, r *http.Request, req *request) {
+	switch r.Method {
+	case http.MethodGet:
+		s.handle(w, r, req, s.serveGetScale)
+	case http.MethodPut:
+		s.handle(w, r, req, s.serveUpdateScale)
+	case http.MethodPatch:
+		s.handle(w, r, req, s.servePatchScale)
+	default:
+		s.writeError(w, r, errMethodNotAllowed(r.Method))
+	}
+}
+
+func (s *Server) serveGetScale(w http.ResponseWriter, r *http.Request, req *request) error {
+	out, err := negotiateOutput(r, false)
+	if err != nil {
+		return err
+	}
+	if err := s.waitForResourceVersionParam(r); err != nil {
+		return err
+	}
+	current, err := s.store.Get(r.Context(), req.key())
+	if err != nil {
+		return storageError(err, req.gr, req.name)
+	}
+	scale, found, err := scaleOfStored(req.res, current.Value)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return apierrors.NewInternalError(fmt.Errorf("the spec replicas field %q does not exist", req.res.Scale.SpecReplicasPath))
+	}
+	writeJSON(w, out, http.StatusOK, scale)
+	return nil
+}
+
+// serveUpdateScale answers PUT on /scale: the body's spec.replicas is written to the object.
+func (s *Server) serveUpdateScale(w http.ResponseWriter, r *http.Request, req *request) error {
+	out, err := negotiateOutput(r, false)
+	if err != nil {
+		return err
+	}
+	_, dryRun, err := parseUpdateOptions(r)
+	if err != nil {
+		return err
+	}
+	req.dryRun = dryRun
+	body, _, err := s.readRequestBody(r, false)
+	if err != nil {
+		return err
+	}
+	scale, err := decodeScale(body)
+	if err != nil {
+		return err
+	}
+	if scale.Name != req.name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", scale.Name, req.name))
+	}
+	return s.scaleAndRespond(w, r, req, out, func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error) { return scale, nil })
+}
+
+// servePatchScale answers PATCH on /scale: the patch applies to the object's current Scale.
+func (s *Server) servePatchScale(w http.ResponseWriter, r *http.Request, req *request) error {
+	p, out, err := s.readPatch(r, req)
+	if err != nil {
+		return err
+	}
+	if p.patchType != types.JSONPatchType && p.patchType != types.MergePatchType {
+		return errUnsupportedMediaType([]string{string(types.JSONPatchType), string(types.MergePatchType)})
+	}
+	req.dryRun = len(p.opts.DryRun) > 0
+	req.manager = p.manager()
+	return s.scaleAndRespond(w, r, req, out, func(old *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+		doc, err := json.Marshal(old)
+		if err != nil {
+			return nil, err
+		}
+		patched, _, err := p.applyJSON(doc)
+		if err != nil {
+			return nil, err
+		}
+		return decodeScale(patched)
+	})
+}
+
+func decodeScale(body []byte) (*autoscalingv1.Scale, error) {
+	scale := &autoscalingv1.Scale{}
+	defaults := autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+	if _, _, err := scaleDecoder.Decode(body, &defaults, scale); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("Scale in version %q cannot be handled as a Scale: %v", defaults.Version, err))
+	}
+	return scale, nil
+}
+
+// scaleAndRespond writes the Scale that change makes of the current one, and answers the Scale
+// of the object written.
+func (s *Server) scaleAndRespond(w http.ResponseWriter, r *http.Request, req *request, out output, change scaleChange) error {
+	stored, err := s.updateScale(r.Context(), req, change)
+	if err != nil {
+		return err
+	}
+	scale, _, err := scaleOfStored(req.res, stored.Value)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	writeJSON(w, out, http.StatusOK, scale)
+	return nil
+}
+
+// scaleChange gives the Scale to write from the object's current one (whose spec.replicas is
+// replicasUnset when the object has none).
+type scaleChange func(current *autoscalingv1.Scale) (*autoscalingv1.Scale, error)
+
+// updateScale writes the replicas the change asks for through the object's update path. As in
+// kube-apiserver, a Scale with a resourceVersion applies only to that version (409 otherwise);
+// without, a concurrent write makes it retry against the newer object.
+func (s *Server) updateScale(ctx context.Context, req *request, change scaleChange) (sqlstore.Object, error) {
+	for {
+		current, err := s.store.Get(ctx, req.key())
+		if err != nil {
+			return sqlstore.Object{}, storageError(err, req.gr, req.name)
+		}
+		obj, precondition, err := scaledObject(req, current, change)
+		if err != nil {
+			return sqlstore.Object{}, err
+		}
+		stored, err := s.applyUpdate(ctx, req, current, obj, replaceAll)
+		if errors.Is(err, sqlstore.ErrConflict) && !precondition {
+			continue
+		}
+		if err != nil {
+			return sqlstore.Object{}, storageError(err, req.gr, req.name)
+		}
+		return stored, nil
+	}
+}
+
+// scaledObject is the current object with the spec replicas the change asks for; precondition
+// says whether the new Scale named the resourceVersion it applies to.
+func scaledObject(req *request, current sqlstore.Object, change scaleChange) (obj *unstructured.Unstructured, precondition bool, err error) {
+	obj, err = decodeServed(req.res, current.Value)
+	if err != nil {
+		return nil, false, err
+	}
+	paths := req.res.Scale
+	old, found, err := scaleOf(paths, obj)
+	if err != nil {
+		return nil, false, err
+	}
+	if !found {
+		old.Spec.Replicas = replicasUnset
+	}
+	scale, err := change(old)
+	if err != nil {
+		return nil, false, err
+	}
+	if scale.Spec.Replicas == replicasUnset {
+		return nil, false, apierrors.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", paths.SpecReplicasPath))
+	}
+	if rv := scale.ResourceVersion; rv != "" && rv != revisionString(current.Revision) {
+		return nil, false, apierrors.NewConflict(req.gr, req.name, errors.New(conflictMessage))
+	}
+	if err := unstructured.SetNestedField(obj.Object, int64(scale.Spec.Replicas), splitFieldPath(paths.SpecReplicasPath)...); err != nil {
+		return nil, false, apierrors.NewBadRequest(err.Error())
+	}
+	return obj, scale.ResourceVersion != "", nil
+}
+
+// scaleOfStored is the Scale of a stored object, as served through res.
+func scaleOfStored(res *Resource, value []byte) (*autoscalingv1.Scale, bool, error) {
+	obj, err := decodeServed(res, value)
+	if err != nil {
+		return nil, false, err
+	}
+	return scaleOf(res.Scale, obj)
+}
+
+// scaleOf is the autoscaling/v1 Scale of obj: missing replicas are 0; found says whether the
+// spec replicas field exists. A field of the wrong type is an error.
+func scaleOf(paths *ScaleSubresource, obj *unstructured.Unstructured) (scale *autoscalingv1.Scale, found bool, err error) {
+	specReplicas, found, err := unstructured.NestedInt64(obj.Object, splitFieldPath(paths.SpecReplicasPath)...)
+	if err != nil {
+		return nil, false, err
+	}
+	statusReplicas, _, err := unstructured.NestedInt64(obj.Object, splitFieldPath(paths.StatusReplicasPath)...)
+	if err != nil {
+		return nil, false, err
+	}
+	var selector string
+	if paths.LabelSelectorPath != "" {
+		if selector, _, err = unstructured.NestedString(obj.Object, splitFieldPath(paths.LabelSelectorPath)...); err != nil {
+			return nil, false, err
+		}
+	}
+	return &autoscalingv1.Scale{
+		TypeMeta: metav1.TypeMeta{APIVersion: autoscalingv1.SchemeGroupVersion.String(), Kind: "Scale"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:              obj.GetName(),
+			Namespace:         obj.GetNamespace(),
+			UID:               obj.GetUID(),
+			ResourceVersion:   obj.GetResourceVersion(),
+			CreationTimestamp: obj.GetCreationTimestamp(),
+		},
+		Spec:   autoscalingv1.ScaleSpec{Replicas: int32(specReplicas)},
+		Status: autoscalingv1.ScaleStatus{Replicas: int32(statusReplicas), Selector: selector},
+	}, found, nil
+}
+
+// splitFieldPath splits a CRD's JSON path to a field (".spec.replicas", validation allows
+// nothing fancier) into its field names.
+func splitFieldPath(path string) []string {
+	return strings.Split(strings.TrimPrefix(path, "."), ".")
+}

@@ -1,0 +1,96 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const sprocketCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+"metadata":{"name":"sprockets.example.com"},
+"spec":{"group":"example.com","scope":"Namespaced",
+ "names":{"plural":"sprockets","singular":"sprocket","kind":"Sprocket","listKind":"SprocketList"},
+ "versions":[{"name":"v1","served":true,"storage":true,
+   "subresources":{"status":{},"scale":{"specReplicasPath":".spec.replicas","statusReplicasPath":".status.replicas","labelSelectorPath":".status.selector"}},
+   "schema":{"openAPIV3Schema":{"type":"object","properties":{
+     "spec":{"type":"object","properties":{"replicas":{"type":"integer"}}},
+     "status":{"type":"object","properties":{"replicas":{"type":"integer"},"selector":{"type":"string"}}}}}}}]}}`
+
+const sprockets = "/apis/example.com/v1/namespaces/default/sprockets"
+
+func decodeScaleResponse(t *testing.T, r response) autoscalingv1.Scale {
+	t.Helper()
+	var s autoscalingv1.Scale
+	if err := json.Unmarshal(r.body, &s); err != nil {
+		t.Fatalf("not a Scale: %v: %s", err, r.body)
+	}
+	return s
+}
+
+func TestScaleSubresource(t *testing.T) {
+	backends(t, func(t *testing.T, api *testAPI) {
+		api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", sprocketCRD).expect(t, http.StatusCreated)
+		api.do("POST", sprockets, `{"apiVersion":"example.com/v1","kind":"Sprocket","metadata":{"name":"s"},"spec":{"replicas":1}}`).expect(t, http.StatusCreated)
+		created := api.do("PATCH", sprockets+"/s/status", `{"status":{"replicas":1,"selector":"app=s"}}`, "Content-Type: application/merge-patch+json").expect(t, http.StatusOK).object(t)
+		rv := str(created, "metadata", "resourceVersion")
+
+		got := decodeScaleResponse(t, api.do("GET", sprockets+"/s/scale", "").expect(t, http.StatusOK))
+		want := autoscalingv1.Scale{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v1", Kind: "Scale"},
+			ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "default", UID: typesUID(str(created, "metadata", "uid")), ResourceVersion: rv, CreationTimestamp: got.CreationTimestamp},
+			Spec:       autoscalingv1.ScaleSpec{Replicas: 1},
+			Status:     autoscalingv1.ScaleStatus{Replicas: 1, Selector: "app=s"},
+		}
+		if got.CreationTimestamp.IsZero() || !equalJSON(got, want) {
+			t.Fatalf("scale %+v, want %+v", got, want)
+		}
+
+		// A merge patch, as kubectl scale sends, writes spec.replicas and bumps the generation.
+		patched := decodeScaleResponse(t, api.do("PATCH", sprockets+"/s/scale", `{"spec":{"replicas":3}}`, "Content-Type: application/merge-patch+json").expect(t, http.StatusOK))
+		if patched.Spec.Replicas != 3 || patched.Status.Replicas != 1 || patched.ResourceVersion == rv {
+			t.Fatalf("patched scale %+v", patched)
+		}
+		obj := api.do("GET", sprockets+"/s", "").expect(t, http.StatusOK).object(t)
+		if nested(obj, "spec", "replicas") != float64(3) || nested(obj, "metadata", "generation") != float64(2) {
+			t.Fatalf("scaled object %v", obj)
+		}
+
+		// PUT with a stale resourceVersion conflicts; with the current one it applies.
+		api.do("PUT", sprockets+"/s/scale", `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"s","resourceVersion":"`+rv+`"},"spec":{"replicas":5}}`).expectStatus(t, metav1.Status{
+			Code: 409, Reason: metav1.StatusReasonConflict,
+			Message: `Operation cannot be fulfilled on sprockets.example.com "s": the object has been modified; please apply your changes to the latest version and try again`,
+			Details: &metav1.StatusDetails{Name: "s", Group: "example.com", Kind: "sprockets"}})
+		put := decodeScaleResponse(t, api.do("PUT", sprockets+"/s/scale", `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"s","resourceVersion":"`+patched.ResourceVersion+`"},"spec":{"replicas":5}}`).expect(t, http.StatusOK))
+		if put.Spec.Replicas != 5 {
+			t.Fatalf("put scale %+v", put)
+		}
+
+		api.do("PATCH", sprockets+"/s/scale", `{"spec":{"replicas":-1}}`, "Content-Type: application/merge-patch+json").expectStatus(t, metav1.Status{
+			Code: 422, Reason: metav1.StatusReasonInvalid, Message: `Sprocket.example.com "s" is invalid: .spec.replicas: Invalid value: -1: should be a non-negative integer`,
+			Details: &metav1.StatusDetails{Name: "s", Group: "example.com", Kind: "Sprocket", Causes: []metav1.StatusCause{{
+				Type: metav1.CauseTypeFieldValueInvalid, Message: "Invalid value: -1: should be a non-negative integer", Field: ".spec.replicas"}}}})
+
+		// Without spec replicas, GET is an internal error and a patch must set them.
+		api.do("POST", sprockets, `{"metadata":{"name":"empty"},"spec":{}}`).expect(t, http.StatusCreated)
+		api.do("GET", sprockets+"/empty/scale", "").expectStatus(t, metav1.Status{
+			Code: 500, Reason: metav1.StatusReasonInternalError,
+			Message: `Internal error occurred: the spec replicas field ".spec.replicas" does not exist`,
+			Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Message: `the spec replicas field ".spec.replicas" does not exist`}}}})
+		api.do("PATCH", sprockets+"/empty/scale", `{"status":{"replicas":2}}`, "Content-Type: application/merge-patch+json").expectStatus(t, metav1.Status{
+			Code: 400, Reason: metav1.StatusReasonBadRequest, Message: `the spec replicas field ".spec.replicas" cannot be empty`})
+
+		api.do("GET", sprockets+"/missing/scale", "").expectStatus(t, metav1.Status{
+			Code: 404, Reason: metav1.StatusReasonNotFound, Message: `sprockets.example.com "missing" not found`,
+			Details: &metav1.StatusDetails{Name: "missing", Group: "example.com", Kind: "sprockets"}})
+		api.do("GET", "/api/v1/namespaces/default/configmaps/x/scale", "").expect(t, http.StatusNotFound)
+	})
+}
+
+func equalJSON(a, b any) bool {
+	aj, _ := json.Marshal(a)
+	bj, _ := json.Marshal(b)
+	return string(aj) == string(bj)
+}
