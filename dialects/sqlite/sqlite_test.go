@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -61,5 +62,23 @@ func TestOpenSettings(t *testing.T) {
 	}
 	if err := db.Checkpoint(ctx); err != nil {
 		t.Fatalf("Checkpoint: %v", err)
+	}
+}
+
+// TestOpenRelativePath opens "sqlite://./sqlkube.db" relative to the working directory.
+func TestOpenRelativePath(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	path, err := Path("sqlite://./sqlkube.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := os.Stat(filepath.Join(dir, "sqlkube.db")); err != nil {
+		t.Fatalf("database file not in the working directory: %v", err)
 	}
 }
