@@ -224,7 +224,7 @@ func (gc *garbageCollector) gone(o sqlstore.Object) {
 // queueOwner queues the owner ref names (from the dependent at key) to be looked at as an
 // owner being deleted.
 func (gc *garbageCollector) queueOwner(dependent sqlstore.Key, ref metav1.OwnerReference) {
-	if _, key, ok := gc.ownerKey(dependent, ref); ok {
+	if key, ok := gc.ownerKey(dependent, ref); ok {
 		gc.queue.add(gcItem{key: key, owner: true})
 	}
 }

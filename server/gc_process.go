@@ -117,7 +117,7 @@ const (
 // dependent, cannot be resolved: it counts as an existing owner, so nothing is deleted on a
 // guess.
 func (gc *garbageCollector) ownerState(ctx context.Context, dependent sqlstore.Key, ref metav1.OwnerReference) (ownerStateKind, error) {
-	_, key, ok := gc.ownerKey(dependent, ref)
+	key, ok := gc.ownerKey(dependent, ref)
 	if !ok {
 		return ownerSolid, nil
 	}
@@ -143,16 +143,16 @@ func (gc *garbageCollector) ownerState(ctx context.Context, dependent sqlstore.K
 
 // ownerKey is where the owner ref names is stored: in the dependent's namespace when the
 // owner's type is namespaced.
-func (gc *garbageCollector) ownerKey(dependent sqlstore.Key, ref metav1.OwnerReference) (*Resource, sqlstore.Key, bool) {
+func (gc *garbageCollector) ownerKey(dependent sqlstore.Key, ref metav1.OwnerReference) (sqlstore.Key, bool) {
 	res, ok := gc.s.registry.resourceForKind(ref.APIVersion, ref.Kind)
 	if !ok || (res.Namespaced && dependent.Namespace == "") {
-		return nil, sqlstore.Key{}, false
+		return sqlstore.Key{}, false
 	}
 	key := sqlstore.Key{Resource: res.StorageName, Name: ref.Name}
 	if res.Namespaced {
 		key.Namespace = dependent.Namespace
 	}
-	return res, key, true
+	return key, true
 }
 
 // read gets the object at key as its type serves it; obj is nil when it is gone or its type is
