@@ -99,9 +99,18 @@ func (s *Store) liveRevisions(ctx context.Context, tx *sql.Tx, batch []*pendingW
 			args = append(args, p.write.Key.Resource, p.write.Key.Namespace, p.write.Key.Name)
 		}
 	}
+	// Repeating the last key up to a power of two keeps the statement to a few shapes, which
+	// statement caches hold.
+	lookups := 1
+	for lookups < len(keys) {
+		lookups *= 2
+	}
+	for range lookups - len(keys) {
+		args = append(args, args[len(args)-3:]...)
+	}
 	rows, err := s.writeStmts.query(ctx, tx, s.db.rebind(
 		`SELECT resource, namespace, name, revision FROM objects WHERE (resource, namespace, name) IN (VALUES `+
-			placeholderRows(len(keys), 3)+`)`), args...)
+			placeholderRows(lookups, 3)+`)`), args...)
 	if err != nil {
 		return nil, err
 	}
