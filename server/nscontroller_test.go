@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
 // clients are client-go clients of a test server.
@@ -238,5 +240,34 @@ func wantEventTypes(t *testing.T, events []watch.Event, types ...watch.EventType
 	}
 	if !slices.Equal(got, types) {
 		t.Fatalf("event types %v, want %v", got, types)
+	}
+}
+
+// Two replicas on one PostgreSQL database both run the controllers: their writes conflict and
+// find objects gone, and the work still finishes, whichever replica took the request.
+func TestControllersOnTwoReplicas(t *testing.T) {
+	dsn := sqltest.PostgresDSN(t)
+	first, second := newClients(t, newTestAPI(t, dsn, Options{})), newClients(t, newTestAPI(t, dsn, Options{}))
+	createNamespace(t, first, "demo")
+	for _, name := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		createConfigMap(t, second, "demo", metav1.ObjectMeta{Name: name})
+	}
+	owner := createConfigMap(t, first, "default", metav1.ObjectMeta{Name: "owner"})
+	for _, name := range []string{"x", "y", "z"} {
+		createConfigMap(t, second, "default", metav1.ObjectMeta{Name: name, OwnerReferences: []metav1.OwnerReference{ownedBy(owner, true)}})
+	}
+	if err := second.core.CoreV1().Namespaces().Delete(t.Context(), "demo", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first.deleteConfigMap(t, "owner", metav1.DeletePropagationForeground)
+	waitGone(t, "namespace demo", func() error {
+		_, err := first.core.CoreV1().Namespaces().Get(t.Context(), "demo", metav1.GetOptions{})
+		return err
+	})
+	waitGone(t, "the foreground-deleted owner", func() error { _, err := second.getConfigMap(t, "owner"); return err })
+	for _, name := range []string{"x", "y", "z"} {
+		if _, err := first.getConfigMap(t, name); !apierrors.IsNotFound(err) {
+			t.Errorf("dependent %s: %v", name, err)
+		}
 	}
 }
