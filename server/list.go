@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -128,10 +129,10 @@ func listError(err error, req *request, scope listScope, plan listPlan) error {
 
 // listWriter streams a list response: the opening (kind, apiVersion, and for a Table its
 // columns) with the first item or at the end, each item as storage delivers it, then the list
-// metadata. YAML is the exception: it is converted from the whole JSON at the end.
+// metadata. The response is compressed past kube-apiserver's threshold when the client accepts
+// gzip. YAML is the exception: it is converted from the whole JSON at the end.
 type listWriter struct {
-	w       http.ResponseWriter
-	out     output
+	resp    *deferredResponse
 	dst     io.Writer
 	yamlBuf *bytes.Buffer
 	opening []byte
@@ -144,7 +145,8 @@ type listWriter struct {
 }
 
 func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *request, out output) (*listWriter, error) {
-	lw := &listWriter{w: w, out: out, dst: w, res: req.res}
+	lw := &listWriter{resp: newDeferredResponse(w, r, out.contentType()), res: req.res}
+	lw.dst = lw.resp
 	if out.yaml {
 		lw.yamlBuf = &bytes.Buffer{}
 		lw.dst = lw.yamlBuf
@@ -205,10 +207,6 @@ func (lw *listWriter) start() {
 		return
 	}
 	lw.started = true
-	if lw.yamlBuf == nil {
-		lw.w.Header().Set("Content-Type", lw.out.contentType())
-		lw.w.WriteHeader(http.StatusOK)
-	}
 	_, _ = lw.dst.Write(lw.opening)
 }
 
@@ -242,16 +240,20 @@ func (lw *listWriter) finish(meta metav1.ListMeta) error {
 	_, _ = lw.dst.Write(m)
 	_, _ = lw.dst.Write([]byte{'}'})
 	if lw.yamlBuf != nil {
-		writeBody(lw.w, lw.out, http.StatusOK, lw.yamlBuf.Bytes())
+		y, err := yaml.JSONToYAML(lw.yamlBuf.Bytes())
+		if err != nil {
+			return err
+		}
+		_, _ = lw.resp.Write(y)
 	}
-	return nil
+	return lw.resp.Close()
 }
 
 // fail reports err if nothing was sent yet. Once part of the list is on the wire the status
 // cannot change: the connection is aborted so that the client sees a broken response, never a
 // short list that looks complete.
 func (lw *listWriter) fail(err error) error {
-	if lw.started && lw.yamlBuf == nil {
+	if lw.resp.sent() {
 		panic(http.ErrAbortHandler)
 	}
 	return err
