@@ -138,6 +138,7 @@ type discoveryDocs struct {
 	legacy     map[string]discoveryDoc
 	aggregated map[string]discoveryDoc
 	openapi    *lazyOpenAPI
+	openAPIV2  *lazyOpenAPIV2
 }
 
 // discoveryGroup is one served group with its versions' resources, versions by preference.
@@ -158,6 +159,7 @@ func buildDiscovery(resources map[string]*Resource) *discoveryDocs {
 		legacy:     map[string]discoveryDoc{},
 		aggregated: map[string]discoveryDoc{},
 		openapi:    &lazyOpenAPI{resources: groups},
+		openAPIV2:  &lazyOpenAPIV2{groups: groups},
 	}
 
 	var groupList []metav1.APIGroup

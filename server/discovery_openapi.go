@@ -24,6 +24,7 @@ import (
 func (s *Server) routeOpenAPI(r *mux.Router) {
 	r.Path("/openapi/v3").HandlerFunc(s.onlyGet(s.serveOpenAPIRoot))
 	r.PathPrefix("/openapi/v3/").HandlerFunc(s.onlyGet(s.serveOpenAPIGroupVersion))
+	s.routeOpenAPIV2(r)
 }
 
 func (s *Server) serveOpenAPIRoot(w http.ResponseWriter, r *http.Request) {

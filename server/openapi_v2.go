@@ -1,0 +1,97 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/gorilla/mux"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/kube-openapi/pkg/cached"
+	"k8s.io/kube-openapi/pkg/handler"
+	"k8s.io/kube-openapi/pkg/schemamutation"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/sqlkube/sqlkube/server/crdschema"
+)
+
+// routeOpenAPIV2 serves /openapi/v2, the swagger document older tools still read: the
+// built-ins' definitions merged with every CRD's paths and definitions, as kube-apiserver merges
+// them. kube-openapi's handler serves it as kube-apiserver does: JSON or protobuf by the Accept
+// header, gzip, and an ETag that If-None-Match answers with 304.
+func (s *Server) routeOpenAPIV2(r *mux.Router) {
+	service := handler.NewOpenAPIServiceLazy(cached.Func(func() (*spec.Swagger, string, error) {
+		return s.registry.discovery().openAPIV2.get()
+	}))
+	paths := http.NewServeMux()
+	service.RegisterOpenAPIVersionedService("/openapi/v2", paths)
+	r.Path("/openapi/v2").HandlerFunc(s.onlyGet(paths.ServeHTTP))
+}
+
+// lazyOpenAPIV2 builds the v2 document of one set of served resources on first use, as
+// lazyOpenAPI does for v3. Its tag, new for every set, tells kube-openapi's caches when to
+// encode it again.
+type lazyOpenAPIV2 struct {
+	once   sync.Once
+	groups []discoveryGroup
+	spec   *spec.Swagger
+	tag    string
+	err    error
+}
+
+func (l *lazyOpenAPIV2) get() (*spec.Swagger, string, error) {
+	l.once.Do(func() {
+		l.spec, l.err = buildOpenAPIV2(l.groups)
+		l.tag = string(uuid.NewUUID())
+	})
+	return l.spec, l.tag, l.err
+}
+
+// buildOpenAPIV2 merges the built-ins' definitions and each CRD's document (all its served
+// versions, once per CRD).
+func buildOpenAPIV2(groups []discoveryGroup) (*spec.Swagger, error) {
+	builtins := openAPISchemas{}
+	var crdSpecs []*spec.Swagger
+	seen := map[string]bool{}
+	for _, g := range groups {
+		for _, v := range g.versions {
+			for _, r := range v.resources {
+				switch {
+				case r.definition == nil:
+					builtins.addKind(builtinGoTypes[r.StorageName], r.Group, r.Version, r.Kind)
+				case !seen[r.CRDName]:
+					seen[r.CRDName] = true
+					s, err := crdschema.OpenAPIV2(r.definition)
+					if err != nil {
+						return nil, fmt.Errorf("building the OpenAPI v2 document of %s: %w", r.CRDName, err)
+					}
+					crdSpecs = append(crdSpecs, s)
+				}
+			}
+		}
+	}
+	return crdschema.MergeOpenAPIV2(builtinsSwagger(builtins), crdSpecs...)
+}
+
+// builtinsSwagger is the swagger document of the built-ins' definitions, whose references,
+// built for OpenAPI v3's components, are rewritten to v2's definitions.
+func builtinsSwagger(defs openAPISchemas) *spec.Swagger {
+	s := &spec.Swagger{SwaggerProps: spec.SwaggerProps{
+		Swagger:     "2.0",
+		Info:        &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: kubernetesVersion}},
+		Paths:       &spec.Paths{Paths: map[string]spec.PathItem{}},
+		Definitions: spec.Definitions{},
+	}}
+	for name, schema := range defs {
+		s.Definitions[name] = *schema
+	}
+	return schemamutation.ReplaceReferences(func(ref *spec.Ref) *spec.Ref {
+		name, ok := strings.CutPrefix(ref.String(), "#/components/schemas/")
+		if !ok {
+			return ref
+		}
+		v2 := spec.MustCreateRef("#/definitions/" + name)
+		return &v2
+	}, s)
+}
