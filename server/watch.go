@@ -88,7 +88,8 @@ type watchStream struct {
 	bookmarks bool
 	// encode turns an object as stored into the view the client asked for.
 	encode func(value []byte) ([]byte, error)
-	// floor is the revision the client asked to start after: no change at or below it is sent.
+	// floor is the revision the changes sent start after: the one asked for, or the snapshot of
+	// the initial events. No change at or below it is sent.
 	floor int64
 	line  bytes.Buffer
 	begun bool

@@ -500,8 +500,7 @@ func rawWatch(t *testing.T, api *testAPI, path string) *net.TCPConn {
 // readRawWatch reads a raw watch response to its end and returns its events' object names.
 func readRawWatch(t *testing.T, conn *net.TCPConn) (names []string, readErr error) {
 	t.Helper()
-	_ = conn.SetReadDeadline(time.Now().Add(eventWait))
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	resp, err := http.ReadResponse(bufio.NewReader(idleTimeoutReader{conn}), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -519,6 +518,14 @@ func readRawWatch(t *testing.T, conn *net.TCPConn) (names []string, readErr erro
 		names = append(names, str(ev.object(t), "metadata", "name"))
 	}
 	return names, scanner.Err()
+}
+
+// idleTimeoutReader fails a read when nothing arrives for eventWait.
+type idleTimeoutReader struct{ conn net.Conn }
+
+func (r idleTimeoutReader) Read(p []byte) (int, error) {
+	_ = r.conn.SetReadDeadline(time.Now().Add(eventWait))
+	return r.conn.Read(p)
 }
 
 func TestWatchSlowConsumerIsDisconnected(t *testing.T) {
