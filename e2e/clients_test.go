@@ -55,16 +55,24 @@ func (s *sqlkubeServer) apiextensions() apiextensionsclient.Interface {
 // discovery cache so that runs never share state. It returns stdout, and stderr in the error.
 func (s *sqlkubeServer) kubectl(t testing.TB, stdin string, args ...string) (string, error) {
 	t.Helper()
+	stdout, _, err := s.kubectlStreams(t, stdin, args...)
+	return stdout, err
+}
+
+// kubectlStreams is kubectl that also returns stderr when kubectl succeeds, where it prints
+// the server's warnings.
+func (s *sqlkubeServer) kubectlStreams(t testing.TB, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	home := s.kubectlHome
 	cmd := exec.Command("kubectl", append([]string{"--server", s.URL(), "--cache-dir", filepath.Join(home, "cache")}, args...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(home, "config"), "HOME="+home)
 	cmd.Stdin = strings.NewReader(stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
-		return stdout.String(), &kubectlError{args: args, err: err, stderr: stderr.String()}
+		return out.String(), errOut.String(), &kubectlError{args: args, err: err, stderr: errOut.String()}
 	}
-	return stdout.String(), nil
+	return out.String(), errOut.String(), nil
 }
 
 // mustKubectl is kubectl that fails the test on error.
