@@ -14,11 +14,12 @@ const (
 	gzipLevel = gzip.BestSpeed
 )
 
-// deferredResponse holds the start of a 200 response until it knows whether the response is
-// large enough to compress, as kube-apiserver's deferred response writer does. At most
-// gzipThreshold bytes are held; past that everything streams.
+// deferredResponse holds the start of a response until it knows whether the response is large
+// enough to compress, as kube-apiserver's deferred response writer does. At most gzipThreshold
+// bytes are held; past that everything streams.
 type deferredResponse struct {
 	w           http.ResponseWriter
+	code        int
 	contentType string
 	gzipOK      bool
 	buf         []byte
@@ -28,7 +29,7 @@ type deferredResponse struct {
 }
 
 func newDeferredResponse(w http.ResponseWriter, r *http.Request, contentType string) *deferredResponse {
-	return &deferredResponse{w: w, contentType: contentType, gzipOK: acceptsGzip(r)}
+	return &deferredResponse{w: w, code: http.StatusOK, contentType: contentType, gzipOK: acceptsGzip(r)}
 }
 
 func (d *deferredResponse) Write(p []byte) (int, error) {
@@ -56,7 +57,7 @@ func (d *deferredResponse) send(compress bool) error {
 		d.gz, _ = gzip.NewWriterLevel(d.w, gzipLevel) // the level is valid
 		d.out = d.gz
 	}
-	d.w.WriteHeader(http.StatusOK)
+	d.w.WriteHeader(d.code)
 	_, err := d.out.Write(d.buf)
 	d.buf = nil
 	return err

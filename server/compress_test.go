@@ -54,3 +54,15 @@ func TestYAMLList(t *testing.T) {
 		t.Fatalf("YAML list:\n%s", resp.body)
 	}
 }
+
+func TestLargeObjectCompression(t *testing.T) {
+	api := sqliteAPI(t)
+	body := `{"metadata":{"name":"big"},"data":{"p":"` + strings.Repeat("x", 200<<10) + `"}}`
+	created := api.do("POST", cmPath, body, "Accept-Encoding: gzip").expect(t, http.StatusCreated)
+	if created.header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("large create answer not compressed: %v", created.header)
+	}
+	if got := api.do("GET", cmPath+"/big", "").expect(t, http.StatusOK).object(t); len(str(got, "data", "p")) != 200<<10 {
+		t.Fatal("large object read back wrong")
+	}
+}

@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -132,6 +131,7 @@ func listError(err error, req *request, scope listScope, plan listPlan) error {
 // metadata. The response is compressed past kube-apiserver's threshold when the client accepts
 // gzip. YAML is the exception: it is converted from the whole JSON at the end.
 type listWriter struct {
+	out     output
 	resp    *deferredResponse
 	dst     io.Writer
 	yamlBuf *bytes.Buffer
@@ -145,7 +145,7 @@ type listWriter struct {
 }
 
 func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *request, out output) (*listWriter, error) {
-	lw := &listWriter{resp: newDeferredResponse(w, r, out.contentType()), res: req.res}
+	lw := &listWriter{out: out, resp: newDeferredResponse(w, r, out.contentType()), res: req.res}
 	lw.dst = lw.resp
 	if out.yaml {
 		lw.yamlBuf = &bytes.Buffer{}
@@ -240,11 +240,7 @@ func (lw *listWriter) finish(meta metav1.ListMeta) error {
 	_, _ = lw.dst.Write(m)
 	_, _ = lw.dst.Write([]byte{'}'})
 	if lw.yamlBuf != nil {
-		y, err := yaml.JSONToYAML(lw.yamlBuf.Bytes())
-		if err != nil {
-			return err
-		}
-		_, _ = lw.resp.Write(y)
+		_, _ = lw.resp.Write(inEncoding(lw.out, lw.yamlBuf.Bytes()))
 	}
 	return lw.resp.Close()
 }

@@ -8,14 +8,17 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// writeObject answers one stored object (its JSON as stored) in the negotiated format.
+// writeObject answers one stored object (its JSON as stored) in the negotiated format,
+// compressed when large, as kube-apiserver answers.
 func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, req *request, out output, code int, value []byte) error {
 	body, err := s.encodeObject(r, req, out, value)
 	if err != nil {
 		return err
 	}
-	writeBody(w, out, code, body)
-	return nil
+	resp := newDeferredResponse(w, r, out.contentType())
+	resp.code = code
+	_, _ = resp.Write(inEncoding(out, body))
+	return resp.Close()
 }
 
 // writeJSON answers any JSON-encodable value, such as a Status, in the negotiated encoding.
@@ -25,16 +28,21 @@ func writeJSON(w http.ResponseWriter, out output, code int, v any) {
 }
 
 func writeBody(w http.ResponseWriter, out output, code int, jsonBody []byte) {
-	body := jsonBody
-	if out.yaml {
-		y, err := yaml.JSONToYAML(jsonBody)
-		if err == nil {
-			body = y
-		}
-	}
 	w.Header().Set("Content-Type", out.contentType())
 	w.WriteHeader(code)
-	_, _ = w.Write(body)
+	_, _ = w.Write(inEncoding(out, jsonBody))
+}
+
+// inEncoding is a JSON body in the negotiated encoding.
+func inEncoding(out output, jsonBody []byte) []byte {
+	if !out.yaml {
+		return jsonBody
+	}
+	y, err := yaml.JSONToYAML(jsonBody)
+	if err != nil {
+		return jsonBody
+	}
+	return y
 }
 
 // encodeObject turns a stored object into the JSON of the view the client asked for.
