@@ -374,6 +374,8 @@ func subresourceUpdate(res *Resource, mode updateMode, body, old *unstructured.U
 	} else {
 		unstructured.RemoveNestedField(out.Object, path...)
 	}
+	// The body's managedFields are the write's own (an apply to the subresource sets them).
+	out.SetManagedFields(body.GetManagedFields())
 	return out
 }
 
