@@ -119,3 +119,64 @@ func TestManagedFieldsOfWrites(t *testing.T) {
 		managedEntry("reporter", "Update", "example.com/v1", "status", map[string]any{"f:status": map[string]any{".": map[string]any{}, "f:ready": map[string]any{}}}),
 	})
 }
+
+// TestApplyStatus applies to /status: the manager owns the status, as a status writer.
+func TestApplyStatus(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"n1"}}`).expect(t, http.StatusCreated)
+	got := api.do("PATCH", "/api/v1/namespaces/n1/status?fieldManager=st", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: n1\nstatus:\n  conditions:\n  - type: X\n    status: \"True\"\n", applyPatch).expect(t, http.StatusOK).object(t)
+	expectField(t, got, []any{map[string]any{"type": "X", "status": "True"}}, "status", "conditions")
+	// The namespace had no managed fields (its create set none): what it had goes to
+	// "before-first-apply", as the field manager records it.
+	expectManagedFields(t, got, []any{
+		managedEntry("st", "Apply", "v1", "status", map[string]any{"f:status": map[string]any{"f:conditions": map[string]any{
+			`k:{"type":"X"}`: map[string]any{".": map[string]any{}, "f:status": map[string]any{}, "f:type": map[string]any{}}}}}),
+		managedEntry("before-first-apply", "Update", "v1", "status", map[string]any{
+			"f:metadata": map[string]any{"f:labels": map[string]any{".": map[string]any{}, "f:kubernetes.io/metadata.name": map[string]any{}}},
+			"f:status":   map[string]any{".": map[string]any{}, "f:phase": map[string]any{}}}),
+	})
+
+	api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCRD).expect(t, http.StatusCreated)
+	widget := "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  color: red\nstatus:\n  ready: true\n"
+	got = api.do("PATCH", widgets+"/w?fieldManager=a", widget, applyPatch).expect(t, http.StatusCreated).object(t)
+	expectField(t, got, nil, "status")
+	got = api.do("PATCH", widgets+"/w/status?fieldManager=b", widget, applyPatch).expect(t, http.StatusOK).object(t)
+	expectField(t, got, true, "status", "ready")
+	expectManagedFields(t, got, []any{
+		managedEntry("a", "Apply", "example.com/v1", "", map[string]any{"f:spec": map[string]any{"f:color": map[string]any{}}}),
+		managedEntry("b", "Apply", "example.com/v1", "status", map[string]any{"f:status": map[string]any{"f:ready": map[string]any{}}}),
+	})
+
+}
+
+// TestApplyWithoutSchema applies to custom resources whose schema keeps unknown fields: their
+// fields are deduced from the objects, maps merged key by key.
+func TestApplyWithoutSchema(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", `{"metadata":{"name":"gadgets.example.com"},
+"spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"gadgets","singular":"gadget","kind":"Gadget","listKind":"GadgetList"},
+ "versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`).expect(t, http.StatusCreated)
+	const gadgets = "/apis/example.com/v1/namespaces/default/gadgets"
+	gadget := func(spec string) string {
+		return "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\nspec:\n" + spec
+	}
+	api.do("PATCH", gadgets+"/g?fieldManager=a", gadget("  x:\n    p: 1\n"), applyPatch).expect(t, http.StatusCreated)
+	got := api.do("PATCH", gadgets+"/g?fieldManager=b", gadget("  x:\n    z: 2\n"), applyPatch).expect(t, http.StatusOK).object(t)
+	expectField(t, got, map[string]any{"p": float64(1), "z": float64(2)}, "spec", "x")
+	api.do("PATCH", gadgets+"/g?fieldManager=b", gadget("  x:\n    p: 3\n"), applyPatch).expectStatus(t, metav1.Status{
+		Code: http.StatusConflict, Reason: metav1.StatusReasonConflict,
+		Message: `Apply failed with 1 conflict: conflict with "a": .spec.x.p`,
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldManagerConflict, Message: `conflict with "a"`, Field: ".spec.x.p"}}}})
+}
+
+func TestApplyStrictness(t *testing.T) {
+	api := sqliteAPI(t)
+	config := applyConfigMap("  one: \"1\"\n  one: \"2\"\n")
+	api.do("PATCH", cmPath+"/a?fieldManager=m&fieldValidation=Strict", config, applyPatch).expectStatus(t, metav1.Status{
+		Code: http.StatusBadRequest, Reason: metav1.StatusReasonBadRequest,
+		Message: `error strict decoding patch: error converting YAML to JSON: yaml: unmarshal errors:` + "\n" + `  line 7: key "one" already set in map`})
+	resp := api.do("PATCH", cmPath+"/a?fieldManager=m", config, applyPatch).expect(t, http.StatusCreated)
+	if warnings := resp.header.Values("Warning"); len(warnings) != 1 || !strings.Contains(warnings[0], `key \"one\" already set in map`) {
+		t.Fatalf("warnings %q", warnings)
+	}
+}

@@ -129,7 +129,9 @@ func fieldManagerFor(res *Resource, subresource string) (*managedfields.FieldMan
 
 func newFieldManager(res *Resource, subresource string) (*managedfields.FieldManager, error) {
 	gvk := schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind}
-	hub := schema.GroupVersion{Group: res.Group, Version: res.StorageVersion}
+	// As in kube-apiserver for custom resources, the served version is the hub: the built-ins
+	// are served in one version, and custom resources convert by apiVersion alone.
+	hub := gvk.GroupVersion()
 	resetFields := fieldpath.NewExcludeFilterSetMap(resetFieldsOf(res, subresource))
 	if res.definition == nil {
 		return managedfields.NewDefaultFieldManager(builtinTypeConverter(res.Group), apiVersionConvertor{}, objectDefaulter{}, objectCreater{},

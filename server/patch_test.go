@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
@@ -182,4 +183,41 @@ func TestPatchCustomResource(t *testing.T) {
 			Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
 			Message: "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"})
 	})
+}
+
+// TestPatchConcurrent sends patches without a resourceVersion at once: each is re-applied to
+// the object a concurrent one wrote, so none is lost.
+func TestPatchConcurrent(t *testing.T) {
+	backends(t, func(t *testing.T, api *testAPI) {
+		api.do("POST", cmPath, `{"metadata":{"name":"c"}}`).expect(t, http.StatusCreated)
+		const writers = 8
+		codes := make(chan int, writers)
+		for i := range writers {
+			go func() {
+				codes <- api.do("PATCH", cmPath+"/c", fmt.Sprintf(`{"data":{"k%d":"v"}}`, i), mergePatch).code
+			}()
+		}
+		for range writers {
+			if code := <-codes; code != http.StatusOK {
+				t.Fatalf("concurrent patch: %d", code)
+			}
+		}
+		if data := nested(api.do("GET", cmPath+"/c", "").object(t), "data").(map[string]any); len(data) != writers {
+			t.Fatalf("data after %d patches: %v", writers, data)
+		}
+	})
+}
+
+func TestPatchImmutableMetadata(t *testing.T) {
+	api := sqliteAPI(t)
+	created := api.do("POST", cmPath, `{"metadata":{"name":"i"}}`).expect(t, http.StatusCreated).object(t)
+	api.do("PATCH", cmPath+"/i", `{"metadata":{"uid":"other"}}`, mergePatch).expectStatus(t, metav1.Status{
+		Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
+		Message: `ConfigMap "i" is invalid: metadata.uid: Invalid value: "other": field is immutable`,
+		Details: &metav1.StatusDetails{Name: "i", Kind: "ConfigMap", Causes: []metav1.StatusCause{{
+			Type: metav1.CauseTypeFieldValueInvalid, Message: `Invalid value: "other": field is immutable`, Field: "metadata.uid"}}}})
+	// creationTimestamp is kept whatever the patch says, so this patch changes nothing.
+	got := api.do("PATCH", cmPath+"/i", `{"metadata":{"creationTimestamp":"2000-01-01T00:00:00Z"}}`, mergePatch).expect(t, http.StatusOK).object(t)
+	expectField(t, got, nested(created, "metadata", "creationTimestamp"), "metadata", "creationTimestamp")
+	expectField(t, got, nested(created, "metadata", "resourceVersion"), "metadata", "resourceVersion")
 }
