@@ -26,7 +26,7 @@ type garbageCollector struct {
 	queue *workQueue[gcItem]
 
 	mu         sync.Mutex
-	owners     map[sqlstore.Key]ownedObject // the objects that have ownerReferences
+	owned      map[sqlstore.Key]ownedObject // the objects that have ownerReferences
 	dependents map[types.UID]map[sqlstore.Key]bool
 }
 
@@ -47,7 +47,7 @@ func (s *Server) runGarbageCollector(ctx context.Context) {
 	gc := &garbageCollector{
 		s:          s,
 		queue:      newWorkQueue[gcItem](),
-		owners:     map[sqlstore.Key]ownedObject{},
+		owned:      map[sqlstore.Key]ownedObject{},
 		dependents: map[types.UID]map[sqlstore.Key]bool{},
 	}
 	var initialLists sync.WaitGroup
@@ -127,7 +127,12 @@ func (gc *garbageCollector) syncFollowers(ctx context.Context, followers map[str
 		}
 		followCtx, cancel := context.WithCancel(ctx)
 		followers[name] = cancel
-		go followResource(followCtx, gc.s, name, observer)
+		go func() {
+			followResource(followCtx, gc.s, name, observer)
+			if observer.firstList != nil {
+				observer.firstList() // never listed: no one waits forever
+			}
+		}()
 	}
 	for name, cancel := range followers {
 		if _, ok := resources[name]; !ok {
@@ -163,8 +168,8 @@ func (o *gcObserver) changed(ev *sqlstore.Event) {
 }
 
 // relisted takes a type's full list. Indexed objects of that type missing from it went while
-// the watch was down. After such a gap, owners of that type may have gone unseen too, so every
-// indexed dependent is looked at again.
+// the watch was down. After such a gap, owners of that type without ownerReferences (so not
+// indexed) may have gone unseen too, so every indexed dependent is looked at again.
 func (gc *garbageCollector) relisted(resource string, objects []sqlstore.Object, afterGap bool) {
 	present := map[sqlstore.Key]bool{}
 	for _, o := range objects {
@@ -172,7 +177,7 @@ func (gc *garbageCollector) relisted(resource string, objects []sqlstore.Object,
 		gc.observe(o)
 	}
 	for _, key := range gc.indexedKeys(func(k sqlstore.Key) bool { return k.Resource == resource && !present[k] }) {
-		gc.forget(key)
+		gc.queueAfterDeletion(key, gc.forget(key))
 	}
 	if afterGap {
 		for _, key := range gc.indexedKeys(func(sqlstore.Key) bool { return true }) {
@@ -199,7 +204,7 @@ func (gc *garbageCollector) observe(o sqlstore.Object) {
 		gc.queue.add(gcItem{key: o.Key})
 	}
 	for _, ref := range before.refs {
-		if !slices.ContainsFunc(meta.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == ref.UID }) {
+		if !slices.ContainsFunc(meta.OwnerReferences, func(r metav1.OwnerReference) bool { return sameOwnerReference(r, ref) }) {
 			gc.queueOwner(o.Key, ref)
 		}
 	}
@@ -213,11 +218,16 @@ func (gc *garbageCollector) gone(o sqlstore.Object) {
 		return
 	}
 	gc.forget(o.Key)
-	for _, key := range gc.dependentsOf(obj.Metadata.UID) {
-		gc.queue.add(gcItem{key: key})
+	gc.queueAfterDeletion(o.Key, ownedObject{uid: obj.Metadata.UID, refs: obj.Metadata.OwnerReferences})
+}
+
+// queueAfterDeletion queues the dependents and the owners of the deleted object o at key.
+func (gc *garbageCollector) queueAfterDeletion(key sqlstore.Key, o ownedObject) {
+	for _, dependent := range gc.dependentsOf(o.uid) {
+		gc.queue.add(gcItem{key: dependent})
 	}
-	for _, ref := range obj.Metadata.OwnerReferences {
-		gc.queueOwner(o.Key, ref)
+	for _, ref := range o.refs {
+		gc.queueOwner(key, ref)
 	}
 }
 
@@ -239,12 +249,12 @@ func sameOwnerReference(a, b metav1.OwnerReference) bool {
 func (gc *garbageCollector) index(key sqlstore.Key, o ownedObject) (before ownedObject, existed bool) {
 	gc.mu.Lock()
 	defer gc.mu.Unlock()
-	before, existed = gc.owners[key]
+	before, existed = gc.owned[key]
 	gc.unindexLocked(key)
 	if len(o.refs) == 0 {
 		return before, existed
 	}
-	gc.owners[key] = o
+	gc.owned[key] = o
 	for _, ref := range o.refs {
 		if gc.dependents[ref.UID] == nil {
 			gc.dependents[ref.UID] = map[sqlstore.Key]bool{}
@@ -254,20 +264,23 @@ func (gc *garbageCollector) index(key sqlstore.Key, o ownedObject) (before owned
 	return before, existed
 }
 
-func (gc *garbageCollector) forget(key sqlstore.Key) {
+// forget drops key from the index and returns what it held.
+func (gc *garbageCollector) forget(key sqlstore.Key) ownedObject {
 	gc.mu.Lock()
 	defer gc.mu.Unlock()
+	was := gc.owned[key]
 	gc.unindexLocked(key)
+	return was
 }
 
 func (gc *garbageCollector) unindexLocked(key sqlstore.Key) {
-	for _, ref := range gc.owners[key].refs {
+	for _, ref := range gc.owned[key].refs {
 		delete(gc.dependents[ref.UID], key)
 		if len(gc.dependents[ref.UID]) == 0 {
 			delete(gc.dependents, ref.UID)
 		}
 	}
-	delete(gc.owners, key)
+	delete(gc.owned, key)
 }
 
 // forgetResource drops a type the registry no longer serves (its CRD is gone).
@@ -281,7 +294,7 @@ func (gc *garbageCollector) indexedKeys(keep func(sqlstore.Key) bool) []sqlstore
 	gc.mu.Lock()
 	defer gc.mu.Unlock()
 	var keys []sqlstore.Key
-	for key := range gc.owners {
+	for key := range gc.owned {
 		if keep(key) {
 			keys = append(keys, key)
 		}
@@ -307,7 +320,7 @@ func (gc *garbageCollector) blockingDependentsOf(owner types.UID) []sqlstore.Key
 	defer gc.mu.Unlock()
 	var keys []sqlstore.Key
 	for key := range gc.dependents[owner] {
-		if slices.ContainsFunc(gc.owners[key].refs, func(r metav1.OwnerReference) bool {
+		if slices.ContainsFunc(gc.owned[key].refs, func(r metav1.OwnerReference) bool {
 			return r.UID == owner && r.BlockOwnerDeletion != nil && *r.BlockOwnerDeletion
 		}) {
 			keys = append(keys, key)

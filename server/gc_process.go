@@ -103,7 +103,7 @@ func (gc *garbageCollector) orphan(ctx context.Context, dependent sqlstore.Key, 
 	return gc.removeOwnerReferences(ctx, res, obj, []types.UID{owner})
 }
 
-// ownerStates says what an ownerReference points to.
+// ownerStateKind says what an ownerReference points to.
 type ownerStateKind int
 
 const (
