@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,15 +13,15 @@ import (
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
-// applyPatch merges p's apply configuration into old (or, to create an object, into an empty
+// apply merges p's apply configuration into old (or, to create an object, into an empty
 // one) by server-side apply: p's manager then owns the fields it applied, and fields another
 // manager owns with a different value are a 409 conflict unless the apply is forced.
-func (s *Server) applyPatch(ctx context.Context, req *request, p *patchRequest, mode updateMode, old *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (p *patchRequest) apply(ctx context.Context, res *Resource, mode updateMode, old *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	config := &unstructured.Unstructured{Object: map[string]any{}}
 	if err := utilyaml.Unmarshal(p.body, &config.Object); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
 	}
-	fm, err := fieldManagerFor(req.res, subresourceOf(mode))
+	fm, err := fieldManagerFor(res, subresourceOf(mode))
 	if err != nil {
 		return nil, err
 	}
@@ -63,9 +64,12 @@ func (p *patchRequest) checkApplyStrictness() error {
 // applyCreate creates the object an apply names when it does not exist, as kube-apiserver
 // does: the configuration applied to an empty object, then the create path.
 func (s *Server) applyCreate(ctx context.Context, req *request, p *patchRequest) (sqlstore.Object, error) {
+	if req.res.Terminating {
+		return sqlstore.Object{}, apierrors.NewForbidden(req.gr, req.name, errors.New("create not allowed while custom resource definition is terminating"))
+	}
 	p.warnings = nil
 	empty := newEmptyObject(req.res.groupKind().WithVersion(req.res.Version))
-	obj, err := s.applyPatch(ctx, req, p, replaceAll, empty)
+	obj, err := p.apply(ctx, req.res, replaceAll, empty)
 	if err != nil {
 		return sqlstore.Object{}, err
 	}

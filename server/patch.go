@@ -42,7 +42,8 @@ func patchTypesOf(res *Resource) []string {
 	return []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType), string(types.ApplyYAMLPatchType)}
 }
 
-// patchRequest is one PATCH: its type, its body and options. Applying it to the current object may produce warnings, kept for the answer.
+// patchRequest is one PATCH: its type, its body and options. Applying it to the current object
+// may produce warnings, kept for the answer.
 type patchRequest struct {
 	patchType types.PatchType
 	body      []byte
@@ -161,7 +162,7 @@ func (s *Server) patchAttempt(ctx context.Context, req *request, p *patchRequest
 		return sqlstore.Object{}, err
 	}
 	p.warnings = nil // warnings are those of the last attempt
-	obj, err := s.patchedObject(ctx, req, p, mode, old)
+	obj, err := p.patchedObject(ctx, req, mode, old)
 	if err != nil {
 		return sqlstore.Object{}, err
 	}
@@ -180,10 +181,10 @@ func (s *Server) patchAttempt(ctx context.Context, req *request, p *patchRequest
 }
 
 // patchedObject is old with p applied, decoded as a request body of the type would be.
-func (s *Server) patchedObject(ctx context.Context, req *request, p *patchRequest, mode updateMode, old *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (p *patchRequest) patchedObject(ctx context.Context, req *request, mode updateMode, old *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	switch p.patchType {
 	case types.ApplyYAMLPatchType:
-		return s.applyPatch(ctx, req, p, mode, old)
+		return p.apply(ctx, req.res, mode, old)
 	case types.StrategicMergePatchType:
 		return p.strategicMerge(req.res, old)
 	}

@@ -55,6 +55,13 @@ func TestPatchConfigMap(t *testing.T) {
 		expectField(t, got, map[string]any{"b": "2", "c": "3", "d": "4", "e": "5"}, "data")
 		expectField(t, got, map[string]any{"l": "v"}, "metadata", "labels")
 
+		// Unknown fields of the type are dropped with a warning (fieldValidation=Warn).
+		resp := api.do("PATCH", cmPath+"/p", `{"foo":1}`, mergePatch).expect(t, http.StatusOK)
+		if warnings := resp.header.Values("Warning"); !slices.Equal(warnings, []string{`299 - "unknown field \"foo\""`}) {
+			t.Fatalf("warnings %q", warnings)
+		}
+		expectField(t, resp.object(t), nil, "foo")
+
 		// A patch that changes nothing writes nothing and answers the current object.
 		rv := str(got, "metadata", "resourceVersion")
 		before := api.currentRevision(t)
@@ -113,6 +120,11 @@ func TestPatchErrors(t *testing.T) {
 			Message: ` "" is invalid: patch: Invalid value: "map[data:map[a:1]]": cannot convert int64 to string`,
 			Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "patch",
 				Message: `Invalid value: "map[data:map[a:1]]": cannot convert int64 to string`}}}}},
+		{"unknown field under Strict", cmPath + "/p?fieldValidation=Strict", `{"foo":1}`, strategicPatch, metav1.Status{
+			Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
+			Message: ` "" is invalid: patch: Invalid value: "map[foo:1]": strict decoding error: unknown field "foo"`,
+			Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "patch",
+				Message: `Invalid value: "map[foo:1]": strict decoding error: unknown field "foo"`}}}}},
 		{"force without apply", cmPath + "/p?force=true", `{}`, mergePatch, metav1.Status{
 			Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
 			Message: `PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch`,
