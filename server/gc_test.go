@@ -6,8 +6,11 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -151,23 +154,41 @@ func TestGarbageCollectorForegroundEvents(t *testing.T) {
 		defer w.Stop()
 		c.deleteConfigMap(t, "owner", metav1.DeletePropagationForeground)
 
+		// The owner is marked, its dependent deleted, then the owner goes.
 		events := receiveEvents(t, w, 3)
 		wantEventTypes(t, events, watch.Modified, watch.Deleted, watch.Deleted)
-		names := []string{}
-		for _, ev := range events {
-			names = append(names, ev.Object.(*corev1.ConfigMap).Name)
+		marked, deletedChild, deletedOwner := events[0].Object.(*corev1.ConfigMap), events[1].Object.(*corev1.ConfigMap), events[2].Object.(*corev1.ConfigMap)
+		if marked.DeletionTimestamp == nil {
+			t.Fatalf("owner marked for deletion without deletionTimestamp: %+v", marked.ObjectMeta)
 		}
-		if !slices.Equal(names, []string{"owner", "child", "owner"}) {
-			t.Fatalf("events for %v", names)
-		}
-		marked := events[0].Object.(*corev1.ConfigMap)
-		if marked.DeletionTimestamp == nil || *marked.DeletionGracePeriodSeconds != 0 || !slices.Equal(marked.Finalizers, []string{"foregroundDeletion"}) {
-			t.Fatalf("owner marked for foreground deletion: %+v", marked.ObjectMeta)
-		}
+		zero := int64(0)
+		wantMarked := owner.DeepCopy()
+		wantMarked.ResourceVersion, wantMarked.DeletionTimestamp = marked.ResourceVersion, marked.DeletionTimestamp
+		wantMarked.DeletionGracePeriodSeconds, wantMarked.Finalizers = &zero, []string{"foregroundDeletion"}
+		wantSameObject(t, "owner marked for foreground deletion", marked, wantMarked)
+		wantChild := child.DeepCopy()
+		wantChild.ResourceVersion = deletedChild.ResourceVersion
+		wantSameObject(t, "deleted dependent", deletedChild, wantChild)
+		// The owner's last state is the marked one; what its deletion carries in
+		// metadata.finalizers is the delete path's choice, not the collector's.
+		wantOwner := marked.DeepCopy()
+		wantOwner.ResourceVersion, wantOwner.Finalizers = deletedOwner.ResourceVersion, deletedOwner.Finalizers
+		wantSameObject(t, "deleted owner", deletedOwner, wantOwner)
 		if _, err := c.getConfigMap(t, "owner"); !apierrors.IsNotFound(err) {
 			t.Fatalf("owner after its deletion: %v", err)
 		}
 	})
+}
+
+// wantSameObject compares objects, their type meta aside (typed clients drop it).
+func wantSameObject(t *testing.T, what string, got, want runtime.Object) {
+	t.Helper()
+	got, want = got.DeepCopyObject(), want.DeepCopyObject()
+	got.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	want.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	if !apiequality.Semantic.DeepEqual(got, want) {
+		t.Fatalf("%s\n got %+v\nwant %+v", what, got, want)
+	}
 }
 
 func anyStrings(v any) []string {

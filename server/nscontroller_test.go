@@ -115,10 +115,18 @@ func TestNamespaceDeletionRemovesContent(t *testing.T) {
 		if terminating.Status.Phase != corev1.NamespaceTerminating || terminating.DeletionTimestamp == nil || len(terminating.Status.Conditions) != 0 {
 			t.Errorf("first event: %+v", terminating)
 		}
-		wantNamespaceConditions(t, events[1].Object.(*corev1.Namespace), nil)
-		if gone := events[2].Object.(*corev1.Namespace); len(gone.Spec.Finalizers) != 0 {
-			t.Errorf("deleted namespace still has spec.finalizers %v", gone.Spec.Finalizers)
+		// The controller changed only the status conditions, recorded as its status update.
+		conditioned := events[1].Object.(*corev1.Namespace)
+		wantNamespaceConditions(t, conditioned, nil)
+		want := terminating.DeepCopy()
+		want.ResourceVersion, want.Status.Conditions, want.ManagedFields = conditioned.ResourceVersion, conditioned.Status.Conditions, conditioned.ManagedFields
+		wantSameObject(t, "namespace with its deletion conditions", conditioned, want)
+		if !slices.ContainsFunc(conditioned.ManagedFields, func(m metav1.ManagedFieldsEntry) bool {
+			return m.Manager == "kube-controller-manager" && m.Operation == metav1.ManagedFieldsOperationUpdate && m.Subresource == "status"
+		}) {
+			t.Errorf("managedFields without the controller's status update: %+v", conditioned.ManagedFields)
 		}
+		wantNamespaceConditions(t, events[2].Object.(*corev1.Namespace), nil)
 	})
 }
 
