@@ -92,7 +92,8 @@ func builtinFields(res *Resource, selector fields.Selector) (func([]byte) (field
 	typeFields, hasTypeFields := selectableFields[res.StorageName]
 	paths := map[string][]string{}
 	for _, req := range selector.Requirements() {
-		if isMetadataField(req.Field) {
+		// Types with field labels of their own list metadata.namespace only when namespaced.
+		if req.Field == "metadata.name" || (req.Field == "metadata.namespace" && (res.Namespaced || !hasTypeFields)) {
 			continue
 		}
 		path, ok := typeFields[req.Field]

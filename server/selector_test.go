@@ -107,4 +107,5 @@ func TestFieldSelectors(t *testing.T) {
 	bad(cmPath, "data.a=1", `"data.a" is not a known field selector: only "metadata.name", "metadata.namespace"`)
 	bad("/api/v1/namespaces/default/secrets", "data.a=1", "field label not supported: data.a")
 	bad(cmPath, "metadata.name", "invalid selector: 'metadata.name'; can't understand 'metadata.name'")
+	bad("/api/v1/namespaces", "metadata.namespace=x", "field label not supported: metadata.namespace")
 }
