@@ -79,13 +79,15 @@ func watchTimeout(opts *internalversion.ListOptions) time.Duration {
 
 // watchStream is one watch response in progress.
 type watchStream struct {
-	s         *Server
-	w         http.ResponseWriter
-	rc        *http.ResponseController
-	req       *request
-	sel       *selection
-	namespace string // the namespace storage narrows the watch to
-	bookmarks bool
+	s   *Server
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	req *request
+	sel *selection
+	// selectsAll is sel.empty(), asked once rather than for every event.
+	selectsAll bool
+	namespace  string // the namespace storage narrows the watch to
+	bookmarks  bool
 	// encode turns an object as stored into the view the client asked for.
 	encode func(value []byte) ([]byte, error)
 	// floor is the revision the changes sent start after: the one asked for, or the snapshot of
@@ -130,7 +132,7 @@ func (s *Server) newWatchStream(w http.ResponseWriter, r *http.Request, req *req
 	if err != nil {
 		return nil, nil, err
 	}
-	ws := &watchStream{s: s, w: w, rc: http.NewResponseController(w), req: req, sel: sel, encode: encode,
+	ws := &watchStream{s: s, w: w, rc: http.NewResponseController(w), req: req, sel: sel, selectsAll: sel.empty(), encode: encode,
 		namespace: req.namespace, bookmarks: opts.AllowWatchBookmarks, floor: start,
 		gzip: isWatchList(opts) && acceptsGzip(r)}
 	if ws.namespace == "" && req.res.Namespaced {
@@ -207,6 +209,7 @@ func (ws *watchStream) begin() {
 		ws.w.Header().Add("Vary", "Accept-Encoding")
 	}
 	ws.w.WriteHeader(http.StatusOK)
+	ws.setWriteDeadline()
 	_ = ws.flush()
 }
 
@@ -241,7 +244,7 @@ func (ws *watchStream) sendInitialEvents(ctx context.Context, minRevision int64)
 		}
 	}
 	opts := sqlstore.ListOptions{Resource: ws.req.res.StorageName, Namespace: ws.namespace}
-	if !ws.sel.empty() {
+	if !ws.selectsAll {
 		opts.Filter = func(o sqlstore.Object) bool { return ws.sel.matches(o.Value) }
 	}
 	result, err := ws.s.store.List(ctx, opts, func(o sqlstore.Object) error {
@@ -356,7 +359,7 @@ func (ws *watchStream) change(ev *sqlstore.Event) (eventType watch.EventType, va
 // A deleted object has no new state.
 func (ws *watchStream) selected(ev *sqlstore.Event) (now, before bool) {
 	hasBefore := ev.Prev != nil || ev.Op == sqlstore.OpDelete
-	if ws.sel.empty() {
+	if ws.selectsAll {
 		return ev.Op != sqlstore.OpDelete, hasBefore
 	}
 	m := ev.Memo(func() any { return decodeEventMeta(ev) }).(*eventMeta)
@@ -480,11 +483,11 @@ func (ws *watchStream) body() io.Writer {
 	return ws.gzWriter
 }
 
+// flush sends what was written, within the deadline the write before it set.
 func (ws *watchStream) flush() error {
 	if !ws.begun {
 		return nil // nothing to send yet; flushing would send a header without its Content-Type
 	}
-	ws.setWriteDeadline()
 	if err := ws.closeGzipMember(); err != nil {
 		return err
 	}
