@@ -233,3 +233,14 @@ func TestPatchImmutableMetadata(t *testing.T) {
 	expectField(t, got, nested(created, "metadata", "creationTimestamp"), "metadata", "creationTimestamp")
 	expectField(t, got, nested(created, "metadata", "resourceVersion"), "metadata", "resourceVersion")
 }
+
+// TestPatchRemovesLastFinalizer: removing the last finalizer of an object being deleted
+// deletes it.
+func TestPatchRemovesLastFinalizer(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do("POST", cmPath, `{"metadata":{"name":"f","finalizers":["example.com/x"]}}`).expect(t, http.StatusCreated)
+	api.do("DELETE", cmPath+"/f", "").expect(t, http.StatusOK)
+	got := api.do("PATCH", cmPath+"/f", `{"metadata":{"finalizers":null}}`, mergePatch).expect(t, http.StatusOK).object(t)
+	expectField(t, got, nil, "metadata", "finalizers")
+	api.do("GET", cmPath+"/f", "").expect(t, http.StatusNotFound)
+}
