@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -81,7 +82,6 @@ func (gc *garbageCollector) processOwner(ctx context.Context, key sqlstore.Key) 
 				return err
 			}
 		}
-		return gc.removeFinalizer(ctx, res, obj, metav1.FinalizerOrphanDependents)
 	case slices.Contains(finalizers, metav1.FinalizerDeleteDependents):
 		for _, dependent := range gc.dependentsOf(obj.GetUID()) {
 			gc.queue.add(gcItem{key: dependent})
@@ -89,9 +89,60 @@ func (gc *garbageCollector) processOwner(ctx context.Context, key sqlstore.Key) 
 		if len(gc.blockingDependentsOf(obj.GetUID())) > 0 {
 			return nil // their deletion queues this owner again
 		}
-		return gc.removeFinalizer(ctx, res, obj, metav1.FinalizerDeleteDependents)
+	default:
+		return nil
+	}
+	if err := gc.checkAllDependentsIndexed(ctx, obj.GetUID()); err != nil {
+		return err
+	}
+	return gc.removeFinalizer(ctx, res, obj, propagationFinalizerOf(finalizers))
+}
+
+// propagationFinalizerOf is the garbage collector's finalizer among finalizers (orphan first,
+// as validation allows only one of them).
+func propagationFinalizerOf(finalizers []string) string {
+	if slices.Contains(finalizers, metav1.FinalizerOrphanDependents) {
+		return metav1.FinalizerOrphanDependents
+	}
+	return metav1.FinalizerDeleteDependents
+}
+
+// errDependentsNotIndexed: an owner's dependents were found in storage before the index had
+// them; the owner is looked at again once they are.
+var errDependentsNotIndexed = errors.New("garbage collector: dependents not indexed yet")
+
+// checkAllDependentsIndexed scans storage for objects that refer to owner but are not in the
+// index yet, and indexes them. Each type has its own watch, so the index may lag behind the
+// owner's deletion for dependents of other types; removing an owner's orphan or
+// foregroundDeletion finalizer cannot be undone, so it is done only once storage confirms the
+// index. This scan reads every object, but only once per owner deleted with Orphan or
+// Foreground; Background deletions never need it.
+func (gc *garbageCollector) checkAllDependentsIndexed(ctx context.Context, owner types.UID) error {
+	mentionsOwner := func(o sqlstore.Object) bool { return bytes.Contains(o.Value, []byte(owner)) }
+	missed := false
+	for resource := range gc.s.registry.storageResources() {
+		_, err := gc.s.store.List(ctx, sqlstore.ListOptions{Resource: resource, Filter: mentionsOwner}, func(o sqlstore.Object) error {
+			if gc.refersTo(o, owner) && !gc.isIndexedDependent(o.Key, owner) {
+				gc.observe(o)
+				missed = true
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if missed {
+		return errDependentsNotIndexed
 	}
 	return nil
+}
+
+// refersTo says whether the stored object o has an ownerReference to owner.
+func (gc *garbageCollector) refersTo(o sqlstore.Object, owner types.UID) bool {
+	var obj partialObject
+	return jsonUnmarshalStored(o.Value, &obj) == nil &&
+		slices.ContainsFunc(obj.Metadata.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == owner })
 }
 
 // orphan removes the dependent's references to owner.
