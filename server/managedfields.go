@@ -54,10 +54,15 @@ func managerOrUserAgent(manager, userAgent string) string {
 // old to obj changes, owned by req.manager, as kube-apiserver's create and update handlers do
 // before the type's strategy runs. A write without a manager (an apply) has them already.
 func recordManagedFields(ctx context.Context, req *request, mode updateMode, obj, old *unstructured.Unstructured) *unstructured.Unstructured {
+	return recordSubresourceManagedFields(ctx, req, subresourceOf(mode), obj, old)
+}
+
+// recordSubresourceManagedFields is recordManagedFields for a write through subresource.
+func recordSubresourceManagedFields(ctx context.Context, req *request, subresource string, obj, old *unstructured.Unstructured) *unstructured.Unstructured {
 	if req.manager == "" {
 		return obj
 	}
-	fm, err := fieldManagerFor(req.res, subresourceOf(mode))
+	fm, err := fieldManagerFor(req.res, subresource)
 	if err != nil {
 		return obj // the type's schema cannot track fields; kube-apiserver would not serve it
 	}

@@ -79,7 +79,11 @@ func (s *Server) patcher(mode updateMode) verbHandler {
 func (s *Server) readPatch(r *http.Request, req *request) (*patchRequest, output, error) {
 	p := &patchRequest{userAgent: r.UserAgent()}
 	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if accepted := patchTypesOf(req.res); !slices.Contains(accepted, mediaType) {
+	accepted := patchTypesOf(req.res)
+	if req.subresource == "scale" {
+		accepted = scalePatchTypes
+	}
+	if !slices.Contains(accepted, mediaType) {
 		return nil, output{}, errUnsupportedMediaType(accepted)
 	}
 	p.patchType = types.PatchType(mediaType)
