@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -29,6 +30,10 @@ var scaleDecoder = func() runtime.Decoder {
 	}
 	return serializer.NewCodecFactory(scheme).UniversalDeserializer()
 }()
+
+// scalePatchTypes are the patches /scale accepts: a Scale is a Go type, so strategic merge
+// patches apply to it even for custom resources. Server-side apply is not supported here.
+var scalePatchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType)}
 
 // replicasUnset stands for a spec replicas field missing from the object in the Scale a patch
 // is applied to, as apiextensions-apiserver does, so that a patch that does not set it fails.
@@ -102,9 +107,6 @@ func (s *Server) servePatchScale(w http.ResponseWriter, r *http.Request, req *re
 	if err != nil {
 		return err
 	}
-	if p.patchType != types.JSONPatchType && p.patchType != types.MergePatchType {
-		return errUnsupportedMediaType([]string{string(types.JSONPatchType), string(types.MergePatchType)})
-	}
 	req.dryRun = len(p.opts.DryRun) > 0
 	req.manager = p.manager()
 	return s.scaleAndRespond(w, r, req, out, func(old *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
@@ -112,12 +114,25 @@ func (s *Server) servePatchScale(w http.ResponseWriter, r *http.Request, req *re
 		if err != nil {
 			return nil, err
 		}
-		patched, _, err := p.applyJSON(doc)
+		patched, err := p.applyToScale(doc)
 		if err != nil {
 			return nil, err
 		}
 		return decodeScale(patched)
 	})
+}
+
+// applyToScale applies the patch to a Scale's JSON.
+func (p *patchRequest) applyToScale(doc []byte) ([]byte, error) {
+	if p.patchType != types.StrategicMergePatchType {
+		patched, _, err := p.applyJSON(doc)
+		return patched, err
+	}
+	patched, err := strategicpatch.StrategicMergePatch(doc, p.body, autoscalingv1.Scale{})
+	if err != nil {
+		return nil, strategicMergeError(err)
+	}
+	return patched, nil
 }
 
 func decodeScale(body []byte) (*autoscalingv1.Scale, error) {
@@ -152,16 +167,24 @@ type scaleChange func(current *autoscalingv1.Scale) (*autoscalingv1.Scale, error
 // kube-apiserver, a Scale with a resourceVersion applies only to that version (409 otherwise);
 // without, a concurrent write makes it retry against the newer object.
 func (s *Server) updateScale(ctx context.Context, req *request, change scaleChange) (sqlstore.Object, error) {
+	// The manager is recorded here, as the scale subresource's; the update path records nothing.
+	update := *req
+	update.manager = ""
 	for {
 		current, err := s.store.Get(ctx, req.key())
 		if err != nil {
 			return sqlstore.Object{}, storageError(err, req.gr, req.name)
 		}
-		obj, precondition, err := scaledObject(req, current, change)
+		old, err := decodeServed(req.res, current.Value)
 		if err != nil {
 			return sqlstore.Object{}, err
 		}
-		stored, err := s.applyUpdate(ctx, req, current, obj, replaceAll)
+		obj, precondition, err := scaledObject(req, old, revisionString(current.Revision), change)
+		if err != nil {
+			return sqlstore.Object{}, err
+		}
+		obj = recordSubresourceManagedFields(ctx, req, "scale", obj, old)
+		stored, err := s.applyUpdate(ctx, &update, current, obj, replaceAll)
 		if errors.Is(err, sqlstore.ErrConflict) && !precondition {
 			continue
 		}
@@ -172,31 +195,28 @@ func (s *Server) updateScale(ctx context.Context, req *request, change scaleChan
 	}
 }
 
-// scaledObject is the current object with the spec replicas the change asks for; precondition
-// says whether the new Scale named the resourceVersion it applies to.
-func scaledObject(req *request, current sqlstore.Object, change scaleChange) (obj *unstructured.Unstructured, precondition bool, err error) {
-	obj, err = decodeServed(req.res, current.Value)
-	if err != nil {
-		return nil, false, err
-	}
+// scaledObject is old, at resourceVersion, with the spec replicas the change asks for;
+// precondition says whether the new Scale named the resourceVersion it applies to.
+func scaledObject(req *request, old *unstructured.Unstructured, resourceVersion string, change scaleChange) (obj *unstructured.Unstructured, precondition bool, err error) {
 	paths := req.res.Scale
-	old, found, err := scaleOf(paths, obj)
+	current, found, err := scaleOf(paths, old)
 	if err != nil {
 		return nil, false, err
 	}
 	if !found {
-		old.Spec.Replicas = replicasUnset
+		current.Spec.Replicas = replicasUnset
 	}
-	scale, err := change(old)
+	scale, err := change(current)
 	if err != nil {
 		return nil, false, err
 	}
 	if scale.Spec.Replicas == replicasUnset {
 		return nil, false, apierrors.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", paths.SpecReplicasPath))
 	}
-	if rv := scale.ResourceVersion; rv != "" && rv != revisionString(current.Revision) {
+	if rv := scale.ResourceVersion; rv != "" && rv != resourceVersion {
 		return nil, false, apierrors.NewConflict(req.gr, req.name, errors.New(conflictMessage))
 	}
+	obj = old.DeepCopy()
 	if err := unstructured.SetNestedField(obj.Object, int64(scale.Spec.Replicas), splitFieldPath(paths.SpecReplicasPath)...); err != nil {
 		return nil, false, apierrors.NewBadRequest(err.Error())
 	}

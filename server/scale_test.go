@@ -48,8 +48,9 @@ func TestScaleSubresource(t *testing.T) {
 			t.Fatalf("scale %+v, want %+v", got, want)
 		}
 
-		// A merge patch, as kubectl scale sends, writes spec.replicas and bumps the generation.
-		patched := decodeScaleResponse(t, api.do("PATCH", sprockets+"/s/scale", `{"spec":{"replicas":3}}`, "Content-Type: application/merge-patch+json").expect(t, http.StatusOK))
+		// A merge patch, as kubectl scale sends, writes spec.replicas and bumps the generation;
+		// the manager owns spec.replicas through the scale subresource.
+		patched := decodeScaleResponse(t, api.do("PATCH", sprockets+"/s/scale?fieldManager=scaler", `{"spec":{"replicas":3}}`, "Content-Type: application/merge-patch+json").expect(t, http.StatusOK))
 		if patched.Spec.Replicas != 3 || patched.Status.Replicas != 1 || patched.ResourceVersion == rv {
 			t.Fatalf("patched scale %+v", patched)
 		}
@@ -57,6 +58,16 @@ func TestScaleSubresource(t *testing.T) {
 		if nested(obj, "spec", "replicas") != float64(3) || nested(obj, "metadata", "generation") != float64(2) {
 			t.Fatalf("scaled object %v", obj)
 		}
+		if entry := managedFieldsEntry(t, obj, "scaler"); entry["operation"] != "Update" || entry["subresource"] != "scale" ||
+			!equalJSON(entry["fieldsV1"], map[string]any{"f:spec": map[string]any{"f:replicas": map[string]any{}}}) {
+			t.Fatalf("managedFields entry of the scaler: %v", entry)
+		}
+		smp := decodeScaleResponse(t, api.do("PATCH", sprockets+"/s/scale", `{"spec":{"replicas":4}}`, "Content-Type: application/strategic-merge-patch+json").expect(t, http.StatusOK))
+		patched = decodeScaleResponse(t, api.do("PATCH", sprockets+"/s/scale", `[{"op":"replace","path":"/spec/replicas","value":3}]`, "Content-Type: application/json-patch+json").expect(t, http.StatusOK))
+		if smp.Spec.Replicas != 4 || patched.Spec.Replicas != 3 {
+			t.Fatalf("strategic merge patch to %d, then JSON patch to %d", smp.Spec.Replicas, patched.Spec.Replicas)
+		}
+		api.do("PATCH", sprockets+"/s/scale", `{}`, "Content-Type: application/apply-patch+yaml").expect(t, http.StatusUnsupportedMediaType)
 
 		// PUT with a stale resourceVersion conflicts; with the current one it applies.
 		api.do("PUT", sprockets+"/s/scale", `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"s","resourceVersion":"`+rv+`"},"spec":{"replicas":5}}`).expectStatus(t, metav1.Status{
@@ -87,6 +98,19 @@ func TestScaleSubresource(t *testing.T) {
 			Details: &metav1.StatusDetails{Name: "missing", Group: "example.com", Kind: "sprockets"}})
 		api.do("GET", "/api/v1/namespaces/default/configmaps/x/scale", "").expect(t, http.StatusNotFound)
 	})
+}
+
+// managedFieldsEntry is obj's managedFields entry of manager.
+func managedFieldsEntry(t *testing.T, obj map[string]any, manager string) map[string]any {
+	t.Helper()
+	entries, _ := nested(obj, "metadata", "managedFields").([]any)
+	for _, e := range entries {
+		if entry, ok := e.(map[string]any); ok && entry["manager"] == manager {
+			return entry
+		}
+	}
+	t.Fatalf("no managedFields entry of %s: %v", manager, entries)
+	return nil
 }
 
 func equalJSON(a, b any) bool {
