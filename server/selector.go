@@ -121,7 +121,7 @@ func schemaFields(res *Resource, selector fields.Selector) (func([]byte) (fields
 		return nil, nil
 	}
 	return func(value []byte) (fields.Set, error) {
-		obj, err := decodeStored(value)
+		obj, err := decodeServed(res, value) // with the defaults a selectable field may have
 		if err != nil {
 			return nil, err
 		}
