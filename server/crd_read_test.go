@@ -11,13 +11,14 @@ const gadgetCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourc
 "spec":{"group":"example.com","scope":"Namespaced",
  "names":{"plural":"gadgets","singular":"gadget","kind":"Gadget","listKind":"GadgetList"},
  "versions":[{"name":"v1","served":true,"storage":true,
+   "selectableFields":[{"jsonPath":".spec.size"}],
    "schema":{"openAPIV3Schema":{"type":"object","properties":{
      "spec":{"type":"object","properties":{"size":{"type":"integer"}}}}}}}]}}`
 
 const gadgets = "/apis/example.com/v1/namespaces/default/gadgets"
 
 // An object stored before its schema had a default reads with the default, through get, list
-// and watch, as kube-apiserver's storage decoder defaults what it reads.
+// (field selectors included) and watch, as kube-apiserver's storage decoder defaults what it reads.
 func TestDefaultsAppliedOnRead(t *testing.T) {
 	backends(t, func(t *testing.T, api *testAPI) {
 		api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", gadgetCRD).expect(t, http.StatusCreated)
@@ -36,6 +37,9 @@ func TestDefaultsAppliedOnRead(t *testing.T) {
 		list := api.do("GET", gadgets, "").expect(t, http.StatusOK).object(t)
 		if item := list["items"].([]any)[0].(map[string]any); nested(item, "spec", "size") != float64(3) {
 			t.Fatalf("list item: %v", item)
+		}
+		if names := api.list(t, gadgets+"?fieldSelector=spec.size%3D3").names(); len(names) != 1 || names[0] != "g" {
+			t.Fatalf("spec.size=3 selected %v", names)
 		}
 		ev := api.watch(gadgets + "?watch=1").next()
 		if o := ev.object(t); ev.Type != "ADDED" || nested(o, "spec", "size") != float64(3) {
