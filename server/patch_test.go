@@ -61,6 +61,10 @@ func TestPatchConfigMap(t *testing.T) {
 			t.Fatalf("warnings %q", warnings)
 		}
 		expectField(t, resp.object(t), nil, "foo")
+		resp = api.do("PATCH", cmPath+"/p?fieldValidation=Ignore", `{"foo":1}`, mergePatch).expect(t, http.StatusOK)
+		if warnings := resp.header.Values("Warning"); len(warnings) != 0 {
+			t.Fatalf("warnings under Ignore: %q", warnings)
+		}
 
 		// A patch that changes nothing writes nothing and answers the current object.
 		rv := str(got, "metadata", "resourceVersion")
