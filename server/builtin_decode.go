@@ -15,7 +15,7 @@ import (
 // builtinDecoders read the built-ins' request bodies as their Go types, by storage name.
 var builtinDecoders = map[string]func(*unstructured.Unstructured) ([]string, error){
 	"configmaps":                  decodeAs[corev1.ConfigMap](nil),
-	"secrets":                     decodeAs(mergeStringData),
+	"secrets":                     decodeAs(decodeSecret),
 	"namespaces":                  decodeAs[corev1.Namespace](nil),
 	"serviceaccounts":             decodeAs[corev1.ServiceAccount](nil),
 	"events":                      decodeAs[corev1.Event](nil),
@@ -69,9 +69,13 @@ func unknownFieldPaths(strictErrs []error) []string {
 	return paths
 }
 
-// mergeStringData folds a secret's write-only stringData into data, as kube-apiserver's
-// conversion of a v1 Secret does: stringData wins over data for the same key.
-func mergeStringData(s *corev1.Secret) {
+// decodeSecret applies what kube-apiserver does to a v1 Secret body: defaulting gives it type
+// Opaque, and conversion folds the write-only stringData into data (stringData wins over data for
+// the same key).
+func decodeSecret(s *corev1.Secret) {
+	if s.Type == "" {
+		s.Type = corev1.SecretTypeOpaque
+	}
 	for key, value := range s.StringData {
 		if s.Data == nil {
 			s.Data = map[string][]byte{}

@@ -25,10 +25,10 @@ func TestBuiltinDecode(t *testing.T) {
 		body:     `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":1}}`,
 		err:      "json: cannot unmarshal number into Go struct field ConfigMap.data of type string",
 	}, {
-		name:     "stringData goes into data",
+		name:     "stringData goes into data, type defaults to Opaque",
 		resource: "secrets",
 		body:     `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"data":{"a":"YQ==","b":"Yg=="},"stringData":{"b":"B"}}`,
-		want:     "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ndata: {a: YQ==, b: Qg==}\n",
+		want:     "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ndata: {a: YQ==, b: Qg==}\ntype: Opaque\n",
 	}, {
 		name:     "CRD defaults",
 		resource: crdStorageName,

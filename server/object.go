@@ -20,8 +20,6 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
-
-	"github.com/sqlkube/sqlkube/server/crdschema"
 )
 
 // readBody reads a request body of at most limit bytes; a longer one is 413, as kube-apiserver
@@ -53,11 +51,12 @@ func (s *Server) readRequestBody(r *http.Request, protobufOK bool) (body []byte,
 	return body, format == bodyYAML, err
 }
 
-// decodeObject reads the request body as an object of res's kind, in JSON or YAML by its
-// Content-Type. A missing kind or apiVersion is filled from the path, as kube-apiserver defaults
-// them; a different one is 400. Custom resources are pruned and defaulted by their schema, and
-// their unknown fields handled as fieldValidation says: returned as warnings (Warn, the default),
-// ignored, or 400 (Strict).
+// decodeObject reads the request body as an object of res's kind, in JSON, YAML or (built-ins)
+// protobuf by its Content-Type. A missing kind or apiVersion is filled from the path, as
+// kube-apiserver defaults them; a different one is 400. The object is then decoded as the type:
+// built-ins through their Go types, custom resources pruned and defaulted by their schema; the
+// fields the type does not know are handled as fieldValidation says: returned as warnings (Warn,
+// the default), ignored, or 400 (Strict).
 func (s *Server) decodeObject(r *http.Request, res *Resource, fieldValidation string) (*unstructured.Unstructured, []string, error) {
 	body, isYAML, err := s.readRequestBody(r, res.CRDName == "")
 	if err != nil {
@@ -70,27 +69,31 @@ func (s *Server) decodeObject(r *http.Request, res *Resource, fieldValidation st
 	if err := checkTypeMeta(obj, res); err != nil {
 		return nil, nil, err
 	}
-	if res.Schema == nil {
-		return obj, nil, nil
-	}
-	unknown, err := res.Schema.PruneAndDefault(obj)
+	unknown, err := decodeAsRequestBody(res)(obj)
 	if err != nil {
-		return nil, nil, res.Schema.DecodeError(obj.GetKind(), res.Version, err)
+		return nil, nil, errUndecodableAs(res, obj, err)
 	}
 	switch fieldValidation {
 	case metav1.FieldValidationIgnore:
 		return obj, nil, nil
 	case metav1.FieldValidationStrict:
 		if len(unknown) > 0 {
-			return nil, nil, res.Schema.StrictDecodingError(obj.GetKind(), res.Version, nil, unknown)
+			return nil, nil, errUndecodableAs(res, obj, runtime.NewStrictDecodingError(unknown))
 		}
 		return obj, nil, nil
 	}
-	var warnings []string
-	for _, e := range crdschema.UnknownFieldErrors(unknown) {
-		warnings = append(warnings, e.Error())
+	warnings := make([]string, len(unknown))
+	for i, e := range unknown {
+		warnings[i] = e.Error()
 	}
 	return obj, warnings, nil
+}
+
+// errUndecodableAs is kube-apiserver's 400 for a body that does not decode as res's type (or,
+// under fieldValidation=Strict, has fields the type does not know).
+func errUndecodableAs(res *Resource, body *unstructured.Unstructured, err error) error {
+	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
+		body.GetKind(), res.Version, res.Kind, err))
 }
 
 // addWarnings sends warnings as kube-apiserver does, in Warning headers with code 299.
