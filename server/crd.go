@@ -311,6 +311,10 @@ func (g *Registry) servedResources(crd *apiextensionsv1.CustomResourceDefinition
 		}
 		served = append(served, crdVersionResource(crd, v, storageVersion, schema))
 	}
+	defaults := storageDefaults(crd, storageVersion, served)
+	for _, r := range served {
+		r.storageDefaults = defaults
+	}
 	return served
 }
 
@@ -335,7 +339,6 @@ func crdVersionResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiext
 		definition:       crd,
 		Terminating:      terminating,
 		Schema:           schema,
-		readsDefaults:    schemaHasDefaults(v.Schema),
 		PrepareForCreate: schema.PrepareForCreate,
 		PrepareForUpdate: schema.PrepareForUpdate,
 		Validate: func(obj, old *unstructured.Unstructured) field.ErrorList {

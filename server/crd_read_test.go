@@ -58,3 +58,35 @@ func (a *testAPI) mustLookup(t *testing.T, name string) *Resource {
 	t.Helper()
 	return a.server.registry.mustLookup(t, "example.com", "v1", name)
 }
+
+// doodadCRD serves v1 (storage) and v2, whose schemas differ; v1 has no default yet.
+const doodadCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+"metadata":{"name":"doodads.example.com"},
+"spec":{"group":"example.com","scope":"Namespaced",
+ "names":{"plural":"doodads","singular":"doodad","kind":"Doodad","listKind":"DoodadList"},
+ "versions":[
+  {"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{
+    "spec":{"type":"object","properties":{"size":{"type":"integer"},"legacy":{"type":"string"}}}}}}},
+  {"name":"v2","served":true,"storage":false,"schema":{"openAPIV3Schema":{"type":"object","properties":{
+    "spec":{"type":"object","properties":{"size":{"type":"integer"},"shiny":{"type":"boolean","default":true}}}}}}}]}}`
+
+// Reads default with the storage version's schema, then prune with the schema of the version
+// served, as kube-apiserver's storage decoder and converter do.
+func TestReadThroughAnotherVersion(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", doodadCRD).expect(t, http.StatusCreated)
+	api.do("POST", "/apis/example.com/v1/namespaces/default/doodads", `{"metadata":{"name":"d"},"spec":{"legacy":"x"}}`).expect(t, http.StatusCreated)
+	api.do("PATCH", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/doodads.example.com",
+		`[{"op":"add","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/size/default","value":2}]`,
+		"Content-Type: application/json-patch+json").expect(t, http.StatusOK)
+
+	for version, want := range map[string]map[string]any{
+		"v1": {"size": float64(2), "legacy": "x"},
+		"v2": {"size": float64(2)},
+	} {
+		got := api.do("GET", "/apis/example.com/"+version+"/namespaces/default/doodads/d", "").expect(t, http.StatusOK).object(t)
+		if !equalJSON(got["spec"], want) || got["apiVersion"] != "example.com/"+version {
+			t.Errorf("read through %s: %v, want spec %v", version, got, want)
+		}
+	}
+}

@@ -66,9 +66,10 @@ type Resource struct {
 	// reading stored objects, /status writes, field selectors, Table). The hooks below already
 	// delegate to its PrepareForCreate, PrepareForUpdate and Validate.
 	Schema *crdschema.Schema
-	// readsDefaults is set for a CRD version whose schema has defaults: its stored objects go
-	// through Schema.ReadStored before being served (see readStored).
-	readsDefaults bool
+	// storageDefaults is the storage version's Schema, set for a CRD whose storage version's
+	// schema has defaults: stored objects go through its ReadStored before being served (see
+	// readStored).
+	storageDefaults *crdschema.Schema
 
 	// Per-type hooks the write path calls; each may be nil.
 	//
@@ -130,7 +131,7 @@ func (r *Resource) FromStorage(obj *unstructured.Unstructured) {
 // NeedsConversion is true when stored objects must be decoded (FromStorage, then readStored)
 // before being served through r, so that stored bytes can be streamed as they are otherwise.
 func (r *Resource) NeedsConversion() bool {
-	return r.StorageVersion != r.Version || r.readsDefaults
+	return r.StorageVersion != r.Version || r.storageDefaults != nil
 }
 
 // storageVersionHash is the hash discovery lists for r, as kube-apiserver computes it.
