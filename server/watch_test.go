@@ -651,3 +651,25 @@ func TestWatchListGzip(t *testing.T) {
 		t.Fatalf("plain watch Content-Encoding %q", enc)
 	}
 }
+
+func TestWatchClientGoneEndsHandler(t *testing.T) {
+	api := sqliteAPI(t)
+	var watches []*wireWatch
+	for _, query := range []string{"", "&resourceVersion=0", "&allowWatchBookmarks=true", "&resourceVersion=" + api.listRV()} {
+		watches = append(watches, api.watch(configMapsPath+"?watch=1"+query))
+	}
+	for _, ww := range watches {
+		ww.close()
+	}
+	// httptest's Close waits for every handler: each watch must end as soon as its client left.
+	closed := make(chan struct{})
+	go func() {
+		api.http.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(eventWait):
+		t.Fatal("watch handlers still running after their clients disconnected")
+	}
+}
