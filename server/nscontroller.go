@@ -89,7 +89,7 @@ func (c *namespaceController) sync(ctx context.Context, name string) (done bool,
 	}
 	remaining, failures := c.deleteContent(ctx, name)
 	if ns, err = c.updateConditions(ctx, req, ns, remaining, failures); err != nil {
-		return false, err
+		return writeOutcome(err)
 	}
 	if len(failures) > 0 || len(remaining.byResource) > 0 {
 		return false, errors.Join(failures...)
@@ -205,13 +205,20 @@ func (c *namespaceController) finalize(ctx context.Context, req *request, ns *co
 	finalized := ns.DeepCopy()
 	finalized.Spec.Finalizers = slices.DeleteFunc(finalized.Spec.Finalizers, func(f corev1.FinalizerName) bool { return f == namespaceFinalizer })
 	_, err = c.writeNamespace(ctx, req, finalized, replaceFinalizers)
+	return writeOutcome(err)
+}
+
+// writeOutcome reads the error of a write to the namespace: NotFound means another replica
+// finished the deletion first; Conflict that the namespace changed meanwhile, so the next pass
+// looks again.
+func writeOutcome(err error) (done bool, _ error) {
 	switch {
-	case apierrors.IsNotFound(err):
-		return true, nil // another replica finished first
+	case err == nil, apierrors.IsNotFound(err):
+		return true, nil
 	case apierrors.IsConflict(err):
-		return false, nil // changed meanwhile: the next pass looks again
+		return false, nil
 	}
-	return err == nil, err
+	return false, err
 }
 
 // writeNamespace updates the namespace's subresource (status or finalize) from ns, on the
