@@ -178,7 +178,10 @@ func (s *Server) patchAttempt(ctx context.Context, req *request, p *patchRequest
 	if err := checkObjectName(obj, req); err != nil {
 		return sqlstore.Object{}, err
 	}
-	if rv := obj.GetResourceVersion(); rv != "" && rv != old.GetResourceVersion() {
+	switch rv := obj.GetResourceVersion(); {
+	case rv == "" && !updatePolicyOf(req.res).unconditional:
+		return sqlstore.Object{}, errResourceVersionRequired(req) // the patch removed it
+	case rv != "" && rv != old.GetResourceVersion():
 		return sqlstore.Object{}, apierrors.NewConflict(req.gr, req.name, errors.New(conflictMessage))
 	}
 	return s.applyUpdate(ctx, req, current, obj, mode)

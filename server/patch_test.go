@@ -187,6 +187,13 @@ func TestPatchCustomResource(t *testing.T) {
 		expectField(t, got, "blue", "spec", "color")
 		expectField(t, got, float64(2), "metadata", "generation")
 
+		// Custom resources are only updated at a given resourceVersion: a patch cannot remove it.
+		api.do("PATCH", widgets+"/w", `{"metadata":{"resourceVersion":null},"spec":{"color":"red"}}`, mergePatch).expectStatus(t, metav1.Status{
+			Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
+			Message: `widgets.example.com "w" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`,
+			Details: &metav1.StatusDetails{Name: "w", Group: "example.com", Kind: "widgets", Causes: []metav1.StatusCause{{
+				Type: metav1.CauseTypeFieldValueInvalid, Message: "Invalid value: 0: must be specified for an update", Field: "metadata.resourceVersion"}}}})
+
 		// Unknown fields are pruned with a warning, or rejected under Strict.
 		resp := api.do("PATCH", widgets+"/w", `{"spec":{"extra":1}}`, mergePatch).expect(t, http.StatusOK)
 		if warnings := resp.header.Values("Warning"); !slices.Equal(warnings, []string{`299 - "unknown field \"spec.extra\""`}) {
