@@ -22,13 +22,14 @@ import (
 )
 
 // scaleDecoder reads autoscaling/v1 Scale request bodies, JSON or YAML, as kube-apiserver's
-// typed decoder does (a missing apiVersion and kind default to the Scale's).
+// typed decoder does: a missing apiVersion and kind default to the Scale's, and unknown or
+// duplicate fields come back as a strict decoding error beside the decoded Scale.
 var scaleDecoder = func() runtime.Decoder {
 	scheme := runtime.NewScheme()
 	if err := autoscalingv1.AddToScheme(scheme); err != nil {
 		panic(err) // a static scheme: cannot happen
 	}
-	return serializer.NewCodecFactory(scheme).UniversalDeserializer()
+	return serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer()
 }()
 
 // scalePatchTypes are the patches /scale accepts: a Scale is a Go type, so strategic merge
@@ -82,7 +83,7 @@ func (s *Server) serveUpdateScale(w http.ResponseWriter, r *http.Request, req *r
 	if err != nil {
 		return err
 	}
-	_, dryRun, err := parseUpdateOptions(r)
+	fieldValidation, dryRun, err := parseUpdateOptions(r)
 	if err != nil {
 		return err
 	}
@@ -91,10 +92,11 @@ func (s *Server) serveUpdateScale(w http.ResponseWriter, r *http.Request, req *r
 	if err != nil {
 		return err
 	}
-	scale, err := decodeScale(body)
+	scale, warnings, err := decodeScale(body, fieldValidation)
 	if err != nil {
 		return err
 	}
+	addWarnings(w, warnings)
 	if scale.Name != req.name {
 		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", scale.Name, req.name))
 	}
@@ -118,7 +120,8 @@ func (s *Server) servePatchScale(w http.ResponseWriter, r *http.Request, req *re
 		if err != nil {
 			return nil, err
 		}
-		return decodeScale(patched)
+		scale, _, err := decodeScale(patched, metav1.FieldValidationIgnore)
+		return scale, err
 	})
 }
 
@@ -135,13 +138,24 @@ func (p *patchRequest) applyToScale(doc []byte) ([]byte, error) {
 	return patched, nil
 }
 
-func decodeScale(body []byte) (*autoscalingv1.Scale, error) {
+// decodeScale decodes a Scale body; its unknown and duplicate fields are warnings, ignored, or
+// 400 as fieldValidation says.
+func decodeScale(body []byte, fieldValidation string) (*autoscalingv1.Scale, []string, error) {
 	scale := &autoscalingv1.Scale{}
 	defaults := autoscalingv1.SchemeGroupVersion.WithKind("Scale")
-	if _, _, err := scaleDecoder.Decode(body, &defaults, scale); err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("Scale in version %q cannot be handled as a Scale: %v", defaults.Version, err))
+	_, _, err := scaleDecoder.Decode(body, &defaults, scale)
+	strictErr, strict := runtime.AsStrictDecodingError(err)
+	switch {
+	case err == nil || (strict && fieldValidation == metav1.FieldValidationIgnore):
+		return scale, nil, nil
+	case strict && fieldValidation != metav1.FieldValidationStrict:
+		var warnings []string
+		for _, e := range strictErr.Errors() {
+			warnings = append(warnings, e.Error())
+		}
+		return scale, warnings, nil
 	}
-	return scale, nil
+	return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("Scale in version %q cannot be handled as a Scale: %v", defaults.Version, err))
 }
 
 // scaleAndRespond writes the Scale that change makes of the current one, and answers the Scale

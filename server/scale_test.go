@@ -79,6 +79,15 @@ func TestScaleSubresource(t *testing.T) {
 			t.Fatalf("put scale %+v", put)
 		}
 
+		// Unknown fields of a Scale body: a warning by default, 400 under Strict.
+		scaleBody := `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"s"},"spec":{"replicas":5,"extra":1}}`
+		warned := api.do("PUT", sprockets+"/s/scale", scaleBody).expect(t, http.StatusOK)
+		if got := warned.header.Values("Warning"); len(got) != 1 || got[0] != `299 - "unknown field \"spec.extra\""` {
+			t.Fatalf("warnings %q", got)
+		}
+		api.do("PUT", sprockets+"/s/scale?fieldValidation=Strict", scaleBody).expectStatus(t, metav1.Status{
+			Code: 400, Reason: metav1.StatusReasonBadRequest, Message: `Scale in version "v1" cannot be handled as a Scale: strict decoding error: unknown field "spec.extra"`})
+
 		api.do("PATCH", sprockets+"/s/scale", `{"spec":{"replicas":-1}}`, "Content-Type: application/merge-patch+json").expectStatus(t, metav1.Status{
 			Code: 422, Reason: metav1.StatusReasonInvalid, Message: `Sprocket.example.com "s" is invalid: .spec.replicas: Invalid value: -1: should be a non-negative integer`,
 			Details: &metav1.StatusDetails{Name: "s", Group: "example.com", Kind: "Sprocket", Causes: []metav1.StatusCause{{
