@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
@@ -278,4 +279,40 @@ func TestControllersOnTwoReplicas(t *testing.T) {
 			t.Errorf("dependent %s: %v", name, err)
 		}
 	}
+}
+
+// Work left when a server stopped (a namespace being deleted, an owner gone with its
+// dependents left) is finished by the next server to start on the database, from its lists.
+func TestControllersResumeAfterRestart(t *testing.T) {
+	store := openTestStore(t, sqltest.SQLiteDSN(t))
+	stopped, stop := context.WithCancel(t.Context())
+	first, err := New(stopped, store, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop() // its controllers stop at once; its handlers still serve
+	hs := httptest.NewServer(first)
+	defer hs.Close()
+	api := &testAPI{t: t, store: store, server: first, http: hs}
+	c := newClients(t, api)
+	createNamespace(t, c, "demo")
+	createConfigMap(t, c, "demo", metav1.ObjectMeta{Name: "content"})
+	owner := createConfigMap(t, c, "default", metav1.ObjectMeta{Name: "owner"})
+	createConfigMap(t, c, "default", metav1.ObjectMeta{Name: "dependent", OwnerReferences: []metav1.OwnerReference{ownedBy(owner, false)}})
+	if err := c.core.CoreV1().Namespaces().Delete(t.Context(), "demo", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.deleteConfigMap(t, "owner", metav1.DeletePropagationBackground)
+	if _, err := c.getConfigMap(t, "dependent"); err != nil {
+		t.Fatalf("dependent with the collector stopped: %v", err)
+	}
+
+	if _, err := New(t.Context(), store, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, "namespace demo", func() error {
+		_, err := c.core.CoreV1().Namespaces().Get(t.Context(), "demo", metav1.GetOptions{})
+		return err
+	})
+	waitGone(t, "the dependent", func() error { _, err := c.getConfigMap(t, "dependent"); return err })
 }
