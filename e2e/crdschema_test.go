@@ -124,6 +124,7 @@ func TestCRDSchema(t *testing.T) {
 		t.Run("scale", func(t *testing.T) { checkShapeScale(t, s) })
 		t.Run("default added later", func(t *testing.T) { checkDefaultAddedLater(t, s, shapes) })
 		t.Run("explain", func(t *testing.T) { checkShapeExplain(t, s) })
+		t.Run("openapi v2", func(t *testing.T) { checkShapeOpenAPIV2(t, s) })
 	})
 }
 
@@ -365,6 +366,9 @@ func checkShapeScale(t *testing.T, s *sqlkubeServer) {
 	if replicas, _, _ := unstructured.NestedInt64(scale.Object, "spec", "replicas"); replicas != 3 {
 		t.Errorf("scale spec.replicas %d, want 3", replicas)
 	}
+	if replicas := s.mustKubectl(t, "", "-n", shapesNamespace, "get", "shape", "w1", "--subresource=scale", "-o", "jsonpath={.spec.replicas}"); replicas != "3" {
+		t.Errorf("kubectl get --subresource=scale: spec.replicas %q, want 3", replicas)
+	}
 	_, err = s.kubectl(t, "", "-n", shapesNamespace, "scale", "--replicas=11", "shape/w1")
 	expectKubectlError(t, err, `The Shape "w1" is invalid: spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10`)
 }
@@ -394,5 +398,25 @@ func checkShapeExplain(t *testing.T, s *sqlkubeServer) {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl explain shapes.spec does not show %q:\n%s", want, out)
 		}
+	}
+}
+
+// checkShapeOpenAPIV2 finds both versions' definitions and the scale path in /openapi/v2.
+func checkShapeOpenAPIV2(t *testing.T, s *sqlkubeServer) {
+	resp := s.do(t, "GET", "/openapi/v2", nil, "Accept", "application/json")
+	var doc struct {
+		Paths       map[string]any `json:"paths"`
+		Definitions map[string]any `json:"definitions"`
+	}
+	if err := json.Unmarshal(resp.body, &doc); err != nil || resp.code != 200 || resp.header.Get("ETag") == "" {
+		t.Fatalf("GET /openapi/v2: %d, ETag %q, %v", resp.code, resp.header.Get("ETag"), err)
+	}
+	for _, name := range []string{"com.example.schema.v1.Shape", "com.example.schema.v2.Shape", "io.k8s.api.core.v1.ConfigMap"} {
+		if doc.Definitions[name] == nil {
+			t.Errorf("/openapi/v2 has no definition %s", name)
+		}
+	}
+	if doc.Paths["/apis/schema.example.com/v1/namespaces/{namespace}/shapes/{name}/scale"] == nil {
+		t.Error("/openapi/v2 has no path for the shapes' scale")
 	}
 }
