@@ -137,7 +137,7 @@ func (c *namespaceController) deleteContent(ctx context.Context, namespace strin
 // deleteResourceContent deletes the objects of one type in namespace, then counts those left.
 func (c *namespaceController) deleteResourceContent(ctx context.Context, res *Resource, namespace string, remaining *remainingContent) error {
 	objects, err := c.listIn(ctx, res, namespace)
-	if err != nil {
+	if err != nil || len(objects) == 0 {
 		return err
 	}
 	background := metav1.DeletePropagationBackground
