@@ -128,3 +128,34 @@ See https://kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts
 	k.must(strings.Replace(widget, "red", "green", 1), "widget.example.com/w serverside-applied\n", "apply", "--server-side", "--force-conflicts", "-f", "-")
 	k.must("", "green", "get", "widget", "w", "-o", "jsonpath={.spec.color}")
 }
+
+// TestKubectlApplyCRD applies a CRD itself, client-side then server-side, as manifests are.
+func TestKubectlApplyCRD(t *testing.T) {
+	api := sqliteAPI(t)
+	k := newKubectl(t, api)
+	crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gizmos.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: gizmos, singular: gizmo, kind: Gizmo, listKind: GizmoList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {size: {type: integer}}}
+`
+	k.must(crd, "customresourcedefinition.apiextensions.k8s.io/gizmos.example.com created\n", "apply", "-f", "-")
+	k.must(strings.Replace(crd, "size: {type: integer}", "size: {type: integer}, color: {type: string}", 1),
+		"customresourcedefinition.apiextensions.k8s.io/gizmos.example.com configured\n", "apply", "-f", "-")
+	k.must(crd, "customresourcedefinition.apiextensions.k8s.io/gizmos.example.com serverside-applied\n", "apply", "--server-side", "-f", "-")
+	k.must(crd, "customresourcedefinition.apiextensions.k8s.io/gizmos.example.com serverside-applied\n", "apply", "--server-side", "-f", "-")
+	k.must("apiVersion: example.com/v1\nkind: Gizmo\nmetadata:\n  name: g\n  namespace: default\nspec:\n  size: 2\n", "gizmo.example.com/g serverside-applied\n", "apply", "--server-side", "-f", "-")
+	k.must("", "2", "get", "gizmo", "g", "-o", "jsonpath={.spec.size}")
+}
