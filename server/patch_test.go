@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -115,6 +116,9 @@ func TestPatchErrors(t *testing.T) {
 		{"json patch with a pointer that is no pointer", cmPath + "/p", `[{"op":"add","path":"data","value":"x"}]`, jsonPatch, invalid},
 		{"json patch of an unknown operation", cmPath + "/p", `[{"op":"frobnicate","path":"/data/a"}]`, jsonPatch, invalid},
 		{"json patch that is an object", cmPath + "/p", `{"op":"add"}`, jsonPatch, badRequest("error decoding patch: json: cannot unmarshal object into Go value of type []server.jsonPatchOperation")},
+		{"json patch of too many operations", cmPath + "/p", "[" + strings.Repeat(`{"op":"test","path":"/data/a","value":"1"},`, maxJSONPatchOperations) + `{"op":"test","path":"/data/a","value":"1"}]`, jsonPatch, metav1.Status{
+			Code: http.StatusRequestEntityTooLarge, Reason: metav1.StatusReasonRequestEntityTooLarge,
+			Message: "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001"}},
 		{"invalid JSON", cmPath + "/p", `{"data":`, mergePatch, badRequest("invalid JSON patch")},
 		{"merge patch that is a list", cmPath + "/p", `[1]`, mergePatch, badRequest("error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}")},
 		{"renaming", cmPath + "/p", `{"metadata":{"name":"q"}}`, mergePatch, badRequest("the name of the object (q) does not match the name on the URL (p)")},
