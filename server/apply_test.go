@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -191,4 +192,33 @@ func TestApplyCreateWhileCRDTerminating(t *testing.T) {
 		Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
 		Message: `widgets.example.com "new" is forbidden: create not allowed while custom resource definition is terminating`,
 		Details: &metav1.StatusDetails{Name: "new", Group: "example.com", Kind: "widgets"}})
+}
+
+// TestApplyConcurrentCreate: applies racing to create one object all succeed, one creating it
+// and the others applying to what it created.
+func TestApplyConcurrentCreate(t *testing.T) {
+	backends(t, func(t *testing.T, api *testAPI) {
+		const appliers = 6
+		codes := make(chan int, appliers)
+		for i := range appliers {
+			go func() {
+				config := applyConfigMap(fmt.Sprintf("  key%d: \"v\"\n", i))
+				codes <- api.do("PATCH", fmt.Sprintf("%s/a?fieldManager=m%d", cmPath, i), config, applyPatch).code
+			}()
+		}
+		created := 0
+		for range appliers {
+			switch code := <-codes; code {
+			case http.StatusCreated:
+				created++
+			case http.StatusOK:
+			default:
+				t.Fatalf("concurrent apply: %d", code)
+			}
+		}
+		got := api.do("GET", cmPath+"/a", "").expect(t, http.StatusOK).object(t)
+		if data := nested(got, "data").(map[string]any); created != 1 || len(data) != appliers || len(managedFieldsOf(t, got)) != appliers {
+			t.Fatalf("%d creates, object %v", created, got)
+		}
+	})
 }
