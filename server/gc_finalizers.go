@@ -34,9 +34,9 @@ func setPropagationFinalizers(obj *unstructured.Unstructured, opts *metav1.Delet
 }
 
 func propagationFinalizersWanted(finalizers []string, opts *metav1.DeleteOptions) (orphan, foreground bool) {
-	//nolint:staticcheck // orphanDependents is deprecated but still honoured, before the policy
+	// orphanDependents is deprecated, but kube-apiserver still honours it before the policy.
 	if opts.OrphanDependents != nil {
-		return *opts.OrphanDependents, false //nolint:staticcheck
+		return *opts.OrphanDependents, false
 	}
 	if p := opts.PropagationPolicy; p != nil {
 		return *p == metav1.DeletePropagationOrphan, *p == metav1.DeletePropagationForeground
