@@ -225,7 +225,7 @@ func (p *patchRequest) applyJSON(doc []byte) ([]byte, []error, error) {
 		}
 		return patched, strictErrs, err
 	}
-	strictErrs, err := p.strictErrors(&[]jsonPatchOperation{}, "json patch ")
+	strictErrs, err := p.strictErrors(&[]jsonPatchOp{}, "json patch ")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -243,8 +243,8 @@ func (p *patchRequest) applyJSON(doc []byte) ([]byte, []error, error) {
 	return patched, strictErrs, nil
 }
 
-// jsonPatchOperation is the shape of one JSON patch operation, to find unknown fields in them.
-type jsonPatchOperation struct {
+// jsonPatchOp is the shape of one JSON patch operation, to find unknown fields in them.
+type jsonPatchOp struct {
 	Op    string `json:"op"`
 	Path  string `json:"path"`
 	From  string `json:"from"`
@@ -291,7 +291,8 @@ func (p *patchRequest) strategicMerge(res *Resource, old *unstructured.Unstructu
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	patchedMap, err := strategicpatch.StrategicMergeMapPatch(old.Object, patchMap, reflect.New(goType).Interface())
+	// The merge writes into the map it is given; old must stay as stored.
+	patchedMap, err := strategicpatch.StrategicMergeMapPatch(old.DeepCopy().Object, patchMap, reflect.New(goType).Interface())
 	if err != nil {
 		return nil, strategicMergeError(err)
 	}

@@ -80,6 +80,13 @@ func TestPatchConfigMap(t *testing.T) {
 			Code: http.StatusConflict, Reason: metav1.StatusReasonConflict,
 			Message: `Operation cannot be fulfilled on configmaps "p": the object has been modified; please apply your changes to the latest version and try again`,
 			Details: &metav1.StatusDetails{Name: "p", Kind: "configmaps"}})
+		for _, tc := range []struct{ contentType, body string }{
+			{strategicPatch, `{"metadata":{"resourceVersion":"1"},"data":{"f":"6"}}`},
+			{jsonPatch, `[{"op":"replace","path":"/metadata/resourceVersion","value":"1"}]`},
+			{applyPatch, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p\n  resourceVersion: \"1\"\n"},
+		} {
+			api.do("PATCH", cmPath+"/p?fieldManager=m", tc.body, tc.contentType).expect(t, http.StatusConflict)
+		}
 		got = api.do("PATCH", cmPath+"/p", `{"metadata":{"resourceVersion":"`+rv+`"},"data":{"f":"6"}}`, mergePatch).expect(t, http.StatusOK).object(t)
 		expectField(t, got, "6", "data", "f")
 
@@ -115,7 +122,7 @@ func TestPatchErrors(t *testing.T) {
 		{"json patch removes a missing key", cmPath + "/p", `[{"op":"remove","path":"/data/zz"}]`, jsonPatch, invalid},
 		{"json patch with a pointer that is no pointer", cmPath + "/p", `[{"op":"add","path":"data","value":"x"}]`, jsonPatch, invalid},
 		{"json patch of an unknown operation", cmPath + "/p", `[{"op":"frobnicate","path":"/data/a"}]`, jsonPatch, invalid},
-		{"json patch that is an object", cmPath + "/p", `{"op":"add"}`, jsonPatch, badRequest("error decoding patch: json: cannot unmarshal object into Go value of type []server.jsonPatchOperation")},
+		{"json patch that is an object", cmPath + "/p", `{"op":"add"}`, jsonPatch, badRequest("error decoding patch: json: cannot unmarshal object into Go value of type []server.jsonPatchOp")},
 		{"json patch of too many operations", cmPath + "/p", "[" + strings.Repeat(`{"op":"test","path":"/data/a","value":"1"},`, maxJSONPatchOperations) + `{"op":"test","path":"/data/a","value":"1"}]`, jsonPatch, metav1.Status{
 			Code: http.StatusRequestEntityTooLarge, Reason: metav1.StatusReasonRequestEntityTooLarge,
 			Message: "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001"}},
