@@ -232,7 +232,11 @@ func (gc *garbageCollector) deleteDependent(ctx context.Context, res *Resource, 
 		PropagationPolicy: &policy,
 		Preconditions:     &metav1.Preconditions{UID: &uid, ResourceVersion: &version},
 	}
-	_, _, err := gc.s.delete(ctx, controllerRequest(res, keyOf(res, obj)), opts)
+	req := controllerRequest(res, keyOf(res, obj))
+	if checkNamespaceDeletable(req) != nil {
+		return nil // kube-apiserver refuses the collector too, whatever the owners
+	}
+	_, _, err := gc.s.delete(ctx, req, opts)
 	return tolerateGone(err)
 }
 
