@@ -369,6 +369,9 @@ func checkShapeScale(t *testing.T, s *sqlkubeServer) {
 	if replicas := s.mustKubectl(t, "", "-n", shapesNamespace, "get", "shape", "w1", "--subresource=scale", "-o", "jsonpath={.spec.replicas}"); replicas != "3" {
 		t.Errorf("kubectl get --subresource=scale: spec.replicas %q, want 3", replicas)
 	}
+	// With a precondition kubectl reads the Scale, then writes it back with its resourceVersion.
+	expectOutput(t, s.mustKubectl(t, "", "-n", shapesNamespace, "scale", "--current-replicas=3", "--replicas=2", "shape/w1"), "shape.schema.example.com/w1 scaled")
+	expectOutput(t, s.mustKubectl(t, "", "-n", shapesNamespace, "scale", "--replicas=3", "shape/w1"), "shape.schema.example.com/w1 scaled")
 	_, err = s.kubectl(t, "", "-n", shapesNamespace, "scale", "--replicas=11", "shape/w1")
 	expectKubectlError(t, err, `The Shape "w1" is invalid: spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10`)
 }
