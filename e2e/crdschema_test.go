@@ -394,13 +394,24 @@ func checkDefaultAddedLater(t *testing.T, s *sqlkubeServer, shapes dynamic.Resou
 	}
 }
 
-// checkShapeExplain reads the schema back through kubectl explain (OpenAPI v3).
+// checkShapeExplain reads the schema back through kubectl explain, from OpenAPI v3 and v2.
 func checkShapeExplain(t *testing.T, s *sqlkubeServer) {
 	out := s.mustKubectl(t, "", "explain", "shapes.spec")
 	for _, want := range []string{"KIND:       Shape", "FIELD: spec <Object>", "What the shape should be.", "color\t<string> -required-", "The shape's color.", "ports\t<[]Object>"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl explain shapes.spec does not show %q:\n%s", want, out)
 		}
+	}
+	out = s.mustKubectl(t, "", "explain", "shapes.spec", "--output=plaintext-openapiv2")
+	for _, want := range []string{"KIND:     Shape", "RESOURCE: spec <Object>", "What the shape should be.", "color\t<string> -required-", "The shape's color."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl explain shapes.spec --output=plaintext-openapiv2 does not show %q:\n%s", want, out)
+		}
+	}
+	// The built-ins are in the v2 document too.
+	out = s.mustKubectl(t, "", "explain", "configmaps.data", "--output=plaintext-openapiv2")
+	if !strings.Contains(out, "KIND:     ConfigMap") || !strings.Contains(out, "FIELD:    data <map[string]string>") {
+		t.Errorf("kubectl explain configmaps.data --output=plaintext-openapiv2 printed:\n%s", out)
 	}
 }
 
