@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -93,7 +92,6 @@ type watchStream struct {
 	// floor is the revision the changes sent start after: the one asked for, or the snapshot of
 	// the initial events. No change at or below it is sent.
 	floor int64
-	line  bytes.Buffer
 	begun bool
 	// gzip compresses a watch list's stream; each flush ends one gzip member, so that every
 	// event is readable as soon as it is flushed.
@@ -457,17 +455,19 @@ func (ws *watchStream) sendError(err error) {
 	}
 }
 
-// write sends one event line, {"type":T,"object":O}, within the write timeout.
+// write sends one event line, {"type":T,"object":O}, within the write timeout. The parts are
+// written as they are, so that the stream holds no buffer of its own the size of an object.
 func (ws *watchStream) write(eventType watch.EventType, object []byte) error {
-	ws.line.Reset()
-	ws.line.WriteString(`{"type":"`)
-	ws.line.WriteString(string(eventType))
-	ws.line.WriteString(`","object":`)
-	ws.line.Write(object)
-	ws.line.WriteString("}\n")
 	ws.begin()
 	ws.setWriteDeadline()
-	_, err := ws.body().Write(ws.line.Bytes())
+	body := ws.body()
+	if _, err := io.WriteString(body, `{"type":"`+string(eventType)+`","object":`); err != nil {
+		return err
+	}
+	if _, err := body.Write(object); err != nil {
+		return err
+	}
+	_, err := io.WriteString(body, "}\n")
 	return err
 }
 
