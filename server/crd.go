@@ -311,9 +311,9 @@ func (g *Registry) servedResources(crd *apiextensionsv1.CustomResourceDefinition
 		}
 		served = append(served, crdVersionResource(crd, v, storageVersion, schema))
 	}
-	defaults := storageDefaults(crd, storageVersion, served)
+	storageSchema, readsDefaults := storageSchemaOf(crd, storageVersion, served)
 	for _, r := range served {
-		r.storageDefaults = defaults
+		r.storageSchema, r.readsDefaults = storageSchema, readsDefaults
 	}
 	return served
 }

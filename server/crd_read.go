@@ -12,25 +12,26 @@ import (
 	"github.com/sqlkube/sqlkube/server/crdschema"
 )
 
-// storageDefaults is the Schema of crd's storage version when that version's schema sets
-// defaults, nil otherwise. kube-apiserver defaults what it reads from storage with the storage
+// storageSchemaOf is the Schema of crd's storage version (nil if it does not compile), and
+// whether it has defaults. kube-apiserver defaults what it reads from storage with the storage
 // version's schema; objects of a CRD without such defaults were complete when written, and
 // their stored bytes are served as they are.
-func storageDefaults(crd *apiextensionsv1.CustomResourceDefinition, storageVersion string, served []*Resource) *crdschema.Schema {
+func storageSchemaOf(crd *apiextensionsv1.CustomResourceDefinition, storageVersion string, served []*Resource) (schema *crdschema.Schema, hasDefaults bool) {
 	validation, err := apihelpers.GetSchemaForVersion(crd, storageVersion)
-	if err != nil || !schemaHasDefaults(validation) {
-		return nil
+	if err != nil {
+		return nil, false
 	}
 	for _, r := range served {
 		if r.Version == storageVersion {
-			return r.Schema
+			schema = r.Schema
 		}
 	}
-	schema, err := crdschema.Compile(crd, storageVersion) // a storage version that is not served
-	if err != nil {
-		return nil
+	if schema == nil { // a storage version that is not served
+		if schema, err = crdschema.Compile(crd, storageVersion); err != nil {
+			return nil, false
+		}
 	}
-	return schema
+	return schema, schemaHasDefaults(validation)
 }
 
 // schemaHasDefaults reports whether a CRD version's schema sets defaults anywhere.
@@ -50,11 +51,10 @@ func schemaHasDefaults(v *apiextensionsv1.CustomResourceValidation) bool {
 // readStored prepares a stored object, already rewritten to r's version, for serving as
 // kube-apiserver's storage decoder and version converter do: defaulted by the storage version's
 // schema (so that an object stored before a default was added reads with it), then pruned by
-// r's own schema when r is another version (which drops the fields only the storage version
-// has).
+// r's own schema when r is another version.
 func (r *Resource) readStored(obj *unstructured.Unstructured) error {
-	if r.storageDefaults != nil {
-		if err := r.storageDefaults.ReadStored(obj); err != nil {
+	if r.readsDefaults {
+		if err := r.storageSchema.ReadStored(obj); err != nil {
 			return fmt.Errorf("decoding stored %s %q: %w", r.Kind, obj.GetName(), err)
 		}
 	}
@@ -64,4 +64,14 @@ func (r *Resource) readStored(obj *unstructured.Unstructured) error {
 		}
 	}
 	return nil
+}
+
+// pruneForStorage drops from an object written through another version than the storage
+// version the fields the storage version's schema does not have, as kube-apiserver's
+// conversion to the storage version does. The object was decoded and validated already: its
+// metadata is well-formed, so pruning cannot fail.
+func (r *Resource) pruneForStorage(obj *unstructured.Unstructured) {
+	if r.storageSchema != nil && r.Version != r.StorageVersion {
+		_, _ = r.storageSchema.Prune(obj)
+	}
 }

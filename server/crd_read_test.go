@@ -89,4 +89,11 @@ func TestReadThroughAnotherVersion(t *testing.T) {
 			t.Errorf("read through %s: %v, want spec %v", version, got, want)
 		}
 	}
+
+	// Written through v2, an object loses what v1, the storage version, does not have.
+	created := api.do("POST", "/apis/example.com/v2/namespaces/default/doodads", `{"metadata":{"name":"d2"},"spec":{"size":5,"shiny":false}}`).expect(t, http.StatusCreated).object(t)
+	stored, _ := readObject(t, api.store, (&request{res: api.mustLookup(t, "doodads"), namespace: "default", name: "d2"}).key())
+	if !equalJSON(created["spec"], map[string]any{"size": 5}) || !equalJSON(stored.Object["spec"], map[string]any{"size": 5}) {
+		t.Errorf("created through v2: answered %v, stored %v", created["spec"], stored.Object["spec"])
+	}
 }

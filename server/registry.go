@@ -66,10 +66,11 @@ type Resource struct {
 	// reading stored objects, /status writes, field selectors, Table). The hooks below already
 	// delegate to its PrepareForCreate, PrepareForUpdate and Validate.
 	Schema *crdschema.Schema
-	// storageDefaults is the storage version's Schema, set for a CRD whose storage version's
-	// schema has defaults: stored objects go through its ReadStored before being served (see
-	// readStored).
-	storageDefaults *crdschema.Schema
+	// storageSchema is the Schema of the CRD's storage version (see readStored and
+	// pruneForStorage); readsDefaults is set when that schema has defaults, which stored objects
+	// get when they are read.
+	storageSchema *crdschema.Schema
+	readsDefaults bool
 
 	// Per-type hooks the write path calls; each may be nil.
 	//
@@ -120,6 +121,7 @@ func (r *Resource) APIVersion() string {
 // strategy None changes nothing but apiVersion). Call it before storing.
 func (r *Resource) ToStorage(obj *unstructured.Unstructured) {
 	obj.SetAPIVersion(groupVersion(r.Group, r.StorageVersion))
+	r.pruneForStorage(obj)
 }
 
 // FromStorage rewrites a stored object to the version r serves. Call it on every object read
@@ -131,7 +133,7 @@ func (r *Resource) FromStorage(obj *unstructured.Unstructured) {
 // NeedsConversion is true when stored objects must be decoded (FromStorage, then readStored)
 // before being served through r, so that stored bytes can be streamed as they are otherwise.
 func (r *Resource) NeedsConversion() bool {
-	return r.StorageVersion != r.Version || r.storageDefaults != nil
+	return r.StorageVersion != r.Version || r.readsDefaults
 }
 
 // storageVersionHash is the hash discovery lists for r, as kube-apiserver computes it.
