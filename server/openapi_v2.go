@@ -52,6 +52,7 @@ func (l *lazyOpenAPIV2) get() (*spec.Swagger, string, error) {
 // versions, once per CRD).
 func buildOpenAPIV2(groups []discoveryGroup) (*spec.Swagger, error) {
 	builtins := openAPISchemas{}
+	builtinPaths := map[string]spec.PathItem{}
 	var crdSpecs []*spec.Swagger
 	seen := map[string]bool{}
 	for _, g := range groups {
@@ -60,6 +61,7 @@ func buildOpenAPIV2(groups []discoveryGroup) (*spec.Swagger, error) {
 				switch {
 				case r.definition == nil:
 					builtins.addKind(builtinGoTypes[r.StorageName], r.Group, r.Version, r.Kind)
+					builtinPaths[objectPath(r)] = patchPathV2(r)
 				case !seen[r.CRDName]:
 					seen[r.CRDName] = true
 					s, err := crdschema.OpenAPIV2(r.definition)
@@ -71,16 +73,36 @@ func buildOpenAPIV2(groups []discoveryGroup) (*spec.Swagger, error) {
 			}
 		}
 	}
-	return crdschema.MergeOpenAPIV2(builtinsSwagger(builtins), crdSpecs...)
+	return crdschema.MergeOpenAPIV2(builtinsSwagger(builtins, builtinPaths), crdSpecs...)
 }
 
-// builtinsSwagger is the swagger document of the built-ins' definitions, whose references,
-// built for OpenAPI v3's components, are rewritten to v2's definitions.
-func builtinsSwagger(defs openAPISchemas) *spec.Swagger {
+// patchPathV2 is the v2 form of a built-in's PATCH operation in the v3 documents (see
+// patchOperation), which tells older clients the server validates fields itself. Swagger
+// requires its responses: the object patched.
+func patchPathV2(r *Resource) spec.PathItem {
+	v3 := patchOperation(r)
+	patched := spec.Response{ResponseProps: spec.ResponseProps{
+		Description: "OK", Schema: spec.RefSchema("#/definitions/" + definitionName(builtinGoTypes[r.StorageName])),
+	}}
+	op := &spec.Operation{VendorExtensible: v3.VendorExtensible, OperationProps: spec.OperationProps{
+		Responses: &spec.Responses{ResponsesProps: spec.ResponsesProps{StatusCodeResponses: map[int]spec.Response{http.StatusOK: patched}}},
+	}}
+	for _, p := range v3.Parameters {
+		op.Parameters = append(op.Parameters, spec.Parameter{
+			ParamProps:   spec.ParamProps{Name: p.Name, In: p.In},
+			SimpleSchema: spec.SimpleSchema{Type: p.Schema.Type[0]},
+		})
+	}
+	return spec.PathItem{PathItemProps: spec.PathItemProps{Patch: op}}
+}
+
+// builtinsSwagger is the swagger document of the built-ins' paths and definitions, whose
+// references, built for OpenAPI v3's components, are rewritten to v2's definitions.
+func builtinsSwagger(defs openAPISchemas, paths map[string]spec.PathItem) *spec.Swagger {
 	s := &spec.Swagger{SwaggerProps: spec.SwaggerProps{
 		Swagger:     "2.0",
 		Info:        &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: kubernetesVersion}},
-		Paths:       &spec.Paths{Paths: map[string]spec.PathItem{}},
+		Paths:       &spec.Paths{Paths: paths},
 		Definitions: spec.Definitions{},
 	}}
 	for name, schema := range defs {

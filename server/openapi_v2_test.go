@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,6 +31,12 @@ func TestOpenAPIV2(t *testing.T) {
 	}
 	if _, ok := doc.Paths.Paths["/apis/example.com/v1/namespaces/{namespace}/widgets/{name}"]; !ok {
 		t.Error("no path for a widget")
+	}
+	// A built-in's PATCH takes fieldValidation, as kubectl checks before validating itself.
+	patch := doc.Paths.Paths["/api/v1/namespaces/{namespace}/configmaps/{name}"].Patch
+	if patch == nil || !slices.ContainsFunc(patch.Parameters, func(p spec.Parameter) bool { return p.Name == "fieldValidation" && p.In == "query" }) ||
+		!equalJSON(patch.Extensions["x-kubernetes-group-version-kind"], map[string]string{"group": "", "version": "v1", "kind": "ConfigMap"}) {
+		t.Errorf("configmap PATCH operation %+v", patch)
 	}
 	if strings.Contains(string(resp.body), "#/components/schemas/") {
 		t.Error("references to OpenAPI v3 components in the v2 document")
