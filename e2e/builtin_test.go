@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 var (
@@ -58,17 +59,19 @@ func TestNamespaces(t *testing.T) {
 }
 
 // checkNamespaceDelete deletes a namespace. kube-apiserver marks it Terminating until the
-// namespace controller has emptied it; an empty one may also be gone at once. While it is
-// terminating, nothing new may be created in it.
+// namespace controller has emptied it; while it is terminating, nothing new may be created in it.
+// A configmap with a finalizer holds the namespace in that state (an empty one may be gone at
+// once); removing the finalizer lets the namespace go.
 func checkNamespaceDelete(t *testing.T, s *sqlkubeServer) {
 	cs := s.clientset()
+	held := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "held", Finalizers: []string{"e2e.sqlkube.io/hold"}}}
+	if _, err := cs.CoreV1().ConfigMaps("e2e-ns").Create(ctx, held, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	if err := cs.CoreV1().Namespaces().Delete(ctx, "e2e-ns", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete namespace: %v", err)
 	}
 	ns, err := cs.CoreV1().Namespaces().Get(ctx, "e2e-ns", metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +81,15 @@ func checkNamespaceDelete(t *testing.T, s *sqlkubeServer) {
 	_, err = cs.CoreV1().ConfigMaps("e2e-ns").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "late"}}, metav1.CreateOptions{})
 	assertAPIError(t, err, apierrors.NewForbidden(configMaps, "late",
 		errors.New("unable to create new content in namespace e2e-ns because it is being terminated")))
+
+	patch := []byte(`{"metadata":{"finalizers":null}}`)
+	if _, err := cs.CoreV1().ConfigMaps("e2e-ns").Patch(ctx, "held", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "namespace e2e-ns gone", func() (bool, error) {
+		_, err := cs.CoreV1().Namespaces().Get(ctx, "e2e-ns", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), err
+	})
 }
 
 func TestConfigMapRules(t *testing.T) {
