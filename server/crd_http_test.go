@@ -37,6 +37,10 @@ func TestCRDThroughTheAPI(t *testing.T) {
 		if nested(deleting, "metadata", "deletionTimestamp") == nil {
 			t.Errorf("the DELETE answered a CRD not marked deleted: %v", deleting["metadata"])
 		}
+		// Marking an object that tracks generation as deleting bumps it, as kube-apiserver does.
+		if gen := nested(deleting, "metadata", "generation"); gen != float64(2) {
+			t.Errorf("generation of the CRD marked deleted = %v, want 2", gen)
+		}
 		eventually(t, "the CRD is gone", func() bool {
 			return api.do(http.MethodGet, crds+"/widgets.example.com", "").code == http.StatusNotFound
 		})

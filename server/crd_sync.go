@@ -13,7 +13,6 @@ import (
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -282,12 +281,7 @@ func (g *Registry) deleteObject(ctx context.Context, o sqlstore.Object) (gone bo
 	if obj.GetDeletionTimestamp() != nil {
 		return false, nil
 	}
-	now := metav1.Now()
-	obj.SetDeletionTimestamp(&now)
-	obj.SetDeletionGracePeriodSeconds(new(int64))
-	if gen := obj.GetGeneration(); gen > 0 {
-		obj.SetGeneration(gen + 1) // as kube-apiserver does when it sets deletionTimestamp
-	}
+	markDeleting(obj)
 	write.Op = sqlstore.OpUpdate
 	_, err = g.store.Write(ctx, write)
 	return false, err

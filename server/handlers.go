@@ -462,17 +462,26 @@ func (s *Server) deleteAttempt(ctx context.Context, req *request, current sqlsto
 	if obj.GetDeletionTimestamp() != nil && !propagationChanged {
 		return current, false, nil
 	}
-	if obj.GetDeletionTimestamp() == nil {
-		now := metav1.NewTime(time.Now().Truncate(time.Second))
-		obj.SetDeletionTimestamp(&now)
-	}
-	zero := int64(0)
-	obj.SetDeletionGracePeriodSeconds(&zero)
+	markDeleting(obj)
 	if isNamespaces(req.res) {
 		markNamespaceTerminating(obj)
 	}
 	stored, err := s.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
 	return stored, false, err
+}
+
+// markDeleting sets what kube-apiserver sets on an object whose finalizers keep it from being
+// deleted at once: deletionTimestamp (kept if already set), deletionGracePeriodSeconds 0, and, for
+// types that track generation, a generation bump, since its controllers must see the change.
+func markDeleting(obj *unstructured.Unstructured) {
+	if obj.GetDeletionTimestamp() == nil {
+		if gen := obj.GetGeneration(); gen > 0 {
+			obj.SetGeneration(gen + 1)
+		}
+		now := metav1.NewTime(time.Now().Truncate(time.Second))
+		obj.SetDeletionTimestamp(&now)
+	}
+	obj.SetDeletionGracePeriodSeconds(new(int64))
 }
 
 // checkPreconditions applies DeleteOptions.preconditions; a mismatch is 409 worded as
