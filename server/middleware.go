@@ -37,14 +37,15 @@ func (r *statusRecorder) Flush() {
 // Unwrap lets http.ResponseController reach the connection behind the recorder.
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// withLogging logs one line per request: debug for answers below 500, error for the rest.
+// withLogging logs one line per request: debug for answers below 500 and for requests the client
+// abandoned, error for the rest.
 func (s *Server) withLogging(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
 		level := slog.LevelDebug
-		if rec.status >= 500 {
+		if rec.status >= 500 && !clientGone(r) {
 			level = slog.LevelError
 		}
 		s.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path,
@@ -70,4 +71,10 @@ func (s *Server) withRecovery(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// clientGone reports whether the client closed the request before it was answered: a failure
+// that follows is the client's doing, not a server error worth an error log.
+func clientGone(r *http.Request) bool {
+	return r.Context().Err() != nil
 }

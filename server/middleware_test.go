@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 
@@ -61,5 +62,28 @@ func TestRequestLog(t *testing.T) {
 		if got, ok := lines[status]; !ok || got != level {
 			t.Errorf("status %d logged at %v (logged: %v), want %v", status, got, ok, level)
 		}
+	}
+}
+
+// A request the client abandoned fails, but that is not a server error: it is logged at debug.
+func TestRequestLogClientGone(t *testing.T) {
+	logs := &recordingHandler{}
+	api := newTestAPI(t, sqltest.SQLiteDSN(t), Options{Logger: slog.New(logs)})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := httptest.NewRecorder()
+	api.server.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, "GET", cmPath, nil))
+	if rec.Code < 500 {
+		t.Fatalf("list with a cancelled context answered %d; the test needs a failure", rec.Code)
+	}
+	logs.mu.Lock()
+	for _, r := range logs.records {
+		if r.Level >= slog.LevelError {
+			t.Errorf("abandoned request logged at %v: %s", r.Level, r.Message)
+		}
+	}
+	logs.mu.Unlock()
+	if got := logs.requestLines()[int64(rec.Code)]; got != slog.LevelDebug {
+		t.Errorf("abandoned request's line logged at %v, want debug", got)
 	}
 }

@@ -92,7 +92,7 @@ func apiStatus(err error) metav1.Status {
 // writeError answers err as a Status, in YAML when the client asked for YAML and JSON otherwise.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	st := apiStatus(err)
-	if st.Code >= 500 {
+	if st.Code >= 500 && !clientGone(r) {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
