@@ -36,9 +36,9 @@ const requestTimeout = 10 * time.Second
 
 // TestPostgresBackendsTerminatedUnderLoad ends every connection of the test database (pools and
 // LISTEN alike, as a PostgreSQL restart would), twice, while writers create configmaps through
-// two replicas and a resuming watcher follows each. Failed writes must be Status answers, the
-// replicas must become ready again by themselves, every acknowledged write must be stored, and
-// every watcher must see each stored object exactly once, in revision order.
+// two replicas and a watcher that resumes every second follows each. Failed writes must be Status
+// answers, the replicas must become ready again by themselves, every acknowledged write must be
+// stored, and every watcher must see each stored object exactly once, in revision order.
 func TestPostgresBackendsTerminatedUnderLoad(t *testing.T) {
 	dsn, replicas := startReplicas(t, 2)
 	const namespace = "load"
@@ -55,9 +55,11 @@ func TestPostgresBackendsTerminatedUnderLoad(t *testing.T) {
 	load := startCreateLoad(t, replicas, namespace, 16)
 	for outage := range 2 {
 		load.waitAcknowledged(t, 100*(outage+1))
+		opened := watchesOpened(resumers)
 		ended, at := terminateBackends(t, admin), time.Now()
 		waitReady(t, replicas)
 		t.Logf("outage %d: ended %d connections; replicas ready again within %v", outage, ended, time.Since(at))
+		waitResumed(t, resumers, opened)
 	}
 	load.waitAcknowledged(t, 300)
 	acknowledged := load.stop()
@@ -66,7 +68,7 @@ func TestPostgresBackendsTerminatedUnderLoad(t *testing.T) {
 	stored := checkAcknowledgedStored(t, replicas, namespace, acknowledged)
 	checkLogs(t, namespace, watchers, addedInRevisionOrder(t, stored))
 	t.Logf("%d writes acknowledged, failures by code %v (%d of those committed all the same); watches opened: %v",
-		len(acknowledged), load.failures(), len(stored)-len(acknowledged), watchesOpened(resumers))
+		len(acknowledged), load.failuresByCode(), committedUnacknowledged(t, stored, acknowledged, load.failed), watchesOpened(resumers))
 }
 
 // TestPostgresUnreachable cuts the server off PostgreSQL for a while, through a proxy that ends
@@ -142,13 +144,13 @@ type createLoad struct {
 	wg           sync.WaitGroup
 	mu           sync.Mutex
 	acknowledged map[string]*corev1.ConfigMap
-	failed       map[int32]int // failed writes by status code
+	failed       map[string]int32 // the status code of each failed write, by name
 }
 
 // startCreateLoad starts writers creating configmaps in namespace, writer w through replica
 // w%len(replicas), with requestTimeout on each request.
 func startCreateLoad(t *testing.T, replicas []*sqlkubeServer, namespace string, writers int) *createLoad {
-	l := &createLoad{t: t, done: make(chan struct{}), acknowledged: map[string]*corev1.ConfigMap{}, failed: map[int32]int{}}
+	l := &createLoad{t: t, done: make(chan struct{}), acknowledged: map[string]*corev1.ConfigMap{}, failed: map[string]int32{}}
 	for w := range writers {
 		cms := timingOutClient(t, replicas[w%len(replicas)]).CoreV1().ConfigMaps(namespace)
 		l.wg.Go(func() { l.write(cms, w) })
@@ -172,7 +174,7 @@ func (l *createLoad) write(cms typedcorev1.ConfigMapInterface, writer int) {
 		if err == nil {
 			l.acknowledged[name] = cm
 		} else {
-			l.failed[code]++
+			l.failed[name] = code
 		}
 		l.mu.Unlock()
 	}
@@ -188,18 +190,39 @@ func (l *createLoad) waitAcknowledged(t *testing.T, n int) {
 	})
 }
 
-// failures is how many writes failed, by status code.
-func (l *createLoad) failures() map[int32]int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return maps.Clone(l.failed)
-}
-
 // stop ends the writers and returns the acknowledged writes, by name.
 func (l *createLoad) stop() map[string]*corev1.ConfigMap {
 	close(l.done)
 	l.wg.Wait()
 	return l.acknowledged
+}
+
+// failuresByCode counts the failed writes by status code, once the load has stopped.
+func (l *createLoad) failuresByCode() map[int32]int {
+	counts := map[int32]int{}
+	for _, code := range l.failed {
+		counts[code]++
+	}
+	return counts
+}
+
+// committedUnacknowledged checks that every stored object but the marker is a write of the load,
+// acknowledged or failed, and returns how many failed writes were committed all the same: a
+// connection lost during a commit leaves its outcome unknown to the server.
+func committedUnacknowledged(t *testing.T, stored []corev1.ConfigMap, acknowledged map[string]*corev1.ConfigMap, failed map[string]int32) int {
+	t.Helper()
+	n := 0
+	for _, cm := range stored {
+		_, acked := acknowledged[cm.Name]
+		_, attempted := failed[cm.Name]
+		switch {
+		case attempted:
+			n++
+		case !acked && cm.Name != markerName:
+			t.Errorf("stored %s was never written", cm.Name)
+		}
+	}
+	return n
 }
 
 // timingOutClient is a clientset for s whose requests give up after requestTimeout.
@@ -299,6 +322,20 @@ func resumeWatch(t *testing.T, s *sqlkubeServer, namespace, resourceVersion stri
 		t.Fatal(err)
 	}
 	return collectUntilMarker(w, namespace+"/"+markerName), r
+}
+
+// waitResumed waits until every watcher has opened a watch since it had opened[i], so that each
+// resumes while the load goes on after an outage.
+func waitResumed(t *testing.T, resumers []*resumingWatcher, opened []int64) {
+	t.Helper()
+	eventually(t, 10*time.Second, "every watcher resumed", func() (bool, error) {
+		for i, r := range resumers {
+			if r.opened.Load() <= opened[i] {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 }
 
 func watchesOpened(resumers []*resumingWatcher) []int64 {
