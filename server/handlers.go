@@ -316,12 +316,23 @@ func (s *Server) applyUpdate(ctx context.Context, req *request, current sqlstore
 	if equalObjects(obj, old) {
 		return current, nil
 	}
-	write := sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)}
 	if obj.GetDeletionTimestamp() != nil && !hasFinalizers(req.res, obj) {
-		// The last finalizer of an object being deleted is gone: the update deletes it.
-		write.Op = sqlstore.OpDelete
+		return s.deleteWithoutFinalizers(ctx, req, current, old, obj)
 	}
-	return s.write(ctx, req, write)
+	return s.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
+}
+
+// deleteWithoutFinalizers deletes an object being deleted whose last finalizer the update obj
+// removes. As in kube-apiserver's store, the update itself is never written: watchers see the
+// deletion of the object as it was stored (old, finalizers and all), and the client gets obj
+// back, at the revision it updated.
+func (s *Server) deleteWithoutFinalizers(ctx context.Context, req *request, current sqlstore.Object, old, obj *unstructured.Unstructured) (sqlstore.Object, error) {
+	deletion := sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, old)}
+	if _, err := s.write(ctx, req, deletion); err != nil {
+		return sqlstore.Object{}, err
+	}
+	value, err := render(req.res, obj)(current.Revision)
+	return sqlstore.Object{Key: current.Key, Revision: current.Revision, Value: value}, err
 }
 
 // prepareUpdate carries over what an update cannot change, as kube-apiserver's BeforeUpdate does,
