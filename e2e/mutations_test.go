@@ -183,8 +183,14 @@ func checkDeleteWaitsForFinalizer(t *testing.T, k namespacedKubectl) {
 	}
 
 	got.Finalizers = nil
-	if _, err := cms.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+	updated, err := cms.Update(ctx, got, metav1.UpdateOptions{})
+	if err != nil {
 		t.Fatalf("removing the finalizer: %v", err)
+	}
+	// kube-apiserver answers with the update, which it deletes rather than writes.
+	if updated.ResourceVersion != marking.ResourceVersion || updated.Finalizers != nil {
+		t.Errorf("the update removing the finalizer answered resourceVersion %s, finalizers %v; want %s, none",
+			updated.ResourceVersion, updated.Finalizers, marking.ResourceVersion)
 	}
 	checkDeletedEvent(t, nextEvent(t, w, "held deleted"), marking)
 	r := <-deleted
@@ -210,16 +216,22 @@ func createHeld(t *testing.T, cms typedcorev1.ConfigMapInterface, name string) *
 	return created
 }
 
-// checkDeletedEvent checks that ev is the deletion of the object marking showed being deleted,
-// at a later revision.
+// checkDeletedEvent checks that ev is the deletion of the object marking showed being deleted:
+// as kube-apiserver never writes the update that removes the last finalizer, the DELETED object
+// is the marked one as stored, finalizers and all, at the deletion's later revision.
 func checkDeletedEvent(t *testing.T, ev watch.Event, marking *corev1.ConfigMap) {
 	t.Helper()
 	gone, ok := ev.Object.(*corev1.ConfigMap)
 	if !ok || ev.Type != watch.Deleted {
 		t.Fatalf("second event %s %+v, want DELETED", ev.Type, ev.Object)
 	}
-	if gone.UID != marking.UID || !gone.DeletionTimestamp.Equal(marking.DeletionTimestamp) || revision(t, gone) <= revision(t, marking) {
-		t.Errorf("DELETED object %+v, want %s's deletion after revision %s", gone.ObjectMeta, marking.UID, marking.ResourceVersion)
+	if revision(t, gone) <= revision(t, marking) {
+		t.Errorf("DELETED at revision %s, want after the marking's %s", gone.ResourceVersion, marking.ResourceVersion)
+	}
+	want := marking.DeepCopy()
+	want.ResourceVersion = gone.ResourceVersion
+	if diff := cmp.Diff(want, gone); diff != "" {
+		t.Errorf("DELETED object (-want +got):\n%s", diff)
 	}
 }
 
