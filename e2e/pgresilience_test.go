@@ -67,8 +67,9 @@ func TestPostgresBackendsTerminatedUnderLoad(t *testing.T) {
 
 	stored := checkAcknowledgedStored(t, replicas, namespace, acknowledged)
 	checkLogs(t, namespace, watchers, addedInRevisionOrder(t, stored))
-	t.Logf("%d writes acknowledged, failures by code %v (%d of those committed all the same); watches opened: %v",
-		len(acknowledged), load.failuresByCode(), committedUnacknowledged(t, stored, acknowledged, load.failed), watchesOpened(resumers))
+	t.Logf("%d writes acknowledged, failures by code %v (%d of those committed all the same); watches opened: %v, refused: %d",
+		len(acknowledged), load.failuresByCode(), committedUnacknowledged(t, stored, acknowledged, load.failed),
+		watchesOpened(resumers), checkRefusedWatches(t, resumers))
 }
 
 // TestPostgresUnreachable cuts the server off PostgreSQL for a while, through a proxy that ends
@@ -96,7 +97,7 @@ func TestPostgresUnreachable(t *testing.T) {
 		t.Errorf("%d configmaps stored, want the %d acknowledged and the marker", len(stored), len(acknowledged))
 	}
 	checkLogs(t, namespace, []<-chan watchResult{watcher}, addedInRevisionOrder(t, stored))
-	t.Logf("watches opened: %d", resumer.opened.Load())
+	t.Logf("watches opened: %d, refused: %d", resumer.opened.Load(), checkRefusedWatches(t, []*resumingWatcher{resumer}))
 }
 
 // checkUnavailable checks what a server whose database refuses connections answers: /readyz not
@@ -104,11 +105,7 @@ func TestPostgresUnreachable(t *testing.T) {
 // resumed twice, so that resumption meets it.
 func checkUnavailable(t *testing.T, s *sqlkubeServer, namespace string, resumer *resumingWatcher) {
 	t.Helper()
-	eventually(t, requestTimeout, "/readyz not ready", func() (bool, error) {
-		ctx, cancel := context.WithTimeout(ctx, requestTimeout)
-		defer cancel()
-		return probeReady(ctx, s.URL()) != nil, nil
-	})
+	eventually(t, requestTimeout, "/readyz not ready", func() (bool, error) { return readyNow(s) != nil, nil })
 	cms := timingOutClient(t, s).CoreV1().ConfigMaps(namespace)
 	_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "during"}}, metav1.CreateOptions{})
 	checkFailedInOutage(t, "create", err)
@@ -121,7 +118,7 @@ func checkUnavailable(t *testing.T, s *sqlkubeServer, namespace string, resumer 
 	eventually(t, 10*time.Second, "the watcher resumed twice during the outage", func() (bool, error) {
 		return resumer.opened.Load() >= resumed+2, nil
 	})
-	if err := probeReady(ctx, s.URL()); err == nil {
+	if err := readyNow(s); err == nil {
 		t.Error("/readyz ready while the database refuses connections")
 	}
 }
@@ -298,16 +295,40 @@ func addedInRevisionOrder(t *testing.T, objects []corev1.ConfigMap) []logged {
 
 // resumingWatcher is the configmaps of one namespace as client-go's RetryWatcher watches them.
 // Each stream asks the server to end it after a second, so that the client resumes from its last
-// resourceVersion again and again, during outages too; it counts the watches opened.
+// resourceVersion again and again, during outages too. It counts the watches opened and keeps
+// the errors of those the server refused, for the test to check once the watcher has stopped.
 type resumingWatcher struct {
 	cms    typedcorev1.ConfigMapInterface
 	opened atomic.Int64
+
+	mu      sync.Mutex
+	refused []error
 }
 
 func (r *resumingWatcher) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	r.opened.Add(1)
 	opts.TimeoutSeconds = ptr.To[int64](1)
-	return r.cms.Watch(ctx, opts)
+	w, err := r.cms.Watch(ctx, opts)
+	if err != nil && ctx.Err() == nil {
+		r.mu.Lock()
+		r.refused = append(r.refused, err)
+		r.mu.Unlock()
+	}
+	return w, err
+}
+
+// checkRefusedWatches checks that every watch the servers refused got a 500 or 503 Status.
+func checkRefusedWatches(t *testing.T, resumers []*resumingWatcher) (refused int) {
+	t.Helper()
+	for _, r := range resumers {
+		r.mu.Lock()
+		for _, err := range r.refused {
+			checkOutageError(t, "watch", err)
+		}
+		refused += len(r.refused)
+		r.mu.Unlock()
+	}
+	return refused
 }
 
 // resumeWatch follows namespace on s from resourceVersion with a RetryWatcher, which re-watches
@@ -361,12 +382,17 @@ func waitReady(t *testing.T, replicas []*sqlkubeServer) {
 	t.Helper()
 	for i, s := range replicas {
 		eventually(t, 30*time.Second, fmt.Sprintf("replica %d ready", i), func() (bool, error) {
-			ctx, cancel := context.WithTimeout(ctx, requestTimeout)
-			defer cancel()
-			err := probeReady(ctx, s.URL())
+			err := readyNow(s)
 			return err == nil, err
 		})
 	}
+}
+
+// readyNow is s's /readyz answer, nil when ready; it must come within requestTimeout.
+func readyNow(s *sqlkubeServer) error {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	return probeReady(ctx, s.URL())
 }
 
 // openAdmin opens one connection to dsn's database, kept for the test: the one connection
