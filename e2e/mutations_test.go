@@ -145,17 +145,8 @@ func checkEditCopyNamesCause(t *testing.T, path string) {
 // client-go removes the finalizer, and a watch sees the object marked, then deleted.
 func checkDeleteWaitsForFinalizer(t *testing.T, k namespacedKubectl) {
 	cms := k.s.clientset().CoreV1().ConfigMaps(k.namespace)
-	held := createHeld(t, cms, "held-timeout")
-	out, err := k.run(t, "", "delete", "configmap", held.Name, "--timeout=1s")
-	expectOutput(t, out, `configmap "held-timeout" deleted`)
-	// Before its error, kubectl may log how its own watch ended at the deadline, as it races
-	// with the deadline whatever the server.
-	const timedOut = "error: timed out waiting for the condition on configmaps/held-timeout\n"
-	if kerr, ok := err.(*kubectlError); !ok || !strings.HasSuffix(kerr.stderr, timedOut) {
-		t.Errorf("kubectl delete of a held configmap: %v, want it to end with %q", err, timedOut)
-	}
-
-	held = createHeld(t, cms, "held")
+	checkDeleteTimesOutWhileHeld(t, k, cms)
+	held := createHeld(t, cms, "held")
 	w, err := cms.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=held", ResourceVersion: held.ResourceVersion})
 	if err != nil {
 		t.Fatal(err)
@@ -198,6 +189,20 @@ func checkDeleteWaitsForFinalizer(t *testing.T, k namespacedKubectl) {
 		t.Fatal(r.err)
 	}
 	expectOutput(t, r.out, `configmap "held" deleted`)
+}
+
+// checkDeleteTimesOutWhileHeld checks that kubectl delete keeps waiting while a finalizer holds
+// the object, until its --timeout.
+func checkDeleteTimesOutWhileHeld(t *testing.T, k namespacedKubectl, cms typedcorev1.ConfigMapInterface) {
+	held := createHeld(t, cms, "held-timeout")
+	out, err := k.run(t, "", "delete", "configmap", held.Name, "--timeout=1s")
+	expectOutput(t, out, `configmap "held-timeout" deleted`)
+	// Before its error, kubectl may log how its own watch ended at the deadline, as it races
+	// with the deadline whatever the server.
+	const timedOut = "error: timed out waiting for the condition on configmaps/held-timeout\n"
+	if kerr, ok := err.(*kubectlError); !ok || !strings.HasSuffix(kerr.stderr, timedOut) {
+		t.Errorf("kubectl delete of a held configmap: %v, want it to end with %q", err, timedOut)
+	}
 }
 
 type kubectlResult struct {
