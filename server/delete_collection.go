@@ -14,15 +14,7 @@ import (
 // every object the list options select is deleted as a single delete would delete it, and the
 // answer is the list of what was deleted (or marked for deletion), as kube-apiserver answers.
 func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, req *request) error {
-	out, err := negotiateOutput(r, true)
-	if err != nil {
-		return err
-	}
-	opts, err := parseListOptions(r)
-	if err != nil {
-		return err
-	}
-	sel, err := newSelection(req.res, opts)
+	out, _, sel, err := parseCollectionRequest(r, req)
 	if err != nil {
 		return err
 	}

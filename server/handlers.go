@@ -29,18 +29,28 @@ func (req *request) key() sqlstore.Key {
 
 // serveGet answers GET on an object (or its status).
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, req *request) error {
-	out, err := negotiateOutput(r, false)
+	out, obj, err := s.readForGet(r, req)
 	if err != nil {
 		return err
 	}
+	return s.writeObject(w, r, req, out, http.StatusOK, obj.Value)
+}
+
+// readForGet does what every GET of one object (or of its subresource) starts with: negotiate the
+// answer's format, honour the resourceVersion parameter, and read the stored object.
+func (s *Server) readForGet(r *http.Request, req *request) (output, sqlstore.Object, error) {
+	out, err := negotiateOutput(r, false)
+	if err != nil {
+		return out, sqlstore.Object{}, err
+	}
 	if err := s.waitForResourceVersionParam(r); err != nil {
-		return err
+		return out, sqlstore.Object{}, err
 	}
 	obj, err := s.store.Get(r.Context(), req.key())
 	if err != nil {
-		return storageError(err, req.gr, req.name)
+		return out, sqlstore.Object{}, storageError(err, req.gr, req.name)
 	}
-	return s.writeObject(w, r, req, out, http.StatusOK, obj.Value)
+	return out, obj, nil
 }
 
 // waitForResourceVersionParam gives a get's resourceVersion its not-older-than meaning: "" and

@@ -64,17 +64,24 @@ func planContinue(opts *internalversion.ListOptions, scope listScope) (listPlan,
 	return plan, nil
 }
 
-// serveList answers GET on a collection, streaming the objects from storage to the client.
-func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req *request) error {
+// parseCollectionRequest does what every request on a collection (list, deletecollection)
+// starts with: negotiate the answer's format, then read the list options and their selectors.
+func parseCollectionRequest(r *http.Request, req *request) (output, *internalversion.ListOptions, *selection, error) {
 	out, err := negotiateOutput(r, true)
 	if err != nil {
-		return err
+		return out, nil, nil, err
 	}
 	opts, err := parseListOptions(r)
 	if err != nil {
-		return err
+		return out, nil, nil, err
 	}
 	sel, err := newSelection(req.res, opts)
+	return out, opts, sel, err
+}
+
+// serveList answers GET on a collection, streaming the objects from storage to the client.
+func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req *request) error {
+	out, opts, sel, err := parseCollectionRequest(r, req)
 	if err != nil {
 		return err
 	}

@@ -55,16 +55,9 @@ func (s *Server) dispatchScale(w http.ResponseWriter, r *http.Request, req *requ
 }
 
 func (s *Server) serveGetScale(w http.ResponseWriter, r *http.Request, req *request) error {
-	out, err := negotiateOutput(r, false)
+	out, current, err := s.readForGet(r, req)
 	if err != nil {
 		return err
-	}
-	if err := s.waitForResourceVersionParam(r); err != nil {
-		return err
-	}
-	current, err := s.store.Get(r.Context(), req.key())
-	if err != nil {
-		return storageError(err, req.gr, req.name)
 	}
 	scale, found, err := scaleOfStored(req.res, current.Value)
 	if err != nil {
