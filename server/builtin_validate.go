@@ -70,8 +70,17 @@ func validateConfigMap(cm, old *corev1.ConfigMap) field.ErrorList {
 			dataField{"data", cm.Data, old.Data}, dataField{"binaryData", cm.BinaryData, old.BinaryData})...)
 	}
 	errs = append(errs, validateKubeFinalizerNames(&cm.ObjectMeta)...)
-	errs = append(errs, validateDataKeys(field.NewPath("data"), slices.Collect(maps.Keys(cm.Data)), "binaryData", hasKey(cm.BinaryData))...)
-	errs = append(errs, validateDataKeys(field.NewPath("binaryData"), slices.Collect(maps.Keys(cm.BinaryData)), "data", hasKey(cm.Data))...)
+	dataPath := field.NewPath("data")
+	for _, key := range slices.Sorted(maps.Keys(cm.Data)) {
+		errs = append(errs, validateDataKey(dataPath, key)...)
+		// kube reports a key in both maps once, under data.
+		if hasKey(cm.BinaryData, key) {
+			errs = append(errs, field.Invalid(dataPath.Key(key), key, "duplicate of key present in binaryData"))
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(cm.BinaryData)) {
+		errs = append(errs, validateDataKey(field.NewPath("binaryData"), key)...)
+	}
 	size := 0
 	for _, value := range cm.Data {
 		size += len(value)
@@ -86,27 +95,19 @@ func validateConfigMap(cm, old *corev1.ConfigMap) field.ErrorList {
 	return errs
 }
 
-// validateDataKeys checks the keys of a data map at path, each unique across both of a
-// configmap's maps: inOther tells whether the map named other has the key too.
-func validateDataKeys(path *field.Path, keys []string, other string, inOther func(string) bool) field.ErrorList {
+// validateDataKey checks a key of a configmap's or secret's data (path names the map). Callers
+// sort the keys: kube walks a Go map, and a stable order keeps the errors comparable.
+func validateDataKey(path *field.Path, key string) field.ErrorList {
 	var errs field.ErrorList
-	slices.Sort(keys) // kube walks a Go map; sorting makes the order of errors stable
-	for _, key := range keys {
-		for _, msg := range validation.IsConfigMapKey(key) {
-			errs = append(errs, field.Invalid(path.Key(key), key, msg))
-		}
-		if inOther(key) {
-			errs = append(errs, field.Invalid(path.Key(key), key, "duplicate of key present in "+other))
-		}
+	for _, msg := range validation.IsConfigMapKey(key) {
+		errs = append(errs, field.Invalid(path.Key(key), key, msg))
 	}
 	return errs
 }
 
-func hasKey[V any](m map[string]V) func(string) bool {
-	return func(key string) bool {
-		_, ok := m[key]
-		return ok
-	}
+func hasKey[V any](m map[string]V, key string) bool {
+	_, ok := m[key]
+	return ok
 }
 
 // dataField is a field an `immutable: true` object may not change: its new and old values.
@@ -144,9 +145,7 @@ func validateSecret(secret, old *corev1.Secret) field.ErrorList {
 	keys := slices.Sorted(maps.Keys(secret.Data))
 	size := 0
 	for _, key := range keys {
-		for _, msg := range validation.IsConfigMapKey(key) {
-			errs = append(errs, field.Invalid(dataPath.Key(key), key, msg))
-		}
+		errs = append(errs, validateDataKey(dataPath, key)...)
 		size += len(secret.Data[key])
 	}
 	if size > maxDataSize {
@@ -177,7 +176,7 @@ func validateSecretType(secret *corev1.Secret) field.ErrorList {
 		return validateJSONKey(secret.Data, corev1.DockerConfigJsonKey)
 	case corev1.SecretTypeBasicAuth:
 		// Either may be empty, but one of them must be there.
-		if !hasKey(secret.Data)(corev1.BasicAuthUsernameKey) && !hasKey(secret.Data)(corev1.BasicAuthPasswordKey) {
+		if !hasKey(secret.Data, corev1.BasicAuthUsernameKey) && !hasKey(secret.Data, corev1.BasicAuthPasswordKey) {
 			return required(corev1.BasicAuthUsernameKey, corev1.BasicAuthPasswordKey)
 		}
 	case corev1.SecretTypeSSHAuth:
@@ -187,7 +186,7 @@ func validateSecretType(secret *corev1.Secret) field.ErrorList {
 	case corev1.SecretTypeTLS:
 		var errs field.ErrorList
 		for _, key := range []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey} {
-			if !hasKey(secret.Data)(key) {
+			if !hasKey(secret.Data, key) {
 				errs = append(errs, required(key)...)
 			}
 		}
@@ -262,7 +261,7 @@ func validateNamespace(ns, old *corev1.Namespace) field.ErrorList {
 
 // validateNamespacePhase requires the phase to follow deletionTimestamp.
 func validateNamespacePhase(ns *corev1.Namespace) field.ErrorList {
-	path := field.NewPath("status", "phase")
+	path := field.NewPath("status", "Phase") // sic: kube names the Go field
 	if ns.DeletionTimestamp == nil && ns.Status.Phase != corev1.NamespaceActive {
 		return field.ErrorList{field.Invalid(path, ns.Status.Phase, "may only be 'Active' if `deletionTimestamp` is empty")}
 	}

