@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -54,15 +56,15 @@ func (s *Server) readRequestBody(r *http.Request, protobufOK bool) (body []byte,
 // decodeObject reads the request body as an object of res's kind, in JSON, YAML or (built-ins)
 // protobuf by its Content-Type. A missing kind or apiVersion is filled from the path, as
 // kube-apiserver defaults them; a different one is 400. The object is then decoded as the type:
-// built-ins through their Go types, custom resources pruned and defaulted by their schema; the
-// fields the type does not know are handled as fieldValidation says: returned as warnings (Warn,
-// the default), ignored, or 400 (Strict).
+// built-ins through their Go types, custom resources pruned and defaulted by their schema. The
+// body's duplicate fields, then the fields the type does not know, are handled as
+// fieldValidation says: returned as warnings (Warn, the default), ignored, or 400 (Strict).
 func (s *Server) decodeObject(r *http.Request, res *Resource, fieldValidation string) (*unstructured.Unstructured, []string, error) {
 	body, isYAML, err := s.readRequestBody(r, res.CRDName == "")
 	if err != nil {
 		return nil, nil, err
 	}
-	obj, err := parseObject(body, isYAML, res.Kind)
+	obj, duplicates, err := parseObjectStrict(body, isYAML, res.Kind)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -73,24 +75,82 @@ func (s *Server) decodeObject(r *http.Request, res *Resource, fieldValidation st
 	if err != nil {
 		return nil, nil, errUndecodableAs(res, obj, err)
 	}
-	switch fieldValidation {
-	case metav1.FieldValidationIgnore:
-		return obj, nil, nil
-	case metav1.FieldValidationStrict:
-		if len(unknown) > 0 {
-			return nil, nil, errUndecodableAs(res, obj, runtime.NewStrictDecodingError(unknown))
-		}
-		return obj, nil, nil
+	if res.Schema == nil {
+		duplicates = withoutUnknownFields(duplicates, unknown)
 	}
-	warnings := make([]string, len(unknown))
-	for i, e := range unknown {
-		warnings[i] = e.Error()
+	warnings, err := validateFields(res, obj, fieldValidation, append(duplicates, unknown...))
+	if err != nil {
+		return nil, nil, err
 	}
 	return obj, warnings, nil
 }
 
+// validateFields handles the strict errors of a body decoded as obj as fieldValidation says:
+// warnings (Warn, the default), nothing (Ignore), or a 400 (Strict).
+func validateFields(res *Resource, obj *unstructured.Unstructured, fieldValidation string, strictErrs []error) ([]string, error) {
+	switch {
+	case fieldValidation == metav1.FieldValidationIgnore || len(strictErrs) == 0:
+		return nil, nil
+	case fieldValidation == metav1.FieldValidationStrict:
+		return nil, errUndecodableAs(res, obj, runtime.NewStrictDecodingError(strictErrs))
+	}
+	return strictWarnings(strictErrs), nil
+}
+
+// withoutUnknownFields drops the duplicates of unknown fields, or of fields inside them: a
+// built-in's typed decoder skips those fields, so kube-apiserver reports them only as unknown.
+func withoutUnknownFields(duplicates, unknown []error) []error {
+	return slices.DeleteFunc(duplicates, func(dup error) bool { return withinUnknownField(dup, unknown) })
+}
+
+// withinUnknownField reports whether a duplicate field is an unknown field or inside one. A YAML
+// body's duplicates, found before decoding, name no path: they are kept, as kube-apiserver does.
+func withinUnknownField(dup error, unknown []error) bool {
+	path, ok := fieldPath(dup)
+	return ok && slices.ContainsFunc(unknown, func(u error) bool {
+		unknownPath, _ := fieldPath(u)
+		return within(path, unknownPath)
+	})
+}
+
+// fieldPath is the path ("spec.a") a strict error names, if it names one.
+func fieldPath(err error) (string, bool) {
+	f, ok := err.(interface{ FieldPath() string })
+	if !ok {
+		return "", false
+	}
+	return f.FieldPath(), true
+}
+
+// within reports whether the field at path is the one at parent or inside it.
+func within(path, parent string) bool {
+	rest, ok := strings.CutPrefix(path, parent)
+	return ok && (rest == "" || rest[0] == '.' || rest[0] == '[')
+}
+
+// yamlStrictErrorsPrefix starts the error of a YAML body with duplicate keys, which lists them
+// one a line.
+const yamlStrictErrorsPrefix = "yaml: unmarshal errors:\n"
+
+// strictWarnings words strict errors as kube-apiserver's Warning headers: one for each, except
+// that a YAML body's duplicate keys, reported together in one error, get one each.
+func strictWarnings(strictErrs []error) []string {
+	var warnings []string
+	for _, e := range strictErrs {
+		text, isYAML := strings.CutPrefix(e.Error(), yamlStrictErrorsPrefix)
+		if !isYAML {
+			warnings = append(warnings, text)
+			continue
+		}
+		for _, line := range strings.Split(text, "\n") {
+			warnings = append(warnings, strings.TrimSpace(line))
+		}
+	}
+	return warnings
+}
+
 // errUndecodableAs is kube-apiserver's 400 for a body that does not decode as res's type (or,
-// under fieldValidation=Strict, has fields the type does not know).
+// under fieldValidation=Strict, has duplicate fields or fields the type does not know).
 func errUndecodableAs(res *Resource, body *unstructured.Unstructured, err error) error {
 	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
 		body.GetKind(), res.Version, res.Kind, err))
@@ -103,28 +163,50 @@ func addWarnings(w http.ResponseWriter, warnings []string) {
 	}
 }
 
-// parseObject decodes one JSON or YAML object. Errors are 400 BadRequest worded as
-// kube-apiserver words an undecodable body.
+// parseObject decodes one JSON or YAML object, ignoring duplicate fields (the last one wins).
 func parseObject(body []byte, isYAML bool, kind string) (*unstructured.Unstructured, error) {
-	data := body
-	if isYAML {
-		var err error
-		if data, err = yaml.YAMLToJSON(body); err != nil {
-			return nil, undecodable(kind, body, fmt.Errorf("yaml: %w", err))
-		}
+	obj, _, err := parseObjectStrict(body, isYAML, kind)
+	return obj, err
+}
+
+// parseObjectStrict decodes one JSON or YAML object, whole numbers as int64, and returns its
+// duplicate fields as kube-apiserver's strict decoder reports them: by path in JSON
+// (`duplicate field "spec.a"`), in one error listing their lines in YAML. The last of duplicate
+// fields wins. Errors are 400 BadRequest worded as kube-apiserver words an undecodable body.
+func parseObjectStrict(body []byte, isYAML bool, kind string) (*unstructured.Unstructured, []error, error) {
+	data, duplicates, err := yamlBodyToJSON(body, isYAML)
+	if err != nil {
+		return nil, nil, undecodable(kind, body, fmt.Errorf("yaml: %w", err))
 	}
 	var content map[string]interface{}
-	if err := utiljson.Unmarshal(data, &content); err != nil {
-		return nil, undecodable(kind, body, fmt.Errorf("couldn't get version/kind; json parse error: %w", err))
+	// One pass both decodes and finds duplicates: UnmarshalStrict decodes as utiljson.Unmarshal.
+	jsonDuplicates, err := sigsjson.UnmarshalStrict(data, &content, sigsjson.DisallowDuplicateFields)
+	if err != nil {
+		return nil, nil, undecodable(kind, body, fmt.Errorf("couldn't get version/kind; json parse error: %w", err))
 	}
 	if content == nil {
-		return nil, undecodable(kind, body, fmt.Errorf("couldn't get version/kind; json parse error: not an object"))
+		return nil, nil, undecodable(kind, body, fmt.Errorf("couldn't get version/kind; json parse error: not an object"))
 	}
 	obj := &unstructured.Unstructured{Object: content}
 	if err := checkMetadataShape(obj); err != nil {
-		return nil, undecodable(kind, body, err)
+		return nil, nil, undecodable(kind, body, err)
 	}
-	return obj, nil
+	return obj, append(duplicates, jsonDuplicates...), nil
+}
+
+// yamlBodyToJSON converts a YAML body to JSON (a JSON one is returned as is). Duplicate keys are
+// returned as a strict error, and the conversion redone keeping the last of them: the strict
+// conversion is tried first since bodies rarely have any.
+func yamlBodyToJSON(body []byte, isYAML bool) ([]byte, []error, error) {
+	if !isYAML {
+		return body, nil, nil
+	}
+	data, strictErr := yaml.YAMLToJSONStrict(body)
+	if strictErr == nil {
+		return data, nil, nil
+	}
+	data, err := yaml.YAMLToJSON(body)
+	return data, []error{strictErr}, err
 }
 
 // checkMetadataShape makes sure metadata decodes as ObjectMeta, so that the typed accessors

@@ -11,14 +11,21 @@ import (
 
 // UnknownFieldErrors words the paths Prune returns as kube-apiserver's decoder does:
 // `unknown field "spec.x"`. Under fieldValidation=Warn (the default) each one's Error() is sent
-// as a "Warning: 299 - ..." header.
+// as a "Warning: 299 - ..." header. Like sigs.k8s.io/json's strict errors, each has a
+// FieldPath() method returning its path.
 func UnknownFieldErrors(unknownFields []string) []error {
 	errs := make([]error, len(unknownFields))
 	for i, path := range unknownFields {
-		errs[i] = fmt.Errorf("unknown field %q", path)
+		errs[i] = unknownFieldError(path)
 	}
 	return errs
 }
+
+// unknownFieldError is the strict error of an unknown field, named by its path.
+type unknownFieldError string
+
+func (e unknownFieldError) Error() string     { return fmt.Sprintf("unknown field %q", string(e)) }
+func (e unknownFieldError) FieldPath() string { return string(e) }
 
 // StrictDecodingError is kube-apiserver's 400 BadRequest for a create or update under
 // fieldValidation=Strict whose body had strict errors: those sigs.k8s.io/json's UnmarshalStrict
