@@ -67,10 +67,14 @@ func TestStatusSubresource(t *testing.T) {
 	api.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"st"}}`).expect(t, http.StatusCreated)
 	// The main resource cannot change the status; /status changes only the status.
 	api.do("PUT", "/api/v1/namespaces/st", `{"metadata":{"name":"st","labels":{"a":"b"}},"status":{"phase":"Other"}}`).expect(t, http.StatusOK)
-	ns := api.do("PUT", "/api/v1/namespaces/st/status", `{"metadata":{"name":"st","labels":{"c":"d"}},"status":{"phase":"Other"}}`).expect(t, http.StatusOK).object(t)
-	if str(ns, "status", "phase") != "Other" || str(ns, "metadata", "labels", "a") != "b" || str(ns, "metadata", "labels", "c") != "" {
+	ns := api.do("PUT", "/api/v1/namespaces/st/status",
+		`{"metadata":{"name":"st","labels":{"c":"d"}},"status":{"phase":"Active","conditions":[{"type":"Custom","status":"True"}]}}`).expect(t, http.StatusOK).object(t)
+	conditions, _ := nested(ns, "status", "conditions").([]any)
+	if str(ns, "status", "phase") != "Active" || len(conditions) != 1 || str(ns, "metadata", "labels", "a") != "b" || str(ns, "metadata", "labels", "c") != "" {
 		t.Fatalf("after status update: %v", ns)
 	}
+	// A phase that does not fit the namespace's state is refused, as kube-apiserver refuses it.
+	api.do("PUT", "/api/v1/namespaces/st/status", `{"metadata":{"name":"st"},"status":{"phase":"Other"}}`).expect(t, http.StatusUnprocessableEntity)
 }
 
 func TestDeleteCollection(t *testing.T) {
@@ -100,4 +104,15 @@ func TestCreateOnUpdate(t *testing.T) {
 	api.do("PUT", leases+"/l", `{"metadata":{"name":"l"},"spec":{"holderIdentity":"b"}}`).expect(t, http.StatusUnprocessableEntity)
 	api.do("PUT", leases+"/l", `{"metadata":{"name":"l","resourceVersion":"`+str(created, "metadata", "resourceVersion")+`"},"spec":{"holderIdentity":"b"}}`).expect(t, http.StatusOK)
 	api.do("PUT", cmPath+"/new", `{"metadata":{"name":"new"}}`).expect(t, http.StatusNotFound)
+}
+
+// A namespace keeps the finalizers it is created with, and always gets "kubernetes"; finalizer
+// names are validated as kube-apiserver validates them.
+func TestNamespaceCreateFinalizers(t *testing.T) {
+	api := sqliteAPI(t)
+	ns := api.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"fin"},"spec":{"finalizers":["example.com/x"]}}`).expect(t, http.StatusCreated).object(t)
+	if got := anyStrings(nested(ns, "spec", "finalizers")); !slices.Equal(got, []string{"example.com/x", "kubernetes"}) {
+		t.Errorf("spec.finalizers = %v, want [example.com/x kubernetes]", got)
+	}
+	api.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"bad"},"spec":{"finalizers":["custom"]}}`).expect(t, http.StatusUnprocessableEntity)
 }

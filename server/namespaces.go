@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,7 +58,13 @@ func (s *Server) ensureInitialNamespaces(ctx context.Context) error {
 // the kubernetes finalizer, and the Active phase.
 func prepareNamespaceCreate(ns *unstructured.Unstructured) {
 	setNamespaceNameLabel(ns)
-	_ = unstructured.SetNestedStringSlice(ns.Object, []string{"kubernetes"}, "spec", "finalizers")
+	// kube-apiserver keeps the finalizers the client asked for and makes sure "kubernetes" is one
+	// of them: the namespace controller removes it once the namespace is empty.
+	finalizers, _, _ := unstructured.NestedStringSlice(ns.Object, "spec", "finalizers")
+	if !slices.Contains(finalizers, "kubernetes") {
+		finalizers = append(finalizers, "kubernetes")
+	}
+	_ = unstructured.SetNestedStringSlice(ns.Object, finalizers, "spec", "finalizers")
 	ns.Object["status"] = map[string]interface{}{"phase": "Active"}
 }
 

@@ -61,7 +61,7 @@ func TestFieldSelectors(t *testing.T) {
 	api.do("POST", "/api/v1/namespaces/other/configmaps", `{"metadata":{"name":"a"}}`).expect(t, http.StatusCreated)
 	api.do("POST", "/api/v1/namespaces/other/configmaps", `{"metadata":{"name":"b"}}`).expect(t, http.StatusCreated)
 	api.do("POST", "/api/v1/namespaces/default/secrets", `{"metadata":{"name":"s1"},"type":"Opaque"}`).expect(t, http.StatusCreated)
-	api.do("POST", "/api/v1/namespaces/default/secrets", `{"metadata":{"name":"s2"},"type":"kubernetes.io/tls"}`).expect(t, http.StatusCreated)
+	api.do("POST", "/api/v1/namespaces/default/secrets", `{"metadata":{"name":"s2"},"type":"kubernetes.io/tls","data":{"tls.crt":"","tls.key":""}}`).expect(t, http.StatusCreated)
 	api.do("POST", "/api/v1/namespaces/default/events", `{"metadata":{"name":"e1"},"involvedObject":{"kind":"Pod","name":"p","namespace":"default","uid":"u1","apiVersion":"v1","resourceVersion":"7","fieldPath":"spec"},"reason":"Started","reportingComponent":"kubelet","source":{"component":"kubelet"},"type":"Normal"}`).expect(t, http.StatusCreated)
 	api.do("POST", "/api/v1/namespaces/default/events", `{"metadata":{"name":"e2"},"involvedObject":{"kind":"Node","name":"n"},"reason":"Other","type":"Warning"}`).expect(t, http.StatusCreated)
 
