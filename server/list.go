@@ -107,7 +107,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req *request)
 		storeOpts.Limit = opts.Limit
 	}
 	if !sel.empty() {
-		storeOpts.Filter = func(o sqlstore.Object) bool { return sel.matches(o.Value) }
+		storeOpts.Filter = sel.filter()
 	}
 	result, err := s.store.List(r.Context(), storeOpts, lw.item)
 	if err != nil {

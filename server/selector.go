@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
 // watchListEnabled mirrors kube-apiserver's WatchList feature gate, on by default.
@@ -155,39 +157,83 @@ type selectedMeta struct {
 	} `json:"metadata"`
 }
 
+// decode reads value's metadata into m, reusing m's labels map: a list decodes every object it
+// reads into one selectedMeta, so that the map is not allocated again for each.
+func (m *selectedMeta) decode(value []byte) error {
+	labels := m.Metadata.Labels
+	clear(labels)
+	*m = selectedMeta{} // the fields value lacks must not keep the previous object's values
+	m.Metadata.Labels = labels
+	return json.Unmarshal(value, m)
+}
+
 // matches reports whether the stored object value is selected. Only the fields the selectors
 // read are decoded.
 func (sel *selection) matches(value []byte) bool {
 	var meta selectedMeta
-	if err := json.Unmarshal(value, &meta); err != nil {
+	return sel.matchesInto(&meta, value)
+}
+
+// filter is matches as storage's list filter. Storage calls it from one goroutine, so that one
+// selectedMeta serves every object.
+func (sel *selection) filter() func(sqlstore.Object) bool {
+	var meta selectedMeta
+	return func(o sqlstore.Object) bool { return sel.matchesInto(&meta, o.Value) }
+}
+
+func (sel *selection) matchesInto(meta *selectedMeta, value []byte) bool {
+	if meta.decode(value) != nil {
 		return false
 	}
-	return sel.matchesMeta(&meta, value)
+	return sel.matchesMeta(meta, func() (fields.Set, error) { return sel.typeFields(value) })
 }
 
 // matchesMeta is matches for an object whose metadata is already decoded: a watch decodes each
-// event's metadata once for all its watchers.
-func (sel *selection) matchesMeta(meta *selectedMeta, value []byte) bool {
+// event's metadata once for all its watchers. typeFields gives the fields beyond metadata the
+// field selector reads; it is called only when the selector reads some.
+func (sel *selection) matchesMeta(meta *selectedMeta, typeFields func() (fields.Set, error)) bool {
 	if !sel.labels.Matches(labels.Set(meta.Metadata.Labels)) {
 		return false
 	}
 	if sel.fields.Empty() {
 		return true
 	}
-	set := fields.Set{}
+	var set fields.Set
 	if sel.typeFields != nil {
 		var err error
-		if set, err = sel.typeFields(value); err != nil {
+		if set, err = typeFields(); err != nil {
 			return false
 		}
 	}
-	set["metadata.name"], set["metadata.namespace"] = meta.Metadata.Name, meta.Metadata.Namespace
-	return sel.fields.Matches(set)
+	return sel.fields.Matches(objectFields{meta: meta, typeFields: set})
 }
 
-// fieldValues reads the selected non-metadata fields; a missing field is "".
+// objectFields are the field labels of an object: metadata.name and metadata.namespace from its
+// metadata, the others from its type's fields. Reading them in place, rather than adding name
+// and namespace to the set, leaves a set shared by a watch's watchers untouched.
+type objectFields struct {
+	meta       *selectedMeta
+	typeFields fields.Set
+}
+
+func (f objectFields) Has(label string) bool {
+	return isMetadataField(label) || f.typeFields.Has(label)
+}
+
+func (f objectFields) Get(label string) string {
+	switch label {
+	case "metadata.name":
+		return f.meta.Metadata.Name
+	case "metadata.namespace":
+		return f.meta.Metadata.Namespace
+	}
+	return f.typeFields.Get(label)
+}
+
+// fieldValues reads the selected non-metadata fields; a missing field is "". Only the objects
+// along each field's path are decoded, not the whole object.
 func fieldValues(value []byte, paths map[string][]string) (fields.Set, error) {
-	var obj map[string]interface{}
+	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(value, &obj); err != nil {
 		return nil, err
 	}
@@ -198,16 +244,22 @@ func fieldValues(value []byte, paths map[string][]string) (fields.Set, error) {
 	return set, nil
 }
 
-func fieldString(obj map[string]interface{}, path []string) string {
-	var cur interface{} = obj
-	for _, p := range path {
-		m, ok := cur.(map[string]interface{})
-		if !ok {
+// fieldString is the value at path as a string; "" where the path is missing, null or runs
+// through a value that is not an object.
+func fieldString(obj map[string]json.RawMessage, path []string) string {
+	raw := obj[path[0]]
+	for _, p := range path[1:] {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
 			return ""
 		}
-		cur = m[p]
+		raw = m[p]
 	}
-	switch v := cur.(type) {
+	var v interface{}
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	switch v := v.(type) {
 	case nil:
 		return ""
 	case string:

@@ -243,7 +243,7 @@ func (ws *watchStream) sendInitialEvents(ctx context.Context, minRevision int64)
 	}
 	opts := sqlstore.ListOptions{Resource: ws.req.res.StorageName, Namespace: ws.namespace}
 	if !ws.selectsAll {
-		opts.Filter = func(o sqlstore.Object) bool { return ws.sel.matches(o.Value) }
+		opts.Filter = ws.sel.filter()
 	}
 	result, err := ws.s.store.List(ctx, opts, func(o sqlstore.Object) error {
 		return ws.sendObject(watch.Added, o.Value)
@@ -361,13 +361,18 @@ func (ws *watchStream) selected(ev *sqlstore.Event) (now, before bool) {
 		return ev.Op != sqlstore.OpDelete, hasBefore
 	}
 	m := ev.Memo(func() any { return decodeEventMeta(ev) }).(*eventMeta)
-	now = ev.Op != sqlstore.OpDelete && m.object != nil && ws.sel.matchesMeta(m.object, ev.Object.Value)
+	now = ev.Op != sqlstore.OpDelete && m.object != nil && ws.sel.matchesMeta(m.object, ws.typeFields(ev.Object.Value))
 	if ev.Prev != nil {
-		before = m.prev != nil && ws.sel.matchesMeta(m.prev, ev.Prev.Value)
+		before = m.prev != nil && ws.sel.matchesMeta(m.prev, ws.typeFields(ev.Prev.Value))
 	} else if ev.Op == sqlstore.OpDelete {
-		before = m.object != nil && ws.sel.matchesMeta(m.object, ev.Object.Value)
+		before = m.object != nil && ws.sel.matchesMeta(m.object, ws.typeFields(ev.Object.Value))
 	}
 	return now, before
+}
+
+// typeFields reads the fields beyond metadata the watch's field selector uses from value.
+func (ws *watchStream) typeFields(value []byte) func() (fields.Set, error) {
+	return func() (fields.Set, error) { return ws.sel.typeFields(value) }
 }
 
 // eventMeta is the metadata selectors read from an event's object and previous state, decoded
