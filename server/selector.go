@@ -61,6 +61,9 @@ type selection struct {
 	fields fields.Selector
 	// typeFields reads the fields beyond metadata the field selector uses; nil when it uses none.
 	typeFields func(value []byte) (fields.Set, error)
+	// tableFields: typeFields reads fields of the selectableFields table, the same for every
+	// watch of the type, so that a watch event can read them once for all its watchers.
+	tableFields bool
 }
 
 // newSelection checks the selectors of opts against what res supports: an unknown field label
@@ -78,6 +81,7 @@ func newSelection(res *Resource, opts *internalversion.ListOptions) (*selection,
 		sel.typeFields, err = schemaFields(res, sel.fields)
 	} else {
 		sel.typeFields, err = builtinFields(res, sel.fields)
+		sel.tableFields = true
 	}
 	if err != nil {
 		return nil, err

@@ -361,32 +361,45 @@ func (ws *watchStream) selected(ev *sqlstore.Event) (now, before bool) {
 		return ev.Op != sqlstore.OpDelete, hasBefore
 	}
 	m := ev.Memo(func() any { return decodeEventMeta(ev) }).(*eventMeta)
-	now = ev.Op != sqlstore.OpDelete && m.object != nil && ws.sel.matchesMeta(m.object, ws.typeFields(ev.Object.Value))
+	now = ev.Op != sqlstore.OpDelete && m.object != nil && ws.sel.matchesMeta(m.object, ws.typeFields(m.objectFields, ev.Object.Value))
 	if ev.Prev != nil {
-		before = m.prev != nil && ws.sel.matchesMeta(m.prev, ws.typeFields(ev.Prev.Value))
+		before = m.prev != nil && ws.sel.matchesMeta(m.prev, ws.typeFields(m.prevFields, ev.Prev.Value))
 	} else if ev.Op == sqlstore.OpDelete {
-		before = m.object != nil && ws.sel.matchesMeta(m.object, ws.typeFields(ev.Object.Value))
+		before = m.object != nil && ws.sel.matchesMeta(m.object, ws.typeFields(m.objectFields, ev.Object.Value))
 	}
 	return now, before
 }
 
-// typeFields reads the fields beyond metadata the watch's field selector uses from value.
-func (ws *watchStream) typeFields(value []byte) func() (fields.Set, error) {
+// typeFields gives the fields beyond metadata the watch's field selector reads from value: the
+// event's shared reading of a built-in type's fields, or the selection's own.
+func (ws *watchStream) typeFields(shared func() (fields.Set, error), value []byte) func() (fields.Set, error) {
+	if ws.sel.tableFields {
+		return shared
+	}
 	return func() (fields.Set, error) { return ws.sel.typeFields(value) }
 }
 
-// eventMeta is the metadata selectors read from an event's object and previous state, decoded
-// once per event for every watcher (Event.Memo). nil where it does not decode.
+// eventMeta is what selectors read from an event's object and previous state, decoded once per
+// event for every watcher (Event.Memo): the metadata (nil where it does not decode), and a
+// built-in type's selectable fields, read on first use since most watches select none.
 type eventMeta struct {
-	object, prev *selectedMeta
+	object, prev             *selectedMeta
+	objectFields, prevFields func() (fields.Set, error)
 }
 
 func decodeEventMeta(ev *sqlstore.Event) any {
-	m := &eventMeta{object: decodeSelectedMeta(ev.Object.Value)}
+	paths := selectableFields[ev.Object.Key.Resource]
+	m := &eventMeta{object: decodeSelectedMeta(ev.Object.Value), objectFields: sharedFieldValues(ev.Object.Value, paths)}
 	if ev.Prev != nil {
 		m.prev = decodeSelectedMeta(ev.Prev.Value)
+		m.prevFields = sharedFieldValues(ev.Prev.Value, paths)
 	}
 	return m
+}
+
+// sharedFieldValues reads all the fields of paths from value once, for every watcher that asks.
+func sharedFieldValues(value []byte, paths map[string][]string) func() (fields.Set, error) {
+	return sync.OnceValues(func() (fields.Set, error) { return fieldValues(value, paths) })
 }
 
 func decodeSelectedMeta(value []byte) *selectedMeta {
