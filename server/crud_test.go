@@ -13,10 +13,15 @@ const cmPath = "/api/v1/namespaces/default/configmaps"
 
 func TestCRUD(t *testing.T) {
 	backends(t, func(t *testing.T, api *testAPI) {
-		created := api.do("POST", cmPath, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","uid":"client-uid","resourceVersion":"77"},"data":{"a":"1"}}`).expect(t, http.StatusCreated).object(t)
+		// kube-apiserver's storage refuses a create carrying a resourceVersion, as a 500 without a
+		// reason; a dry run does not reach storage.
+		api.do("POST", cmPath, `{"metadata":{"name":"x","resourceVersion":"77"}}`).expectStatus(t, metav1.Status{
+			Code: http.StatusInternalServerError, Message: "resourceVersion should not be set on objects to be created"})
+		api.do("POST", cmPath+"?dryRun=All", `{"metadata":{"name":"x","resourceVersion":"77"}}`).expect(t, http.StatusCreated)
+		created := api.do("POST", cmPath, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","uid":"client-uid"},"data":{"a":"1"}}`).expect(t, http.StatusCreated).object(t)
 		uid := str(created, "metadata", "uid")
 		rv := str(created, "metadata", "resourceVersion")
-		if uid == "" || uid == "client-uid" || rv == "" || rv == "77" {
+		if uid == "" || uid == "client-uid" || rv == "" {
 			t.Fatalf("server-set metadata missing: %v", created["metadata"])
 		}
 		ts, err := time.Parse(time.RFC3339, str(created, "metadata", "creationTimestamp"))

@@ -83,12 +83,26 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req *reques
 		return err
 	}
 	addWarnings(w, warnings)
+	if obj.GetResourceVersion() != "" && !dryRun {
+		return errResourceVersionOnCreate
+	}
 	stored, err := s.create(r.Context(), req, obj)
 	if err != nil {
 		return err
 	}
 	return s.writeObject(w, r, req, out, http.StatusCreated, stored.Value)
 }
+
+// errResourceVersionOnCreate is kube-apiserver's answer to a POST whose object carries a
+// resourceVersion: its storage refuses the create with a plain error, which it answers, like any
+// error that is not a Status, as 500 with no reason. (A dry run never reaches storage, so it
+// succeeds; kube-apiserver also validates the object first, where we refuse it before.)
+var errResourceVersionOnCreate = &apierrors.StatusError{ErrStatus: metav1.Status{
+	Status:  metav1.StatusFailure,
+	Code:    http.StatusInternalServerError,
+	Reason:  metav1.StatusReasonUnknown,
+	Message: "resourceVersion should not be set on objects to be created",
+}}
 
 // create applies kube-apiserver's create rules to obj and stores it.
 func (s *Server) create(ctx context.Context, req *request, obj *unstructured.Unstructured) (sqlstore.Object, error) {
