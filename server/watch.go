@@ -97,6 +97,8 @@ type watchStream struct {
 	// event is readable as soon as it is flushed.
 	gzip     bool
 	gzWriter *gzip.Writer
+	// deadlineSet is when the write deadline was last set.
+	deadlineSet time.Time
 }
 
 // newWatchStream reads a watch request: the same options, selectors and negotiation as a list.
@@ -545,8 +547,16 @@ func acceptsGzip(r *http.Request) bool {
 	return false
 }
 
+// setWriteDeadline gives the writes that follow watchWriteTimeout to complete. Setting a
+// deadline costs as much CPU as writing a small event, so a deadline set within the last tenth of
+// the timeout is kept: every write still gets at least nine tenths of it.
 func (ws *watchStream) setWriteDeadline() {
-	_ = ws.rc.SetWriteDeadline(time.Now().Add(watchWriteTimeout)) // unsupported only in tests' recorders
+	now := time.Now()
+	if now.Sub(ws.deadlineSet) < watchWriteTimeout/10 {
+		return
+	}
+	ws.deadlineSet = now
+	_ = ws.rc.SetWriteDeadline(now.Add(watchWriteTimeout)) // unsupported only in tests' recorders
 }
 
 // bookmarkSchedule times a watch's bookmarks as kube-apiserver's cacher does: every interval, and
