@@ -51,7 +51,7 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, r
 func (s *Server) selectedKeys(r *http.Request, req *request, sel *selection) ([]sqlstore.Key, error) {
 	opts := sqlstore.ListOptions{Resource: req.res.StorageName, Namespace: req.namespace}
 	if !sel.empty() {
-		opts.Filter = func(o sqlstore.Object) bool { return sel.matches(o.Value) }
+		opts.Filter = sel.filter()
 	}
 	var keys []sqlstore.Key
 	_, err := s.store.List(r.Context(), opts, func(o sqlstore.Object) error {

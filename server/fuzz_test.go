@@ -78,8 +78,9 @@ func FuzzSelectors(f *testing.F) {
 		if err != nil {
 			return
 		}
-		sel.matches([]byte(`{"metadata":{"name":"x","namespace":"y","labels":{"env":"a"}}}`))
-		sel.matches([]byte(`{"metadata":7}`))
+		matches := sel.filter()
+		matches(sqlstore.Object{Value: []byte(`{"metadata":{"name":"x","namespace":"y","labels":{"env":"a"}}}`)})
+		matches(sqlstore.Object{Value: []byte(`{"metadata":7}`)})
 	})
 }
 

@@ -171,15 +171,9 @@ func (m *selectedMeta) decode(value []byte) error {
 	return json.Unmarshal(value, m)
 }
 
-// matches reports whether the stored object value is selected. Only the fields the selectors
-// read are decoded.
-func (sel *selection) matches(value []byte) bool {
-	var meta selectedMeta
-	return sel.matchesInto(&meta, value)
-}
-
-// filter is matches as storage's list filter. Storage calls it from one goroutine, so that one
-// selectedMeta serves every object.
+// filter is storage's list filter for the selection: it reports whether a stored object is
+// selected, decoding only the fields the selectors read. Storage calls it from one goroutine, so
+// that one selectedMeta serves every object.
 func (sel *selection) filter() func(sqlstore.Object) bool {
 	var meta selectedMeta
 	return func(o sqlstore.Object) bool { return sel.matchesInto(&meta, o.Value) }
