@@ -1,16 +1,13 @@
 package e2e
 
 import (
-	"database/sql"
 	"fmt"
 	"net"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" database/sql driver, to tamper with a test database
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	_ "modernc.org/sqlite" // "sqlite" database/sql driver, to tamper with a test database
 
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
@@ -44,16 +41,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 // bumpSchemaVersion sets golang-migrate's recorded schema version, as a newer binary would.
 func bumpSchemaVersion(t *testing.T, dsn string, version int) {
 	t.Helper()
-	driver, source := "pgx", dsn
-	if path, ok := strings.CutPrefix(dsn, "sqlite://"); ok {
-		driver, source = "sqlite", path
-	}
-	db, err := sql.Open(driver, source)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	res, err := db.ExecContext(ctx, fmt.Sprintf("UPDATE schema_migrations SET version = %d", version))
+	res, err := sqltest.Open(t, dsn).ExecContext(ctx, fmt.Sprintf("UPDATE schema_migrations SET version = %d", version))
 	if err != nil {
 		t.Fatalf("bump schema version: %v", err)
 	}

@@ -2,7 +2,6 @@ package sqlstore_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,10 +9,8 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" driver, to tamper with the schema version
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
-	_ "modernc.org/sqlite" // "sqlite" driver, likewise
 )
 
 // writeHistory makes a history of creates, updates and deletes over a few keys and returns the
@@ -147,16 +144,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 
 func execRaw(t *testing.T, dsn, statement string) {
 	t.Helper()
-	driver, source := "pgx", dsn
-	if path, ok := strings.CutPrefix(dsn, "sqlite://"); ok {
-		driver, source = "sqlite", path
-	}
-	db, err := sql.Open(driver, source)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(statement); err != nil {
+	if _, err := sqltest.Open(t, dsn).Exec(statement); err != nil {
 		t.Fatalf("%s: %v", statement, err)
 	}
 }

@@ -11,11 +11,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
 )
 
 // PostgresEnv overrides the DSN of the PostgreSQL server tests create their databases on; the
@@ -119,4 +121,20 @@ func randomSuffix(t testing.TB) string {
 		t.Fatalf("random database name: %v", err)
 	}
 	return hex.EncodeToString(b)
+}
+
+// Open opens the database a sqlkube DSN names directly, for tests that change it behind the
+// store's back (a newer schema version, terminated backends). It is closed when the test ends.
+func Open(t testing.TB, dsn string) *sql.DB {
+	t.Helper()
+	driver, source := "pgx", dsn
+	if path, ok := strings.CutPrefix(dsn, "sqlite://"); ok {
+		driver, source = "sqlite", path
+	}
+	db, err := sql.Open(driver, source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
 }
