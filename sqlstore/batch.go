@@ -36,33 +36,31 @@ type logRow struct {
 // taken and committed in order even across replicas (DESIGN.md invariants 1 and 2), checks each
 // write's precondition against the state left by the writes before it, and commits once. Writes
 // that fail their precondition or rendering consume no revision and do not affect the others.
+//
+// The key lookup runs after the lock, in its own statement: on PostgreSQL (READ COMMITTED) a
+// statement sees what was committed when it started, so it sees every batch committed before the
+// lock was granted, another replica's too.
 func (s *Store) applyBatch(ctx context.Context, batch []*pendingWrite) (batchOutcome, error) {
-	tx, err := s.db.writer.BeginTx(ctx, nil)
+	current := int64(-1)
+	revisions := make(map[Key]int64, len(batch))
+	reads := []query{lockCurrent(&current), liveRevisions(batch, revisions)}
+	var outcome batchOutcome
+	err := s.transact(ctx, reads, func() ([]statement, error) {
+		if current < 0 {
+			return nil, errors.New("sqlstore: the meta row is missing")
+		}
+		plan := planBatch(batch, revisions, current)
+		outcome.results = plan.results
+		if len(plan.log) == 0 {
+			return nil, nil
+		}
+		outcome.current = plan.log[len(plan.log)-1].Revision
+		return s.db.batchStatements(append(plan.statements(), s.db.setCurrent(outcome.current))), nil
+	})
 	if err != nil {
 		return batchOutcome{}, err
 	}
-	defer tx.Rollback()
-
-	current, err := s.lockCurrent(ctx, tx)
-	if err != nil {
-		return batchOutcome{}, err
-	}
-	revisions, err := s.liveRevisions(ctx, tx, batch)
-	if err != nil {
-		return batchOutcome{}, err
-	}
-	plan := planBatch(batch, revisions, current)
-	if len(plan.log) == 0 {
-		return batchOutcome{results: plan.results}, nil
-	}
-	newCurrent := plan.log[len(plan.log)-1].Revision
-	if err := s.execPlan(ctx, tx, plan, newCurrent); err != nil {
-		return batchOutcome{}, err
-	}
-	if err := tx.Commit(); err != nil {
-		return batchOutcome{}, &commitError{err: err}
-	}
-	return batchOutcome{results: plan.results, current: newCurrent}, nil
+	return outcome, nil
 }
 
 // commitError is a failed COMMIT: unlike a failure before it, the batch may have been written,
@@ -72,25 +70,71 @@ type commitError struct{ err error }
 func (e *commitError) Error() string { return "commit: " + e.err.Error() }
 func (e *commitError) Unwrap() error { return e.err }
 
-// lockCurrent locks the counter row and reads the current revision.
-func (s *Store) lockCurrent(ctx context.Context, tx *sql.Tx) (int64, error) {
-	rows, err := s.writeStmts.query(ctx, tx, `UPDATE meta SET current = current WHERE id = 1 RETURNING current`)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	var current int64
-	if !rows.Next() {
-		return 0, errors.Join(errors.New("sqlstore: the meta row is missing"), rows.Err())
-	}
-	if err := rows.Scan(&current); err != nil {
-		return 0, err
-	}
-	return current, closeRows(rows)
+// query is a statement whose rows row reads, one call per row, with a function that scans the
+// row's columns into dest.
+type query struct {
+	statement
+	row func(scan func(dest ...any) error) error
 }
 
-// liveRevisions reads the current revision of every key the batch touches, in one query.
-func (s *Store) liveRevisions(ctx context.Context, tx *sql.Tx, batch []*pendingWrite) (map[Key]int64, error) {
+// transact runs a write transaction: the reads, then the statements that write returns (none:
+// the transaction ends without writing), then COMMIT. The dialect's own transact, where it has
+// one, saves round trips.
+func (s *Store) transact(ctx context.Context, reads []query, write func() ([]statement, error)) error {
+	if s.db.transact != nil {
+		return s.db.transact(ctx, reads, write)
+	}
+	tx, err := s.db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, q := range reads {
+		if err := s.readRows(ctx, tx, q); err != nil {
+			return err
+		}
+	}
+	writes, err := write()
+	if err != nil || len(writes) == 0 {
+		return err
+	}
+	for _, st := range writes {
+		if err := s.writeStmts.exec(ctx, tx, s.db.rebind(st.sql), st.args...); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return &commitError{err: err}
+	}
+	return nil
+}
+
+// readRows runs q in tx and hands its rows to q.row.
+func (s *Store) readRows(ctx context.Context, tx *sql.Tx, q query) error {
+	rows, err := s.writeStmts.query(ctx, tx, s.db.rebind(q.sql), q.args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := q.row(rows.Scan); err != nil {
+			return err
+		}
+	}
+	return closeRows(rows)
+}
+
+// lockCurrent locks the counter row and reads the current revision into current (left as it
+// was if the row is missing).
+func lockCurrent(current *int64) query {
+	return query{
+		statement: statement{sql: `UPDATE meta SET current = current WHERE id = 1 RETURNING current`},
+		row:       func(scan func(...any) error) error { return scan(current) },
+	}
+}
+// liveRevisions reads the live revision of every key the batch touches into revisions, in one
+// query.
+func liveRevisions(batch []*pendingWrite, revisions map[Key]int64) query {
 	keys := make(map[Key]bool, len(batch))
 	args := make([]any, 0, 3*len(batch))
 	for _, p := range batch {
@@ -108,23 +152,22 @@ func (s *Store) liveRevisions(ctx context.Context, tx *sql.Tx, batch []*pendingW
 	for range lookups - len(keys) {
 		args = append(args, args[len(args)-3:]...)
 	}
-	rows, err := s.writeStmts.query(ctx, tx, s.db.rebind(
-		`SELECT resource, namespace, name, revision FROM objects WHERE (resource, namespace, name) IN (VALUES `+
-			placeholderRows(lookups, 3)+`)`), args...)
-	if err != nil {
-		return nil, err
+	return query{
+		statement: statement{
+			sql: `SELECT resource, namespace, name, revision FROM objects WHERE (resource, namespace, name) IN (VALUES ` +
+				placeholderRows(lookups, 3) + `)`,
+			args: args,
+		},
+		row: func(scan func(...any) error) error {
+			var k Key
+			var rev int64
+			if err := scan(&k.Resource, &k.Namespace, &k.Name, &rev); err != nil {
+				return err
+			}
+			revisions[k] = rev
+			return nil
+		},
 	}
-	defer rows.Close()
-	revisions := make(map[Key]int64, len(keys))
-	for rows.Next() {
-		var k Key
-		var rev int64
-		if err := rows.Scan(&k.Resource, &k.Namespace, &k.Name, &rev); err != nil {
-			return nil, err
-		}
-		revisions[k] = rev
-	}
-	return revisions, rows.Err()
 }
 
 // planBatch decides, in memory, the outcome of each write in order. revisions holds the live
@@ -202,18 +245,6 @@ func render(w Write, revision int64) (value []byte, err error) {
 type statement struct {
 	sql  string
 	args []any
-}
-
-// execPlan writes the plan: log rows, live-set changes, the new current revision (and, on
-// PostgreSQL, the notification), as one statement where the dialect allows it.
-func (s *Store) execPlan(ctx context.Context, tx *sql.Tx, plan batchPlan, newCurrent int64) error {
-	statements := append(plan.statements(), s.db.setCurrent(newCurrent))
-	for _, st := range s.db.batchStatements(statements) {
-		if err := s.writeStmts.exec(ctx, tx, s.db.rebind(st.sql), st.args...); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // statements inserts the log rows and brings the live set to the batch's final state of each

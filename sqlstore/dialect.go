@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -36,6 +37,9 @@ type database struct {
 	// SQLite, where a statement costs no round trip; one, with data-modifying CTEs, on
 	// PostgreSQL.
 	batchStatements func([]statement) []statement
+	// transact, when set, runs a write transaction in fewer round trips than one per statement
+	// (see Store.transact); a failure once COMMIT may have run is a *commitError.
+	transact func(ctx context.Context, reads []query, write func() ([]statement, error)) error
 	// lockCompaction keeps compaction to one replica at a time (nil: one process owns the
 	// database, and the store's own mutex is enough).
 	lockCompaction func(ctx context.Context, conn *sql.Conn, wait bool) (bool, func() error, error)
@@ -121,6 +125,7 @@ func openPostgres(ctx context.Context, dsn string, maxConns int) (*database, err
 		classify:        postgres.Classify,
 		setCurrent:      setCurrentAndNotify,
 		batchStatements: combineStatements,
+		transact:        pipelinedTransact(db),
 		lockCompaction:  postgres.LockCompaction,
 		close:           db.Close,
 	}, nil
@@ -132,6 +137,28 @@ func setCurrentAndNotify(revision int64) statement {
 	return statement{
 		sql:  `UPDATE meta SET current = ? WHERE id = 1 RETURNING pg_notify(?, ?)`,
 		args: []any{revision, notifyChannel, strconv.FormatInt(revision, 10)},
+	}
+}
+
+// pipelinedTransact runs write transactions in two round trips (postgres.Transact).
+func pipelinedTransact(db *sql.DB) func(context.Context, []query, func() ([]statement, error)) error {
+	return func(ctx context.Context, reads []query, write func() ([]statement, error)) error {
+		pgReads := make([]postgres.Query, len(reads))
+		for i, q := range reads {
+			pgReads[i] = postgres.Query{SQL: postgres.Rebind(q.sql), Args: q.args, Row: q.row}
+		}
+		err := postgres.Transact(ctx, db, pgReads, func() ([]postgres.Query, error) {
+			writes, err := write()
+			pgWrites := make([]postgres.Query, len(writes))
+			for i, st := range writes {
+				pgWrites[i] = postgres.Query{SQL: postgres.Rebind(st.sql), Args: st.args}
+			}
+			return pgWrites, err
+		})
+		if ambiguous := (*postgres.CommitError)(nil); errors.As(err, &ambiguous) {
+			return &commitError{err: ambiguous.Err}
+		}
+		return err
 	}
 }
 
