@@ -43,7 +43,7 @@ type logRow struct {
 func (s *Store) applyBatch(ctx context.Context, batch []*pendingWrite) (batchOutcome, error) {
 	current := int64(-1)
 	revisions := make(map[Key]int64, len(batch))
-	reads := []query{lockCurrent(&current), liveRevisions(batch, revisions)}
+	reads := []query{lockCurrent(&current), s.liveRevisions(batch, revisions)}
 	var outcome batchOutcome
 	err := s.transact(ctx, reads, func() ([]statement, error) {
 		if current < 0 {
@@ -55,7 +55,7 @@ func (s *Store) applyBatch(ctx context.Context, batch []*pendingWrite) (batchOut
 			return nil, nil
 		}
 		outcome.current = plan.log[len(plan.log)-1].Revision
-		return s.db.batchStatements(append(plan.statements(), s.db.setCurrent(outcome.current))), nil
+		return s.db.writeBatch(plan, outcome.current), nil
 	})
 	if err != nil {
 		return batchOutcome{}, err
@@ -134,30 +134,17 @@ func lockCurrent(current *int64) query {
 }
 // liveRevisions reads the live revision of every key the batch touches into revisions, in one
 // query.
-func liveRevisions(batch []*pendingWrite, revisions map[Key]int64) query {
-	keys := make(map[Key]bool, len(batch))
-	args := make([]any, 0, 3*len(batch))
+func (s *Store) liveRevisions(batch []*pendingWrite, revisions map[Key]int64) query {
+	seen := make(map[Key]bool, len(batch))
+	keys := make([]Key, 0, len(batch))
 	for _, p := range batch {
-		if !keys[p.write.Key] {
-			keys[p.write.Key] = true
-			args = append(args, p.write.Key.Resource, p.write.Key.Namespace, p.write.Key.Name)
+		if !seen[p.write.Key] {
+			seen[p.write.Key] = true
+			keys = append(keys, p.write.Key)
 		}
 	}
-	// Repeating the last key up to a power of two keeps the statement to a few shapes, which
-	// statement caches hold.
-	lookups := 1
-	for lookups < len(keys) {
-		lookups *= 2
-	}
-	for range lookups - len(keys) {
-		args = append(args, args[len(args)-3:]...)
-	}
 	return query{
-		statement: statement{
-			sql: `SELECT resource, namespace, name, revision FROM objects WHERE (resource, namespace, name) IN (VALUES ` +
-				placeholderRows(lookups, 3) + `)`,
-			args: args,
-		},
+		statement: s.db.selectLive(keys),
 		row: func(scan func(...any) error) error {
 			var k Key
 			var rev int64
@@ -167,6 +154,25 @@ func liveRevisions(batch []*pendingWrite, revisions map[Key]int64) query {
 			revisions[k] = rev
 			return nil
 		},
+	}
+}
+
+// selectLiveValues is selectLive with a row of placeholders per key. Repeating the last key up
+// to a power of two keeps the statement to a few shapes, which statement caches hold.
+func selectLiveValues(keys []Key) statement {
+	lookups := 1
+	for lookups < len(keys) {
+		lookups *= 2
+	}
+	args := make([]any, 0, 3*lookups)
+	for i := range lookups {
+		k := keys[min(i, len(keys)-1)]
+		args = append(args, k.Resource, k.Namespace, k.Name)
+	}
+	return statement{
+		sql: `SELECT resource, namespace, name, revision FROM objects WHERE (resource, namespace, name) IN (VALUES ` +
+			placeholderRows(lookups, 3) + `)`,
+		args: args,
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/sqlkube/sqlkube/dialects"
 	"github.com/sqlkube/sqlkube/dialects/postgres"
@@ -30,13 +29,12 @@ type database struct {
 	// rebind turns '?' placeholders into the dialect's.
 	rebind   func(string) string
 	classify func(error) dialects.Kind
-	// setCurrent is the last statement of a write transaction: it stores the new current
-	// revision (and on PostgreSQL notifies other replicas of it when the transaction commits).
-	setCurrent func(revision int64) statement
-	// batchStatements turns a write transaction's statements into those to send: the same on
-	// SQLite, where a statement costs no round trip; one, with data-modifying CTEs, on
-	// PostgreSQL.
-	batchStatements func([]statement) []statement
+	// selectLive reads the live revisions of keys (distinct) in a write transaction, as rows of
+	// (resource, namespace, name, revision).
+	selectLive func(keys []Key) statement
+	// writeBatch is a batch plan's statements: they write it and store the new current revision
+	// (on PostgreSQL, also notifying other replicas of it when the transaction commits).
+	writeBatch func(plan batchPlan, current int64) []statement
 	// transact, when set, runs a write transaction in fewer round trips than one per statement
 	// (see Store.transact); a failure once COMMIT may have run is a *commitError.
 	transact func(ctx context.Context, reads []query, write func() ([]statement, error)) error
@@ -80,19 +78,19 @@ func openSQLite(ctx context.Context, dsn string) (*database, error) {
 		return nil, err
 	}
 	return &database{
-		name:   dialects.SQLite,
-		writer: db.Writer,
-		reader: db.Readers,
-		readTx: &sql.TxOptions{ReadOnly: true},
-		rebind: func(q string) string { return q },
-		setCurrent: func(revision int64) statement {
-			return statement{sql: `UPDATE meta SET current = ? WHERE id = 1`, args: []any{revision}}
+		name:       dialects.SQLite,
+		writer:     db.Writer,
+		reader:     db.Readers,
+		readTx:     &sql.TxOptions{ReadOnly: true},
+		rebind:     func(q string) string { return q },
+		selectLive: selectLiveValues,
+		writeBatch: func(plan batchPlan, current int64) []statement {
+			return append(plan.statements(), statement{sql: `UPDATE meta SET current = ? WHERE id = 1`, args: []any{current}})
 		},
-		batchStatements: func(statements []statement) []statement { return statements },
-		classify:        sqlite.Classify,
-		checkpoint:      db.Checkpoint,
-		preparedWrites:  maxCachedStatements,
-		close:           db.Close,
+		classify:       sqlite.Classify,
+		checkpoint:     db.Checkpoint,
+		preparedWrites: maxCachedStatements,
+		close:          db.Close,
 	}, nil
 }
 
@@ -120,24 +118,15 @@ func openPostgres(ctx context.Context, dsn string, maxConns int) (*database, err
 		reader: db,
 		// REPEATABLE READ gives the whole transaction one snapshot, so a list's revision and
 		// its rows agree.
-		readTx:          &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
-		rebind:          postgres.Rebind,
-		classify:        postgres.Classify,
-		setCurrent:      setCurrentAndNotify,
-		batchStatements: combineStatements,
-		transact:        pipelinedTransact(db),
-		lockCompaction:  postgres.LockCompaction,
-		close:           db.Close,
+		readTx:         &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
+		rebind:         postgres.Rebind,
+		classify:       postgres.Classify,
+		selectLive:     selectLiveUnnest,
+		writeBatch:     writeBatchUnnest,
+		transact:       pipelinedTransact(db),
+		lockCompaction: postgres.LockCompaction,
+		close:          db.Close,
 	}, nil
-}
-
-// setCurrentAndNotify also sends the new current revision to other replicas, never the object:
-// NOTIFY payloads are limited to 8000 bytes. PostgreSQL delivers it when the transaction commits.
-func setCurrentAndNotify(revision int64) statement {
-	return statement{
-		sql:  `UPDATE meta SET current = ? WHERE id = 1 RETURNING pg_notify(?, ?)`,
-		args: []any{revision, notifyChannel, strconv.FormatInt(revision, 10)},
-	}
 }
 
 // pipelinedTransact runs write transactions in two round trips (postgres.Transact).
@@ -162,23 +151,64 @@ func pipelinedTransact(db *sql.DB) func(context.Context, []query, func() ([]stat
 	}
 }
 
-// combineStatements makes one PostgreSQL statement of several, each but the last a
-// data-modifying CTE (all of which run, once, whether referenced or not), so that a batch costs
-// one round trip instead of one per statement. The statements touch disjoint rows.
-func combineStatements(statements []statement) []statement {
-	var b strings.Builder
-	var args []any
-	last := len(statements) - 1
-	for i, st := range statements[:last] {
-		if i == 0 {
-			b.WriteString("WITH ")
-		} else {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "w%d AS (%s)", i, st.sql)
-		args = append(args, st.args...)
+// On PostgreSQL, batch statements take their rows as arrays, one per column, through unnest():
+// one statement text whatever the number of rows, which pgx prepares once per connection.
+
+// selectLiveUnnest is selectLive on PostgreSQL.
+func selectLiveUnnest(keys []Key) statement {
+	resources, namespaces, names := make([]string, len(keys)), make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		resources[i], namespaces[i], names[i] = k.Resource, k.Namespace, k.Name
 	}
-	b.WriteString(" ")
-	b.WriteString(statements[last].sql)
-	return []statement{{sql: b.String(), args: append(args, statements[last].args...)}}
+	return statement{
+		sql: `SELECT resource, namespace, name, revision FROM objects
+			WHERE (resource, namespace, name) IN (SELECT * FROM unnest(?::text[], ?::text[], ?::text[]))`,
+		args: []any{resources, namespaces, names},
+	}
+}
+
+// writeBatchUnnest is writeBatch on PostgreSQL: one statement, whose data-modifying CTEs all run
+// (on disjoint rows) whether or not a row is given to them. It also sends the new current
+// revision to other replicas, never the object (NOTIFY payloads are limited to 8000 bytes);
+// PostgreSQL delivers it when the transaction commits.
+func writeBatchUnnest(plan batchPlan, current int64) []statement {
+	var log struct {
+		revisions, prevs             []int64
+		resources, namespaces, names []string
+		ops                          []int16
+		values                       [][]byte
+	}
+	for _, r := range plan.log {
+		log.revisions, log.prevs = append(log.revisions, r.Revision), append(log.prevs, r.prev)
+		log.resources, log.namespaces, log.names = append(log.resources, r.Resource), append(log.namespaces, r.Namespace), append(log.names, r.Name)
+		log.ops, log.values = append(log.ops, int16(r.op)), append(log.values, r.Value)
+	}
+	var live, gone struct {
+		resources, namespaces, names []string
+		revisions                    []int64
+	}
+	for _, k := range plan.order {
+		keys := &gone
+		if i := plan.live[k]; i >= 0 {
+			keys = &live
+			live.revisions = append(live.revisions, plan.log[i].Revision)
+		}
+		keys.resources, keys.namespaces, keys.names = append(keys.resources, k.Resource), append(keys.namespaces, k.Namespace), append(keys.names, k.Name)
+	}
+	return []statement{{
+		sql: `WITH log AS (INSERT INTO revisions (revision, resource, namespace, name, op, prev_revision, value)
+				SELECT * FROM unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::smallint[], ?::bigint[], ?::bytea[])),
+			live AS (INSERT INTO objects (resource, namespace, name, revision)
+				SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[])
+				ON CONFLICT (resource, namespace, name) DO UPDATE SET revision = excluded.revision),
+			gone AS (DELETE FROM objects
+				WHERE (resource, namespace, name) IN (SELECT * FROM unnest(?::text[], ?::text[], ?::text[])))
+			UPDATE meta SET current = ? WHERE id = 1 RETURNING pg_notify(?, ?)`,
+		args: []any{
+			log.revisions, log.resources, log.namespaces, log.names, log.ops, log.prevs, log.values,
+			live.resources, live.namespaces, live.names, live.revisions,
+			gone.resources, gone.namespaces, gone.names,
+			current, notifyChannel, strconv.FormatInt(current, 10),
+		},
+	}}
 }

@@ -109,3 +109,47 @@ func TestPostgresConnectionsLost(t *testing.T) {
 		t.Fatalf("Get after recovery: %+v, %v", got, err)
 	}
 }
+
+// TestReplicasOneWinnerPerPrecondition races, through two stores on one database, creates of
+// one key and then updates of it from the same revision: each time exactly one write wins,
+// however the replicas' batches interleave, because each batch reads its keys only once it holds
+// the counter lock.
+func TestReplicasOneWinnerPerPrecondition(t *testing.T) {
+	dsn := sqltest.PostgresDSN(t)
+	stores := []*sqlstore.Store{openStore(t, dsn), openStore(t, dsn)}
+	ctx := context.Background()
+	const rounds, writersPerStore = 30, 8
+	race := func(w sqlstore.Write, lost error) sqlstore.Object {
+		t.Helper()
+		results := make(chan error, len(stores)*writersPerStore)
+		won := make(chan sqlstore.Object, len(stores)*writersPerStore)
+		start := make(chan struct{})
+		for _, s := range stores {
+			for range writersPerStore {
+				go func() {
+					<-start
+					obj, err := s.Write(ctx, w)
+					if err == nil {
+						won <- obj
+					}
+					results <- err
+				}()
+			}
+		}
+		close(start)
+		for range len(stores) * writersPerStore {
+			if err := <-results; err != nil && !errors.Is(err, lost) {
+				t.Fatalf("%v of %v: %v, want success or %v", w.Op, w.Key, err, lost)
+			}
+		}
+		if len(won) != 1 {
+			t.Fatalf("%d writes won the race to %v %v, want 1", len(won), w.Op, w.Key)
+		}
+		return <-won
+	}
+	for i := range rounds {
+		key := cm("ns", fmt.Sprint("contended-", i))
+		created := race(sqlstore.Write{Op: sqlstore.OpCreate, Key: key, Render: body("x")}, sqlstore.ErrExists)
+		race(sqlstore.Write{Op: sqlstore.OpUpdate, Key: key, ExpectedRevision: created.Revision, Render: body("y")}, sqlstore.ErrConflict)
+	}
+}

@@ -19,14 +19,13 @@ func TestBrokenWriteFailsAlone(t *testing.T) {
 		}
 		defer s.Close()
 		poison := Key{Resource: "r", Namespace: "ns", Name: "poison"}
-		batchStatements := s.db.batchStatements
-		s.db.batchStatements = func(statements []statement) []statement {
-			for _, arg := range statements[0].args {
-				if arg == poison.Name {
-					statements = append(statements, statement{sql: `INSERT INTO no_such_table VALUES (1)`})
-				}
+		writeBatch := s.db.writeBatch
+		s.db.writeBatch = func(plan batchPlan, current int64) []statement {
+			statements := writeBatch(plan, current)
+			if _, poisoned := plan.live[poison]; poisoned {
+				statements = append(statements, statement{sql: `INSERT INTO no_such_table VALUES (1)`})
 			}
-			return batchStatements(statements)
+			return statements
 		}
 
 		const n = 100
