@@ -67,7 +67,8 @@ func transact(ctx context.Context, c *pgx.Conn, reads []Query, write func() ([]Q
 	if err == nil {
 		_, err = results.Exec() // COMMIT
 	} else if errors.As(err, &refused) {
-		// The server refused a write, so it skipped the rest, COMMIT included.
+		// The server answered with an error before COMMIT ran (refusing a write, or ending
+		// the session), and then skipped the rest.
 		return closeResults(results, err)
 	}
 	if err = closeResults(results, err); err != nil && !pgconn.SafeToRetry(err) {
