@@ -132,6 +132,7 @@ func lockCurrent(current *int64) query {
 		row:       func(scan func(...any) error) error { return scan(current) },
 	}
 }
+
 // liveRevisions reads the live revision of every key the batch touches into revisions, in one
 // query.
 func (s *Store) liveRevisions(batch []*pendingWrite, revisions map[Key]int64) query {
