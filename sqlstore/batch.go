@@ -43,7 +43,7 @@ type logRow struct {
 func (s *Store) applyBatch(ctx context.Context, batch []*pendingWrite) (batchOutcome, error) {
 	current := int64(-1)
 	revisions := make(map[Key]int64, len(batch))
-	reads := []query{lockCurrent(&current), s.liveRevisions(batch, revisions)}
+	reads := []query{lockCurrent(&current), liveRevisions(batch, revisions)}
 	var outcome batchOutcome
 	err := s.transact(ctx, reads, func() ([]statement, error) {
 		if current < 0 {
@@ -135,7 +135,7 @@ func lockCurrent(current *int64) query {
 
 // liveRevisions reads the live revision of every key the batch touches into revisions, in one
 // query.
-func (s *Store) liveRevisions(batch []*pendingWrite, revisions map[Key]int64) query {
+func liveRevisions(batch []*pendingWrite, revisions map[Key]int64) query {
 	seen := make(map[Key]bool, len(batch))
 	keys := make([]Key, 0, len(batch))
 	for _, p := range batch {
@@ -145,7 +145,7 @@ func (s *Store) liveRevisions(batch []*pendingWrite, revisions map[Key]int64) qu
 		}
 	}
 	return query{
-		statement: s.db.selectLive(keys),
+		statement: selectLive(keys),
 		row: func(scan func(...any) error) error {
 			var k Key
 			var rev int64
@@ -158,9 +158,11 @@ func (s *Store) liveRevisions(batch []*pendingWrite, revisions map[Key]int64) qu
 	}
 }
 
-// selectLiveValues is selectLive with a row of placeholders per key. Repeating the last key up
-// to a power of two keeps the statement to a few shapes, which statement caches hold.
-func selectLiveValues(keys []Key) statement {
+// selectLive selects the live rows of keys, with a row of placeholders per key. Repeating the
+// last key up to a power of two keeps the statement to a few shapes, which statement caches hold.
+// (Taking the keys as unnest() arrays, as the writes do on PostgreSQL, cost PostgreSQL ~15 µs
+// more CPU per write.)
+func selectLive(keys []Key) statement {
 	lookups := 1
 	for lookups < len(keys) {
 		lookups *= 2

@@ -29,9 +29,6 @@ type database struct {
 	// rebind turns '?' placeholders into the dialect's.
 	rebind   func(string) string
 	classify func(error) dialects.Kind
-	// selectLive reads the live revisions of keys (distinct) in a write transaction, as rows of
-	// (resource, namespace, name, revision).
-	selectLive func(keys []Key) statement
 	// writeBatch is a batch plan's statements: they write it and store the new current revision
 	// (on PostgreSQL, also notifying other replicas of it when the transaction commits).
 	writeBatch func(plan batchPlan, current int64) []statement
@@ -78,12 +75,11 @@ func openSQLite(ctx context.Context, dsn string) (*database, error) {
 		return nil, err
 	}
 	return &database{
-		name:       dialects.SQLite,
-		writer:     db.Writer,
-		reader:     db.Readers,
-		readTx:     &sql.TxOptions{ReadOnly: true},
-		rebind:     func(q string) string { return q },
-		selectLive: selectLiveValues,
+		name:   dialects.SQLite,
+		writer: db.Writer,
+		reader: db.Readers,
+		readTx: &sql.TxOptions{ReadOnly: true},
+		rebind: func(q string) string { return q },
 		writeBatch: func(plan batchPlan, current int64) []statement {
 			return append(plan.statements(), statement{sql: `UPDATE meta SET current = ? WHERE id = 1`, args: []any{current}})
 		},
@@ -121,7 +117,6 @@ func openPostgres(ctx context.Context, dsn string, maxConns int) (*database, err
 		readTx:         &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 		rebind:         postgres.Rebind,
 		classify:       postgres.Classify,
-		selectLive:     selectLiveUnnest,
 		writeBatch:     writeBatchUnnest,
 		transact:       pipelinedTransact(db),
 		lockCompaction: postgres.LockCompaction,
@@ -151,24 +146,10 @@ func pipelinedTransact(db *sql.DB) func(context.Context, []query, func() ([]stat
 	}
 }
 
-// On PostgreSQL, batch statements take their rows as arrays, one per column, through unnest():
-// one statement text whatever the number of rows, which pgx prepares once per connection.
-
-// selectLiveUnnest is selectLive on PostgreSQL.
-func selectLiveUnnest(keys []Key) statement {
-	resources, namespaces, names := make([]string, len(keys)), make([]string, len(keys)), make([]string, len(keys))
-	for i, k := range keys {
-		resources[i], namespaces[i], names[i] = k.Resource, k.Namespace, k.Name
-	}
-	return statement{
-		sql: `SELECT resource, namespace, name, revision FROM objects
-			WHERE (resource, namespace, name) IN (SELECT * FROM unnest(?::text[], ?::text[], ?::text[]))`,
-		args: []any{resources, namespaces, names},
-	}
-}
-
 // writeBatchUnnest is writeBatch on PostgreSQL: one statement, whose data-modifying CTEs all run
-// (on disjoint rows) whether or not a row is given to them. It also sends the new current
+// (on disjoint rows) whether or not a row is given to them. Rows come as arrays, one per column,
+// through unnest(): one statement text for any batch, which pgx prepares once per connection
+// instead of spending a round trip preparing each new shape. It also sends the new current
 // revision to other replicas, never the object (NOTIFY payloads are limited to 8000 bytes);
 // PostgreSQL delivers it when the transaction commits.
 func writeBatchUnnest(plan batchPlan, current int64) []statement {
