@@ -153,32 +153,25 @@ func pipelinedTransact(db *sql.DB) func(context.Context, []query, func() ([]stat
 // revision to other replicas, never the object (NOTIFY payloads are limited to 8000 bytes);
 // PostgreSQL delivers it when the transaction commits.
 func writeBatchUnnest(plan batchPlan, current int64) []statement {
-	var log struct {
-		revisions, prevs             []int64
-		resources, namespaces, names []string
-		ops                          []int16
-		values                       [][]byte
-	}
+	var logKeys, liveKeys, goneKeys keyColumns
+	var revisions, ops, prevs, liveRevisions []int64
+	var values [][]byte
 	for _, r := range plan.log {
-		log.revisions, log.prevs = append(log.revisions, r.Revision), append(log.prevs, r.prev)
-		log.resources, log.namespaces, log.names = append(log.resources, r.Resource), append(log.namespaces, r.Namespace), append(log.names, r.Name)
-		log.ops, log.values = append(log.ops, int16(r.op)), append(log.values, r.Value)
-	}
-	var live, gone struct {
-		resources, namespaces, names []string
-		revisions                    []int64
+		logKeys.add(r.Key)
+		revisions, ops, prevs = append(revisions, r.Revision), append(ops, int64(r.op)), append(prevs, r.prev)
+		values = append(values, r.Value)
 	}
 	for _, k := range plan.order {
-		keys := &gone
 		if i := plan.live[k]; i >= 0 {
-			keys = &live
-			live.revisions = append(live.revisions, plan.log[i].Revision)
+			liveKeys.add(k)
+			liveRevisions = append(liveRevisions, plan.log[i].Revision)
+		} else {
+			goneKeys.add(k)
 		}
-		keys.resources, keys.namespaces, keys.names = append(keys.resources, k.Resource), append(keys.namespaces, k.Namespace), append(keys.names, k.Name)
 	}
 	return []statement{{
 		sql: `WITH log AS (INSERT INTO revisions (revision, resource, namespace, name, op, prev_revision, value)
-				SELECT * FROM unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::smallint[], ?::bigint[], ?::bytea[])),
+				SELECT * FROM unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bytea[])),
 			live AS (INSERT INTO objects (resource, namespace, name, revision)
 				SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[])
 				ON CONFLICT (resource, namespace, name) DO UPDATE SET revision = excluded.revision),
@@ -186,10 +179,19 @@ func writeBatchUnnest(plan batchPlan, current int64) []statement {
 				WHERE (resource, namespace, name) IN (SELECT * FROM unnest(?::text[], ?::text[], ?::text[])))
 			UPDATE meta SET current = ? WHERE id = 1 RETURNING pg_notify(?, ?)`,
 		args: []any{
-			log.revisions, log.resources, log.namespaces, log.names, log.ops, log.prevs, log.values,
-			live.resources, live.namespaces, live.names, live.revisions,
-			gone.resources, gone.namespaces, gone.names,
+			revisions, logKeys.resources, logKeys.namespaces, logKeys.names, ops, prevs, values,
+			liveKeys.resources, liveKeys.namespaces, liveKeys.names, liveRevisions,
+			goneKeys.resources, goneKeys.namespaces, goneKeys.names,
 			current, notifyChannel, strconv.FormatInt(current, 10),
 		},
 	}}
+}
+
+// keyColumns are keys as one array per column, for unnest().
+type keyColumns struct{ resources, namespaces, names []string }
+
+func (c *keyColumns) add(k Key) {
+	c.resources = append(c.resources, k.Resource)
+	c.namespaces = append(c.namespaces, k.Namespace)
+	c.names = append(c.names, k.Name)
 }
