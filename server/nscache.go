@@ -13,8 +13,8 @@ import (
 // admission reads a namespace informer: it follows the stored namespaces (list, then watch from
 // the list's revision, relisting after a failed watch).
 //
-// It answers only when its answer is as new as storage for this process; otherwise (lookup's ok
-// false) the caller reads storage, as the admission plugin's live lookup does:
+// It does not answer (lookup's ok false), and the caller reads storage as the admission
+// plugin's live lookup does:
 //   - before its first list, and from the end of a watch until the next list;
 //   - for a namespace it does not hold: one created a moment ago, on this replica or another,
 //     may not have reached it yet;
