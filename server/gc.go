@@ -151,7 +151,7 @@ type gcObserver struct {
 	listedAny bool
 }
 
-func (o *gcObserver) listed(objects []sqlstore.Object) {
+func (o *gcObserver) listed(objects []sqlstore.Object, _ int64) {
 	o.gc.relisted(o.resource, objects, o.listedAny)
 	o.listedAny = true
 	if o.firstList != nil {

@@ -30,10 +30,16 @@ func (s *Server) startControllers(ctx context.Context) {
 
 // resourceObserver is told a resource's objects, then every change after them.
 type resourceObserver interface {
-	// listed gives every object of the resource at a revision, after a (re)list.
-	listed(objects []sqlstore.Object)
+	// listed gives every object of the resource at revision, after a (re)list.
+	listed(objects []sqlstore.Object, revision int64)
 	// changed gives one committed write after that revision.
 	changed(ev *sqlstore.Event)
+}
+
+// lapseObserver is a resourceObserver that must know when it stops following storage: from the
+// end of a watch (a failure, or ctx ending) until the next listed, it may miss changes.
+type lapseObserver interface {
+	watchEnded()
 }
 
 // followResource lists a resource and watches it from the list's revision until ctx ends,
@@ -44,6 +50,9 @@ func followResource(ctx context.Context, s *Server, resource string, o resourceO
 		revision, err := listResource(ctx, s.store, resource, o)
 		if err == nil {
 			err = watchResource(ctx, s.store, resource, revision, o)
+			if lapse, ok := o.(lapseObserver); ok {
+				lapse.watchEnded()
+			}
 		}
 		if ctx.Err() != nil {
 			return
@@ -64,7 +73,7 @@ func listResource(ctx context.Context, store Storage, resource string, o resourc
 	if err != nil {
 		return 0, err
 	}
-	o.listed(objects)
+	o.listed(objects, list.Revision)
 	return list.Revision, nil
 }
 

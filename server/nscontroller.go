@@ -48,7 +48,7 @@ func (s *Server) runNamespaceController(ctx context.Context) {
 	}
 }
 
-func (c *namespaceController) listed(objects []sqlstore.Object) {
+func (c *namespaceController) listed(objects []sqlstore.Object, _ int64) {
 	for _, o := range objects {
 		c.observe(o)
 	}

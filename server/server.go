@@ -43,6 +43,8 @@ type Server struct {
 	log      *slog.Logger
 	registry *Registry
 	handler  http.Handler
+	// namespaces answers the namespace check of creates (see namespaceCache).
+	namespaces *namespaceCache
 }
 
 const (
@@ -51,8 +53,8 @@ const (
 )
 
 // New builds a Server on store. It makes sure the initial namespaces exist and loads the CRDs
-// already stored, so that their types are served from the first request. The namespace
-// controller and the garbage collector run until ctx ends.
+// already stored, so that their types are served from the first request. The namespace cache,
+// the namespace controller and the garbage collector run until ctx ends.
 func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -67,7 +69,10 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{store: store, opts: opts, log: opts.Logger, registry: registry}
+	s := &Server{store: store, opts: opts, log: opts.Logger, registry: registry, namespaces: newNamespaceCache()}
+	if err := s.followNamespaces(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.ensureInitialNamespaces(ctx); err != nil {
 		return nil, err
 	}
