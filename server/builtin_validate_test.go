@@ -177,11 +177,11 @@ func errorsText(errs field.ErrorList) string {
 
 func decodedForValidation(t *testing.T, resource, body string) *unstructured.Unstructured {
 	t.Helper()
-	obj := fromYAML(t, body)
-	if _, err := builtinDecoders[resource](obj); err != nil {
+	content, _, err := decodeBuiltinYAML(t, resource, body)
+	if err != nil {
 		t.Fatalf("decoding %s: %v", body, err)
 	}
-	return obj
+	return &unstructured.Unstructured{Object: content}
 }
 
 // TestBuiltinValidationHTTP checks that the rules reach clients as kube-apiserver's 422 Status.

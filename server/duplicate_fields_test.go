@@ -35,6 +35,17 @@ var duplicateFieldsCases = []duplicateFieldsCase{{
 	jsonWarnings: []string{`299 - "duplicate field \"data.a\""`, `299 - "unknown field \"extra\""`},
 	yamlWarnings: []string{`299 - "line 8: key \"a\" already set in map"`, `299 - "line 10: key \"extra\" already set in map"`, `299 - "unknown field \"extra\""`},
 }, {
+	// An unknown field before a duplicate one: a built-in's JSON body reports them in document
+	// order; a YAML body's duplicate keys come first, found before decoding.
+	kind: "ConfigMap", path: "/api/v1/namespaces/default/configmaps",
+	json:     `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"%s","resourceVersion":"%s"},"extra":1,"data":{"a":"1","a":"2"}}`,
+	yaml:     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  resourceVersion: \"%s\"\nextra: 1\ndata:\n  a: \"1\"\n  a: \"2\"\n",
+	lastPath: []string{"data", "a"}, lastValue: "2",
+	jsonStrict:   `unknown field "extra", duplicate field "data.a"`,
+	yamlStrict:   "yaml: unmarshal errors:\n  line 9: key \"a\" already set in map, unknown field \"extra\"",
+	jsonWarnings: []string{`299 - "unknown field \"extra\""`, `299 - "duplicate field \"data.a\""`},
+	yamlWarnings: []string{`299 - "line 9: key \"a\" already set in map"`, `299 - "unknown field \"extra\""`},
+}, {
 	kind: "Widget", path: widgets,
 	json:     `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"%s","resourceVersion":"%s"},"spec":{"color":"red","color":"blue","extra":1,"extra":2}}`,
 	yaml:     "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: %s\n  resourceVersion: \"%s\"\nspec:\n  color: red\n  color: blue\n  extra: 1\n  extra: 2\n",
@@ -51,20 +62,20 @@ var duplicateFieldsCases = []duplicateFieldsCase{{
 func TestDuplicateFields(t *testing.T) {
 	backends(t, func(t *testing.T, api *testAPI) {
 		api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCRD).expect(t, http.StatusCreated)
-		for _, tc := range duplicateFieldsCases {
+		for i, tc := range duplicateFieldsCases {
 			for _, format := range []string{"json", "yaml"} {
-				t.Run(tc.kind+"/"+format, func(t *testing.T) { tc.check(t, api, format) })
+				name := fmt.Sprintf("dup%d-%s", i, format)
+				t.Run(tc.kind+"/"+format, func(t *testing.T) { tc.check(t, api, name, format) })
 			}
 		}
 	})
 }
 
-func (tc duplicateFieldsCase) check(t *testing.T, api *testAPI, format string) {
+func (tc duplicateFieldsCase) check(t *testing.T, api *testAPI, name, format string) {
 	body, contentType, strictErrs, warnings := tc.json, "application/json", tc.jsonStrict, tc.jsonWarnings
 	if format == "yaml" {
 		body, contentType, strictErrs, warnings = tc.yaml, "application/yaml", tc.yamlStrict, tc.yamlWarnings
 	}
-	name := "dup-" + format
 	send := func(method, path, fieldValidation, rv string) response {
 		if fieldValidation != "" {
 			path += "?fieldValidation=" + fieldValidation

@@ -7,23 +7,31 @@ import (
 	"net/url"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
 var fuzzConfigMaps = &Resource{Version: "v1", Name: "configmaps", Kind: "ConfigMap", ListKind: "ConfigMapList", Namespaced: true, StorageName: "configmaps", StorageVersion: "v1"}
 
 // FuzzDecodeObject: no body makes decoding, type checks or validation panic, and whatever decodes
-// has typed metadata accessors that work.
+// has typed metadata accessors that work: decoded as a built-in's body (through its Go type), or
+// parsed as a custom resource's and delete options' bodies are.
 func FuzzDecodeObject(f *testing.F) {
 	f.Add([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","labels":{"a":"b"}}}`), false)
 	f.Add([]byte(`{"metadata":{"name":7}}`), false)
 	f.Add([]byte(`{"metadata":"x"}`), false)
 	f.Add([]byte(`{"kind":1}`), false)
+	f.Add([]byte(`{"data":{"a":"1","a":2},"data":{"b":"2"}}`), false)
 	f.Add([]byte(`[]`), false)
 	f.Add([]byte(`null`), false)
 	f.Add([]byte("metadata:\n  name: y\n"), true)
 	f.Add([]byte("- a\n- b\n"), true)
+	builtinConfigMaps := builtinResources(&Registry{})[1]
 	f.Fuzz(func(t *testing.T, body []byte, isYAML bool) {
+		if obj, _, err := decodeBuiltin(builtinConfigMaps, body, isYAML); err == nil {
+			useDecoded(builtinConfigMaps, obj)
+		}
 		obj, err := parseObject(body, isYAML, "ConfigMap")
 		if err != nil {
 			return
@@ -31,9 +39,13 @@ func FuzzDecodeObject(f *testing.F) {
 		if checkTypeMeta(obj, fuzzConfigMaps) != nil {
 			return
 		}
-		_ = validateCreate(fuzzConfigMaps, obj)
-		_, _, _ = obj.GetName(), obj.GetLabels(), obj.GetFinalizers()
+		useDecoded(fuzzConfigMaps, obj)
 	})
+}
+
+func useDecoded(res *Resource, obj *unstructured.Unstructured) {
+	_ = validateCreate(res, obj)
+	_, _, _ = obj.GetName(), obj.GetLabels(), obj.GetFinalizers()
 }
 
 // FuzzContinueToken: any token either is rejected or names a key of its own list, and

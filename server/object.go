@@ -1,13 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -24,17 +24,22 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// presizedBodyBytes bounds the buffer readBody allocates from Content-Length alone: a larger body
+// grows it as it arrives, so that a client claiming a large body does not get memory for nothing.
+const presizedBodyBytes = 64 << 10
+
 // readBody reads a request body of at most limit bytes; a longer one is 413, as kube-apiserver
-// answers it.
+// answers it. The buffer is sized by Content-Length, when sent, so that it is allocated once.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	if err != nil {
+	size := min(max(r.ContentLength, 0), limit, presizedBodyBytes) + bytes.MinRead // room to read EOF
+	body := bytes.NewBuffer(make([]byte, 0, size))
+	if _, err := body.ReadFrom(io.LimitReader(r.Body, limit+1)); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("unable to read request body: %v", err))
 	}
-	if int64(len(body)) > limit {
+	if int64(body.Len()) > limit {
 		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit))
 	}
-	return body, nil
+	return body.Bytes(), nil
 }
 
 // readRequestBody reads a request body in the format its Content-Type names, as JSON or YAML:
@@ -55,15 +60,75 @@ func (s *Server) readRequestBody(r *http.Request, protobufOK bool) (body []byte,
 
 // decodeObject reads the request body as an object of res's kind, in JSON, YAML or (built-ins)
 // protobuf by its Content-Type. A missing kind or apiVersion is filled from the path, as
-// kube-apiserver defaults them; a different one is 400. The object is then decoded as the type:
-// built-ins through their Go types, custom resources pruned and defaulted by their schema. The
-// body's duplicate fields, then the fields the type does not know, are handled as
-// fieldValidation says: returned as warnings (Warn, the default), ignored, or 400 (Strict).
+// kube-apiserver defaults them; a different one is 400. The body's strict errors (duplicate
+// fields, fields the type does not know) are handled as fieldValidation says: returned as
+// warnings (Warn, the default), ignored, or 400 (Strict).
 func (s *Server) decodeObject(r *http.Request, res *Resource, fieldValidation string) (*unstructured.Unstructured, []string, error) {
 	body, isYAML, err := s.readRequestBody(r, res.CRDName == "")
 	if err != nil {
 		return nil, nil, err
 	}
+	decode := decodeCustomResource
+	if res.Decode != nil {
+		decode = decodeBuiltin
+	}
+	obj, strictErrs, err := decode(res, body, isYAML)
+	if err != nil {
+		return nil, nil, err
+	}
+	warnings, err := validateFields(res, obj, fieldValidation, strictErrs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return obj, warnings, nil
+}
+
+// decodeBuiltin decodes a built-in's body as kube-apiserver does: in one pass, straight into
+// its Go type, which reports the strict errors in document order (after a YAML body's duplicate
+// keys).
+func decodeBuiltin(res *Resource, body []byte, isYAML bool) (*unstructured.Unstructured, []error, error) {
+	data, yamlDuplicates, err := yamlBodyToJSON(body, isYAML, res.Kind)
+	if err != nil {
+		return nil, nil, err
+	}
+	content, strictErrs, err := res.Decode(data)
+	if err != nil || !isJSONObject(data) {
+		return nil, nil, builtinDecodeError(res, body, data, err)
+	}
+	obj := &unstructured.Unstructured{Object: content}
+	if err := checkTypeMeta(obj, res); err != nil {
+		return nil, nil, err
+	}
+	return obj, append(yamlDuplicates, strictErrs...), nil
+}
+
+// builtinDecodeError is kube-apiserver's 400 for a built-in's body that its Go type did not
+// decode (with err; or that is null): kube-apiserver reads the body's kind and apiVersion
+// first, so a body that is not a JSON object, or of another type, gets that error instead.
+func builtinDecodeError(res *Resource, body, data []byte, err error) error {
+	obj, _, parseErr := parseJSONObject(data, body, res.Kind)
+	if parseErr != nil {
+		return parseErr
+	}
+	if err := checkTypeMetaShape(obj); err != nil {
+		return undecodable(res.Kind, body, err)
+	}
+	if err := checkTypeMeta(obj, res); err != nil {
+		return err
+	}
+	return errUndecodableAs(res, obj, err)
+}
+
+// isJSONObject reports whether valid JSON is an object (rather than null, which decodes into a
+// Go type as an empty object).
+func isJSONObject(data []byte) bool {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] == '{'
+}
+
+// decodeCustomResource decodes a custom resource's body, pruned and defaulted by its schema.
+// The strict errors are the body's duplicate fields, then the fields the schema does not know.
+func decodeCustomResource(res *Resource, body []byte, isYAML bool) (*unstructured.Unstructured, []error, error) {
 	obj, duplicates, err := parseObjectStrict(body, isYAML, res.Kind)
 	if err != nil {
 		return nil, nil, err
@@ -75,14 +140,7 @@ func (s *Server) decodeObject(r *http.Request, res *Resource, fieldValidation st
 	if err != nil {
 		return nil, nil, errUndecodableAs(res, obj, err)
 	}
-	if res.Schema == nil {
-		duplicates = withoutUnknownFields(duplicates, unknown)
-	}
-	warnings, err := validateFields(res, obj, fieldValidation, append(duplicates, unknown...))
-	if err != nil {
-		return nil, nil, err
-	}
-	return obj, warnings, nil
+	return obj, append(duplicates, unknown...), nil
 }
 
 // validateFields handles the strict errors of a body decoded as obj as fieldValidation says:
@@ -95,37 +153,6 @@ func validateFields(res *Resource, obj *unstructured.Unstructured, fieldValidati
 		return nil, errUndecodableAs(res, obj, runtime.NewStrictDecodingError(strictErrs))
 	}
 	return strictWarnings(strictErrs), nil
-}
-
-// withoutUnknownFields drops the duplicates of unknown fields, or of fields inside them: a
-// built-in's typed decoder skips those fields, so kube-apiserver reports them only as unknown.
-func withoutUnknownFields(duplicates, unknown []error) []error {
-	return slices.DeleteFunc(duplicates, func(dup error) bool { return withinUnknownField(dup, unknown) })
-}
-
-// withinUnknownField reports whether a duplicate field is an unknown field or inside one. A YAML
-// body's duplicates, found before decoding, name no path: they are kept, as kube-apiserver does.
-func withinUnknownField(dup error, unknown []error) bool {
-	path, ok := fieldPath(dup)
-	return ok && slices.ContainsFunc(unknown, func(u error) bool {
-		unknownPath, _ := fieldPath(u)
-		return within(path, unknownPath)
-	})
-}
-
-// fieldPath is the path ("spec.a") a strict error names, if it names one.
-func fieldPath(err error) (string, bool) {
-	f, ok := err.(interface{ FieldPath() string })
-	if !ok {
-		return "", false
-	}
-	return f.FieldPath(), true
-}
-
-// within reports whether the field at path is the one at parent or inside it.
-func within(path, parent string) bool {
-	rest, ok := strings.CutPrefix(path, parent)
-	return ok && (rest == "" || rest[0] == '.' || rest[0] == '[')
 }
 
 // yamlStrictErrorsPrefix starts the error of a YAML body with duplicate keys, which lists them
@@ -174,20 +201,14 @@ func parseObject(body []byte, isYAML bool, kind string) (*unstructured.Unstructu
 // (`duplicate field "spec.a"`), in one error listing their lines in YAML. The last of duplicate
 // fields wins. Errors are 400 BadRequest worded as kube-apiserver words an undecodable body.
 func parseObjectStrict(body []byte, isYAML bool, kind string) (*unstructured.Unstructured, []error, error) {
-	data, duplicates, err := yamlBodyToJSON(body, isYAML)
+	data, duplicates, err := yamlBodyToJSON(body, isYAML, kind)
 	if err != nil {
-		return nil, nil, undecodable(kind, body, fmt.Errorf("yaml: %w", err))
+		return nil, nil, err
 	}
-	var content map[string]interface{}
-	// One pass both decodes and finds duplicates: UnmarshalStrict decodes as utiljson.Unmarshal.
-	jsonDuplicates, err := sigsjson.UnmarshalStrict(data, &content, sigsjson.DisallowDuplicateFields)
+	obj, jsonDuplicates, err := parseJSONObject(data, body, kind)
 	if err != nil {
-		return nil, nil, undecodable(kind, body, fmt.Errorf("couldn't get version/kind; json parse error: %w", err))
+		return nil, nil, err
 	}
-	if content == nil {
-		return nil, nil, undecodable(kind, body, fmt.Errorf("couldn't get version/kind; json parse error: not an object"))
-	}
-	obj := &unstructured.Unstructured{Object: content}
 	if err := checkMetadataShape(obj); err != nil {
 		return nil, nil, undecodable(kind, body, err)
 	}
@@ -197,7 +218,7 @@ func parseObjectStrict(body []byte, isYAML bool, kind string) (*unstructured.Uns
 // yamlBodyToJSON converts a YAML body to JSON (a JSON one is returned as is). Duplicate keys are
 // returned as a strict error, and the conversion redone keeping the last of them: the strict
 // conversion is tried first since bodies rarely have any.
-func yamlBodyToJSON(body []byte, isYAML bool) ([]byte, []error, error) {
+func yamlBodyToJSON(body []byte, isYAML bool, kind string) ([]byte, []error, error) {
 	if !isYAML {
 		return body, nil, nil
 	}
@@ -206,12 +227,30 @@ func yamlBodyToJSON(body []byte, isYAML bool) ([]byte, []error, error) {
 		return data, nil, nil
 	}
 	data, err := yaml.YAMLToJSON(body)
-	return data, []error{strictErr}, err
+	if err != nil {
+		return nil, nil, undecodable(kind, body, fmt.Errorf("yaml: %w", err))
+	}
+	return data, []error{strictErr}, nil
+}
+
+// parseJSONObject decodes the JSON of body, which must be an object, and returns its duplicate
+// fields.
+func parseJSONObject(data, body []byte, kind string) (*unstructured.Unstructured, []error, error) {
+	var content map[string]interface{}
+	// One pass both decodes and finds duplicates: UnmarshalStrict decodes as utiljson.Unmarshal.
+	duplicates, err := sigsjson.UnmarshalStrict(data, &content, sigsjson.DisallowDuplicateFields)
+	if err != nil {
+		return nil, nil, undecodable(kind, body, fmt.Errorf("couldn't get version/kind; json parse error: %w", err))
+	}
+	if content == nil {
+		return nil, nil, undecodable(kind, body, fmt.Errorf("couldn't get version/kind; json parse error: not an object"))
+	}
+	return &unstructured.Unstructured{Object: content}, duplicates, nil
 }
 
 // checkMetadataShape makes sure metadata decodes as ObjectMeta, so that the typed accessors
 // used later never meet a field of the wrong type (a name that is a number, labels that are a
-// list).
+// list), then checks kind and apiVersion.
 func checkMetadataShape(obj *unstructured.Unstructured) error {
 	if md, ok := obj.Object["metadata"]; ok && md != nil {
 		raw, err := json.Marshal(md)
@@ -223,6 +262,11 @@ func checkMetadataShape(obj *unstructured.Unstructured) error {
 			return fmt.Errorf("metadata: %w", err)
 		}
 	}
+	return checkTypeMetaShape(obj)
+}
+
+// checkTypeMetaShape makes sure kind and apiVersion, if set, are strings.
+func checkTypeMetaShape(obj *unstructured.Unstructured) error {
 	for _, key := range []string{"kind", "apiVersion"} {
 		if v, ok := obj.Object[key]; ok {
 			if _, isString := v.(string); !isString {

@@ -309,15 +309,20 @@ type typeDecoder func(obj *unstructured.Unstructured) (unknownFields []error, er
 // type, or pruned and defaulted by the custom resource's schema.
 func decodeAsRequestBody(res *Resource) typeDecoder {
 	return func(obj *unstructured.Unstructured) ([]error, error) {
-		var unknown []string
-		var err error
-		switch {
-		case res.Schema != nil:
-			unknown, err = res.Schema.PruneAndDefault(obj)
-		case res.Decode != nil:
-			unknown, err = res.Decode(obj)
+		if res.Decode == nil {
+			unknown, err := res.Schema.PruneAndDefault(obj)
+			return crdschema.UnknownFieldErrors(unknown), err
 		}
-		return crdschema.UnknownFieldErrors(unknown), err
+		data, err := json.Marshal(obj.Object)
+		if err != nil {
+			return nil, err
+		}
+		content, unknown, err := res.Decode(data)
+		if err != nil {
+			return nil, err
+		}
+		obj.Object = content
+		return unknown, nil
 	}
 }
 

@@ -74,13 +74,14 @@ type Resource struct {
 
 	// Per-type hooks the write path calls; each may be nil.
 	//
-	// Decode reads a request body (already parsed into obj; for a patch, the patched object)
-	// as the type's Go type, as kube-apiserver's decoder does: obj is rewritten the way that
-	// type encodes, without the fields it does not know, whose paths ("spec.foo") are returned
-	// for the fieldValidation warnings or Strict error. An error means the body does not decode
-	// as the type: kube-apiserver answers 400 "KIND in version "V" cannot be handled as a KIND:
-	// <err>". Set for the built-ins; CRD versions have their Schema's PruneAndDefault instead.
-	Decode func(obj *unstructured.Unstructured) (unknownFields []string, err error)
+	// Decode reads a request body, as JSON (for a patch, the patched object), as the type's Go
+	// type, as kube-apiserver's decoder does: it returns the object's content as the type
+	// encodes it, without the fields the type does not know, and the body's strict errors
+	// (duplicate and unknown fields, `unknown field "spec.foo"`, in document order) for the
+	// fieldValidation warnings or Strict error. An error means the body does not decode as the
+	// type: kube-apiserver answers 400 "KIND in version "V" cannot be handled as a KIND: <err>".
+	// Set for the built-ins; CRD versions have their Schema's PruneAndDefault instead.
+	Decode func(data []byte) (content map[string]any, strictErrs []error, err error)
 	//
 	// PrepareForCreate adjusts a new object before validation (for example, sets the status a
 	// type starts with).

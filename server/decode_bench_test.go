@@ -1,0 +1,54 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sqlkube/sqlkube/server/crdschema"
+)
+
+// BenchmarkDecodeObject decodes the bodies of creates with 1 KiB of data: the config map the
+// write benchmarks send, and a custom resource.
+func BenchmarkDecodeObject(b *testing.B) {
+	payload := strings.Repeat("x", 1024)
+	b.Run("configmap", func(b *testing.B) {
+		res := builtinResources(&Registry{})[1]
+		benchmarkDecodeObject(b, res, fmt.Appendf(nil, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c1","resourceVersion":""},"data":{"payload":%q}}`, payload))
+	})
+	b.Run("customresource", func(b *testing.B) {
+		benchmarkDecodeObject(b, widgetResource(b), fmt.Appendf(nil, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1","labels":{"a":"b"}},"spec":{"color":%q,"size":3}}`, payload))
+	})
+}
+
+func benchmarkDecodeObject(b *testing.B, res *Resource, body []byte) {
+	s := &Server{opts: Options{MaxRequestBodyBytes: defaultMaxRequestBodyBytes}}
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	for b.Loop() {
+		r, _ := http.NewRequest("POST", "/", bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		if _, _, err := s.decodeObject(r, res, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// widgetResource is the v1 Widget of widgetCRD, as the registry serves it.
+func widgetResource(b *testing.B) *Resource {
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal([]byte(widgetCRD), &crd); err != nil {
+		b.Fatal(err)
+	}
+	crd.Status.AcceptedNames = crd.Spec.Names
+	schema, err := crdschema.Compile(&crd, "v1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return crdVersionResource(&crd, &crd.Spec.Versions[0], "v1", schema)
+}
