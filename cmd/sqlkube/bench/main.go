@@ -41,21 +41,29 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // run prepares the target and measures the operation.
 func run(ctx context.Context, o options, stderr io.Writer) (report, error) {
+	b, err := newBench(ctx, o, stderr)
+	if err != nil {
+		return report{}, err
+	}
+	if o.op == opWatch {
+		return b.runWatch(ctx)
+	}
+	return b.runOps(ctx)
+}
+
+// newBench connects to the server and prepares the target.
+func newBench(ctx context.Context, o options, stderr io.Writer) (*bench, error) {
 	conns := o.concurrency + 1
 	if o.op == opWatch {
 		conns += o.watchers
 	}
 	client, err := newAPIClient(o, conns)
 	if err != nil {
-		return report{}, err
+		return nil, err
 	}
 	tgt, err := resolveTarget(ctx, client, o)
 	if err != nil {
-		return report{}, err
+		return nil, err
 	}
-	b := &bench{opts: o, client: client, target: tgt, runID: fmt.Sprintf("%08x", rand.Uint32()), stderr: stderr}
-	if o.op == opWatch {
-		return b.runWatch(ctx)
-	}
-	return b.runOps(ctx)
+	return &bench{opts: o, client: client, target: tgt, runID: fmt.Sprintf("%08x", rand.Uint32()), stderr: stderr}, nil
 }

@@ -122,18 +122,21 @@ func TestSkimAgreesWithEncodingJSON(t *testing.T) {
 	}
 }
 
-func TestContinueToken(t *testing.T) {
+func TestMetadataString(t *testing.T) {
 	for list, want := range map[string]string{
 		`{"kind":"ConfigMapList","metadata":{"resourceVersion":"5","continue":"abc=="},"items":[{"metadata":{"continue":"no"}}]}`: "abc==",
 		`{"items":[{"data":{"a":"]}"}}],"metadata":{"remainingItemCount":3,"continue":"x\u003dy"}}`:                               "x=y",
 		`{"metadata":{"resourceVersion":"5"},"items":[]}`:                                                                         "",
 	} {
-		got, err := continueToken([]byte(list))
+		got, err := metadataString([]byte(list), "continue")
 		if err != nil || got != want {
 			t.Errorf("%s: got %q, %v; want %q", list, got, err, want)
 		}
 	}
-	if _, err := continueToken([]byte(`{"metadata":{"continue":"abc"`)); err == nil {
+	if _, err := metadataString([]byte(`{"metadata":{"continue":"abc"`), "continue"); err == nil {
 		t.Error("truncated list accepted")
+	}
+	if rv, err := metadataString([]byte(`{"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"42"},"data":{"resourceVersion":"no"}}`), "resourceVersion"); err != nil || rv != "42" {
+		t.Errorf("resourceVersion: got %q, %v", rv, err)
 	}
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -90,12 +91,15 @@ func (b *bench) watchSummary(watchers []*watcher, writes *recorder, elapsed time
 // collectionRevision is the resourceVersion of the collection now: watches start from it, so that
 // none misses a write however long it takes to connect.
 func (b *bench) collectionRevision(ctx context.Context) (string, error) {
-	var list created
+	var list bytes.Buffer
 	o := b.call(ctx, http.MethodGet, b.target.collectionPath()+"?limit=1", nil, &list)
-	if !o.ok() {
-		return "", fmt.Errorf("listing %s: %s: %s", b.target.collectionPath(), o.errorKey(), o.message())
+	if o.ok() {
+		var rv string
+		if rv, o.err = metadataString(list.Bytes(), "resourceVersion"); o.err == nil {
+			return rv, nil
+		}
 	}
-	return list.Metadata.ResourceVersion, nil
+	return "", fmt.Errorf("listing %s: %s: %s", b.target.collectionPath(), o.errorKey(), o.message())
 }
 
 // maxWrites is how many writes the writer may make: --count, or what --rate allows in --duration.
@@ -187,7 +191,7 @@ func (b *bench) writeAtRate(ctx context.Context, times *writeTimes) *recorder {
 func (b *bench) writeOne(ctx context.Context, times *writeTimes, i int) (time.Duration, outcome) {
 	start := time.Now()
 	times.markSent(i)
-	o := b.call(ctx, http.MethodPost, b.target.collectionPath(), b.target.body(b.watchObjectName(i), "", 0), nil)
+	o := b.call(ctx, http.MethodPost, b.target.collectionPath(), b.target.body.render(b.watchObjectName(i), "", 0), nil)
 	if o.ok() {
 		times.markAcked(i)
 	} else {
