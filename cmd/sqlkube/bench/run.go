@@ -43,12 +43,6 @@ func (b *bench) call(ctx context.Context, method, path string, body []byte, into
 	return outcome{code: code, detail: detail, err: err}
 }
 
-type objectMeta struct {
-	Name            string `json:"name"`
-	Namespace       string `json:"namespace,omitempty"`
-	ResourceVersion string `json:"resourceVersion,omitempty"`
-}
-
 // prepareWorkingSet creates --objects objects with all clients, unmeasured.
 func (b *bench) prepareWorkingSet(ctx context.Context) error {
 	n, clients := b.opts.objects, b.opts.concurrency

@@ -56,18 +56,20 @@ func (er *eventReader) line() ([]byte, error) {
 }
 
 // skimEvent reads type, object.metadata.name and object.metadata.resourceVersion from one event,
-// skipping everything else; an ERROR event (a Status) is decoded in full.
+// skipping everything else; an ERROR event's Status is decoded in full.
 func skimEvent(raw []byte) (watchEvent, error) {
 	var ev watchEvent
 	s := skimmer{b: raw}
-	meta := func(key []byte) error {
+	meta := func(key []byte) (err error) {
 		switch string(key) {
 		case "name":
-			return s.stringInto(&ev.Object.Metadata.Name)
+			ev.Name, err = s.str()
 		case "resourceVersion":
-			return s.stringInto(&ev.Object.Metadata.ResourceVersion)
+			ev.ResourceVersion, err = s.str()
+		default:
+			err = s.skip()
 		}
-		return s.skip()
+		return err
 	}
 	object := func(key []byte) error {
 		if string(key) == "metadata" {
@@ -75,20 +77,29 @@ func skimEvent(raw []byte) (watchEvent, error) {
 		}
 		return s.skip()
 	}
-	err := s.object(func(key []byte) error {
+	err := s.object(func(key []byte) (err error) {
 		switch string(key) {
 		case "type":
-			return s.stringInto(&ev.Type)
+			ev.Type, err = s.str()
 		case "object":
-			return s.object(object)
+			err = s.object(object)
+		default:
+			err = s.skip()
 		}
-		return s.skip()
+		return err
 	})
 	if err != nil {
 		return ev, fmt.Errorf("reading watch event: %w", err)
 	}
-	if ev.Type == "ERROR" {
-		err = json.Unmarshal(raw, &ev)
+	if string(ev.Type) == "ERROR" {
+		var status struct {
+			Object struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"object"`
+		}
+		err = json.Unmarshal(raw, &status)
+		ev.Code, ev.Message = status.Object.Code, status.Object.Message
 	}
 	return ev, err
 }
@@ -103,10 +114,12 @@ func metadataString(doc []byte, field string) (string, error) {
 			return s.skip()
 		}
 		return s.object(func(key []byte) error {
-			if string(key) == field {
-				return s.stringInto(&value)
+			if string(key) != field {
+				return s.skip()
 			}
-			return s.skip()
+			raw, err := s.str()
+			value = string(raw)
+			return err
 		})
 	})
 	if err != nil {
@@ -208,18 +221,19 @@ func escaped(text []byte) bool {
 	return n%2 == 1
 }
 
-// stringInto consumes a string value into dst, unescaping it if needed.
-func (s *skimmer) stringInto(dst *string) error {
+// str consumes a string value and returns its content: a slice of the text, or a new slice
+// when it has escapes to undo.
+func (s *skimmer) str() ([]byte, error) {
 	start := s.i
 	raw, err := s.rawString()
-	if err != nil {
-		return err
+	if err != nil || bytes.IndexByte(raw, '\\') < 0 {
+		return raw, err
 	}
-	if bytes.IndexByte(raw, '\\') < 0 {
-		*dst = string(raw)
-		return nil
+	var unescaped string
+	if err := json.Unmarshal(s.b[start:s.i], &unescaped); err != nil {
+		return nil, err
 	}
-	return json.Unmarshal(s.b[start:s.i], dst)
+	return []byte(unescaped), nil
 }
 
 // skip consumes any value.
