@@ -263,7 +263,7 @@ func (t *writeTimes) delivered(i int) (fromAck, fromSend time.Duration) {
 type watcher struct {
 	b               *bench
 	writes          *writeTimes
-	resourceVersion []byte // the last one seen, to resume from
+	resourceVersion []byte    // the last one seen, to resume from
 	rec             *recorder // delivery latencies (from the acknowledgement) and watch errors
 	fromSend        histogram // delivery latencies from the start of the write request
 	received        int64     // events for the run's objects; read after run returns
