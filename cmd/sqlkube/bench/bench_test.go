@@ -82,6 +82,17 @@ func TestUpdateGetListMixed(t *testing.T) {
 	}
 }
 
+// TestOneConnectionPerClient checks that keep-alive holds: the setup's connection and one per
+// client, never another. Clients that all start at once used to dial more while the first
+// dials were in progress, and the extra connections were closed again.
+func TestOneConnectionPerClient(t *testing.T) {
+	fake, srv := newFakeAPI(t)
+	checkClean(t, runMain(t, srv.URL, "--count", "3000", "--concurrency", "32"), 3000)
+	if n := fake.conns.Load(); n > 33 {
+		t.Errorf("%d connections for 32 clients", n)
+	}
+}
+
 func TestMixedReportsEachOperation(t *testing.T) {
 	_, srv := newFakeAPI(t)
 	rep := runMain(t, srv.URL, "--op", "mixed", "--objects", "8", "--concurrency", "4", "--count", "400")

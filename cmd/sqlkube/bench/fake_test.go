@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -21,9 +23,10 @@ type fakeAPI struct {
 	objects     map[string]fakeObject // by request path of the object
 	crds        map[string]bool       // group/version/resource of created CRDs
 	watches     map[chan []byte]string
-	failWith    int    // when non-zero, every object write answers this status
-	refuseWatch bool   // answer watches 405, as a server without watch support
-	token       string // when set, requests must carry it as a bearer token
+	failWith    int          // when non-zero, every object write answers this status
+	refuseWatch bool         // answer watches 405, as a server without watch support
+	token       string       // when set, requests must carry it as a bearer token
+	conns       atomic.Int64 // connections accepted
 }
 
 type fakeObject struct {
@@ -33,7 +36,13 @@ type fakeObject struct {
 
 func newFakeAPI(t *testing.T) (*fakeAPI, *httptest.Server) {
 	f := &fakeAPI{objects: map[string]fakeObject{}, crds: map[string]bool{}, watches: map[chan []byte]string{}}
-	srv := httptest.NewServer(f)
+	srv := httptest.NewUnstartedServer(f)
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			f.conns.Add(1)
+		}
+	}
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return f, srv
 }
