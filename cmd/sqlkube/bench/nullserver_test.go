@@ -19,15 +19,20 @@ import (
 	"time"
 )
 
-// The benchmarks measure the tool against a null server: one that answers every request at once
-// with a canned response of a real server's size. It runs in a child process (this test binary,
-// started again with nullServerEnv set), so that the benchmark process's CPU time and allocations
-// are the tool's alone.
+// The benchmarks measure the tool against a null server: one that answers every request with a
+// canned response of a real server's size, after a fixed latency (none by default). It runs in a
+// child process (this test binary, started again with nullServerEnv set to the latency), so that
+// the benchmark process's CPU time and allocations are the tool's alone.
 const nullServerEnv = "SQLKUBE_BENCH_NULL_SERVER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(nullServerEnv) != "" {
-		os.Exit(serveNull(os.Stdin, os.Stdout))
+	if latency, ok := os.LookupEnv(nullServerEnv); ok {
+		d, err := time.ParseDuration(latency)
+		if err != nil {
+			fmt.Fprintln(os.Stdout, err)
+			os.Exit(1)
+		}
+		os.Exit(serveNull(os.Stdin, os.Stdout, d))
 	}
 	os.Exit(m.Run())
 }
@@ -42,13 +47,13 @@ var nullObject = []byte(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name
 
 // serveNull listens on a loopback port, writes its address as the first line of out, and serves
 // until in is closed; then it writes how many connections it accepted and returns.
-func serveNull(in io.Reader, out io.Writer) int {
+func serveNull(in io.Reader, out io.Writer, latency time.Duration) int {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintln(out, err)
 		return 1
 	}
-	ns := &nullServer{watches: map[chan []byte]struct{}{}}
+	ns := &nullServer{latency: latency, watches: map[chan []byte]struct{}{}}
 	srv := &http.Server{Handler: ns, ConnState: func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			ns.conns.Add(1)
@@ -62,6 +67,7 @@ func serveNull(in io.Reader, out io.Writer) int {
 }
 
 type nullServer struct {
+	latency time.Duration // of every request but watches
 	conns   atomic.Int64
 	mu      sync.Mutex
 	watches map[chan []byte]struct{}
@@ -71,6 +77,9 @@ func (ns *nullServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	w.Header().Set("Content-Type", "application/json")
 	q := r.URL.Query()
+	if q.Get("watch") != "1" {
+		time.Sleep(ns.latency)
+	}
 	switch {
 	case r.URL.Path == "/api/v1":
 		_ = json.NewEncoder(w).Encode(discovery("ConfigMap", "configmaps"))
@@ -156,9 +165,9 @@ type nullProcess struct {
 	out   *bufio.Reader
 }
 
-func startNullServer(b *testing.B) *nullProcess {
+func startNullServer(b *testing.B, latency time.Duration) *nullProcess {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), nullServerEnv+"=1")
+	cmd.Env = append(os.Environ(), nullServerEnv+"="+latency.String())
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
