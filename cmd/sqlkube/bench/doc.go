@@ -12,6 +12,8 @@
 //
 // Latencies go into fixed-size log-linear histograms (0.8% precision), one per client, so memory
 // stays flat however long a run lasts; clients share one keep-alive transport with an idle
-// connection for each of them, and watchers and list clients skim responses for the few fields
-// they need instead of decoding them, so the tool is not what limits the server.
+// connection for each of them (and no more: keep-alive holds), request bodies are spliced from a
+// template instead of encoded, and watchers, list clients and updates skim responses for the few
+// fields they need instead of decoding them, so that the tool takes as little as it can of a
+// machine it shares with the server (see docs/benchmarks.md, "The load tool").
 package bench

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -24,6 +25,31 @@ type fakeAPI struct {
 	failWith    int    // when non-zero, every object write answers this status
 	refuseWatch bool   // answer watches 405, as a server without watch support
 	token       string // when set, requests must carry it as a bearer token
+	conns       connCounter
+}
+
+// connCounter counts a server's open connections and the most that were open at once.
+type connCounter struct {
+	mu            sync.Mutex
+	open, maxOpen int
+}
+
+func (c *connCounter) track(_ net.Conn, s http.ConnState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch s {
+	case http.StateNew:
+		c.open++
+		c.maxOpen = max(c.maxOpen, c.open)
+	case http.StateClosed, http.StateHijacked:
+		c.open--
+	}
+}
+
+func (c *connCounter) most() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.maxOpen
 }
 
 type fakeObject struct {
@@ -33,7 +59,9 @@ type fakeObject struct {
 
 func newFakeAPI(t *testing.T) (*fakeAPI, *httptest.Server) {
 	f := &fakeAPI{objects: map[string]fakeObject{}, crds: map[string]bool{}, watches: map[chan []byte]string{}}
-	srv := httptest.NewServer(f)
+	srv := httptest.NewUnstartedServer(f)
+	srv.Config.ConnState = f.conns.track
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return f, srv
 }

@@ -43,11 +43,6 @@ func (b *bench) call(ctx context.Context, method, path string, body []byte, into
 	return outcome{code: code, detail: detail, err: err}
 }
 
-// created is the part of a write's response the tool reads.
-type created struct {
-	Metadata objectMeta `json:"metadata"`
-}
-
 // prepareWorkingSet creates --objects objects with all clients, unmeasured.
 func (b *bench) prepareWorkingSet(ctx context.Context) error {
 	n, clients := b.opts.objects, b.opts.concurrency
@@ -64,15 +59,28 @@ func (b *bench) prepareWorkingSet(ctx context.Context) error {
 
 // prepareOwned creates the working-set objects client id owns.
 func (b *bench) prepareOwned(ctx context.Context, id int) error {
+	var resp bytes.Buffer
 	for i := id; i < len(b.set.names); i += b.opts.concurrency {
 		name := fmt.Sprintf("bench-%s-obj-%d", b.runID, i)
-		var resp created
-		if o := b.call(ctx, http.MethodPost, b.target.collectionPath(), b.target.body(name, "", 0), &resp); !o.ok() {
+		o, rv := b.write(ctx, http.MethodPost, b.target.collectionPath(), b.target.body.render(name, "", 0), &resp)
+		if !o.ok() {
 			return fmt.Errorf("creating %s: %s: %s", name, o.errorKey(), o.message())
 		}
-		b.set.names[i], b.set.versions[i] = name, resp.Metadata.ResourceVersion
+		b.set.names[i], b.set.versions[i] = name, rv
 	}
 	return nil
+}
+
+// write sends a create or update and returns the resourceVersion of the object written, read
+// through resp.
+func (b *bench) write(ctx context.Context, method, path string, body []byte, resp *bytes.Buffer) (outcome, string) {
+	o := b.call(ctx, method, path, body, resp)
+	if !o.ok() {
+		return o, ""
+	}
+	var rv string
+	rv, o.err = metadataString(resp.Bytes(), "resourceVersion")
+	return o, rv
 }
 
 // runOps measures create, update, get, list or mixed.
@@ -82,12 +90,17 @@ func (b *bench) runOps(ctx context.Context) (report, error) {
 			return report{}, err
 		}
 	}
+	return b.measureOps(ctx), nil
+}
+
+// measureOps runs the measured part of create, update, get, list or mixed.
+func (b *bench) measureOps(ctx context.Context) report {
 	recs, elapsed := b.drive(ctx, func(id int) opFunc { return b.newWorker(id).opFunc(b.opts.op) })
 	rep := b.newReport(recs, elapsed)
 	if b.opts.op == opMixed {
 		rep.ByOp = summarizeByOp(recs, elapsed)
 	}
-	return rep, nil
+	return rep
 }
 
 // drive runs --concurrency clients, each doing one operation at a time, for --duration or until
@@ -183,11 +196,14 @@ type worker struct {
 	id           int
 	seq          int          // numbers the objects it creates and the contents of its updates
 	next         int          // the next working-set index it updates
+	namePrefix   string       // of the objects it creates
 	listContinue string       // where its walk through the collection's pages stands
-	page         bytes.Buffer // the last page read, reused
+	resp         bytes.Buffer // the last response read (a list page, an object updated), reused
 }
 
-func (b *bench) newWorker(id int) *worker { return &worker{b: b, id: id, next: id} }
+func (b *bench) newWorker(id int) *worker {
+	return &worker{b: b, id: id, next: id, namePrefix: fmt.Sprintf("bench-%s-%d-", b.runID, id)}
+}
 
 func (w *worker) opFunc(op string) opFunc {
 	if op == opMixed {
@@ -201,8 +217,8 @@ func (w *worker) opFunc(op string) opFunc {
 
 func (w *worker) create(ctx context.Context) outcome {
 	w.seq++
-	name := fmt.Sprintf("bench-%s-%d-%d", w.b.runID, w.id, w.seq)
-	return w.b.call(ctx, http.MethodPost, w.b.target.collectionPath(), w.b.target.body(name, "", 0), nil)
+	name := w.namePrefix + strconv.Itoa(w.seq)
+	return w.b.call(ctx, http.MethodPost, w.b.target.collectionPath(), w.b.target.body.render(name, "", 0), nil)
 }
 
 // update replaces the next object the client owns, with the resourceVersion it last saw, so that
@@ -214,11 +230,10 @@ func (w *worker) update(ctx context.Context) outcome {
 		w.next = w.id
 	}
 	w.seq++
-	var resp created
-	body := w.b.target.body(set.names[i], set.versions[i], w.seq)
-	o := w.b.call(ctx, http.MethodPut, w.b.target.objectPath(set.names[i]), body, &resp)
+	body := w.b.target.body.render(set.names[i], set.versions[i], w.seq)
+	o, rv := w.b.write(ctx, http.MethodPut, w.b.target.objectPath(set.names[i]), body, &w.resp)
 	if o.ok() {
-		set.versions[i] = resp.Metadata.ResourceVersion
+		set.versions[i] = rv
 	}
 	return o
 }
@@ -234,10 +249,10 @@ func (w *worker) list(ctx context.Context) outcome {
 	if w.listContinue != "" {
 		query.Set("continue", w.listContinue)
 	}
-	o := w.b.call(ctx, http.MethodGet, w.b.target.collectionPath()+"?"+query.Encode(), nil, &w.page)
+	o := w.b.call(ctx, http.MethodGet, w.b.target.collectionPath()+"?"+query.Encode(), nil, &w.resp)
 	w.listContinue = "" // after the last page or a failure: start over
 	if o.ok() {
-		w.listContinue, o.err = continueToken(w.page.Bytes())
+		w.listContinue, o.err = metadataString(w.resp.Bytes(), "continue")
 	}
 	return o
 }

@@ -10,8 +10,8 @@ import (
 	"strings"
 )
 
-// Watchers read only an event's type, name and resourceVersion, and list clients only a page's
-// continue token. Decoding every event or page with encoding/json costs several times more than
+// Watchers read only an event's type, name and resourceVersion, list clients only a page's
+// continue token, and updates only the resourceVersion of the object written. Decoding every event or page with encoding/json costs several times more than
 // skimming it (the payloads are most of the bytes), and with a thousand watchers, or pages of 500
 // objects, on the same machine as the server that cost would be what the measurement measures.
 
@@ -56,18 +56,20 @@ func (er *eventReader) line() ([]byte, error) {
 }
 
 // skimEvent reads type, object.metadata.name and object.metadata.resourceVersion from one event,
-// skipping everything else; an ERROR event (a Status) is decoded in full.
+// skipping everything else; an ERROR event's Status is decoded in full.
 func skimEvent(raw []byte) (watchEvent, error) {
 	var ev watchEvent
 	s := skimmer{b: raw}
-	meta := func(key []byte) error {
+	meta := func(key []byte) (err error) {
 		switch string(key) {
 		case "name":
-			return s.stringInto(&ev.Object.Metadata.Name)
+			ev.Name, err = s.str()
 		case "resourceVersion":
-			return s.stringInto(&ev.Object.Metadata.ResourceVersion)
+			ev.ResourceVersion, err = s.str()
+		default:
+			err = s.skip()
 		}
-		return s.skip()
+		return err
 	}
 	object := func(key []byte) error {
 		if string(key) == "metadata" {
@@ -75,43 +77,55 @@ func skimEvent(raw []byte) (watchEvent, error) {
 		}
 		return s.skip()
 	}
-	err := s.object(func(key []byte) error {
+	err := s.object(func(key []byte) (err error) {
 		switch string(key) {
 		case "type":
-			return s.stringInto(&ev.Type)
+			ev.Type, err = s.str()
 		case "object":
-			return s.object(object)
+			err = s.object(object)
+		default:
+			err = s.skip()
 		}
-		return s.skip()
+		return err
 	})
 	if err != nil {
 		return ev, fmt.Errorf("reading watch event: %w", err)
 	}
-	if ev.Type == "ERROR" {
-		err = json.Unmarshal(raw, &ev)
+	if string(ev.Type) == "ERROR" {
+		var status struct {
+			Object struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"object"`
+		}
+		err = json.Unmarshal(raw, &status)
+		ev.Code, ev.Message = status.Object.Code, status.Object.Message
 	}
 	return ev, err
 }
 
-// continueToken reads metadata.continue from a list response.
-func continueToken(list []byte) (string, error) {
-	var token string
-	s := skimmer{b: list}
+// metadataString reads metadata.<field> from an object or list, "" when it is absent: a list's
+// continue token, or the resourceVersion of an object just written.
+func metadataString(doc []byte, field string) (string, error) {
+	var value string
+	s := skimmer{b: doc}
 	err := s.object(func(key []byte) error {
 		if string(key) != "metadata" {
 			return s.skip()
 		}
 		return s.object(func(key []byte) error {
-			if string(key) == "continue" {
-				return s.stringInto(&token)
+			if string(key) != field {
+				return s.skip()
 			}
-			return s.skip()
+			raw, err := s.str()
+			value = string(raw)
+			return err
 		})
 	})
 	if err != nil {
-		return "", fmt.Errorf("reading list: %w", err)
+		return "", fmt.Errorf("reading response: %w", err)
 	}
-	return token, nil
+	return value, nil
 }
 
 var errSyntax = errors.New("malformed JSON")
@@ -207,18 +221,19 @@ func escaped(text []byte) bool {
 	return n%2 == 1
 }
 
-// stringInto consumes a string value into dst, unescaping it if needed.
-func (s *skimmer) stringInto(dst *string) error {
+// str consumes a string value and returns its content: a slice of the text, or a new slice
+// when it has escapes to undo.
+func (s *skimmer) str() ([]byte, error) {
 	start := s.i
 	raw, err := s.rawString()
-	if err != nil {
-		return err
+	if err != nil || bytes.IndexByte(raw, '\\') < 0 {
+		return raw, err
 	}
-	if bytes.IndexByte(raw, '\\') < 0 {
-		*dst = string(raw)
-		return nil
+	var unescaped string
+	if err := json.Unmarshal(s.b[start:s.i], &unescaped); err != nil {
+		return nil, err
 	}
-	return json.Unmarshal(s.b[start:s.i], dst)
+	return []byte(unescaped), nil
 }
 
 // skip consumes any value.

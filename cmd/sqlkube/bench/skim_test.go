@@ -29,8 +29,8 @@ func TestSkimEvent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ev.Type != tc.wantType || ev.Object.Metadata.Name != tc.wantName || ev.Object.Metadata.ResourceVersion != tc.wantRV {
-				t.Errorf("got type %q name %q rv %q", ev.Type, ev.Object.Metadata.Name, ev.Object.Metadata.ResourceVersion)
+			if string(ev.Type) != tc.wantType || string(ev.Name) != tc.wantName || string(ev.ResourceVersion) != tc.wantRV {
+				t.Errorf("got type %q name %q rv %q", ev.Type, ev.Name, ev.ResourceVersion)
 			}
 		})
 	}
@@ -38,7 +38,7 @@ func TestSkimEvent(t *testing.T) {
 
 func TestSkimErrorEventDecodesStatus(t *testing.T) {
 	ev, err := skimEvent([]byte(`{"type":"ERROR","object":{"kind":"Status","code":410,"message":"too old resource version: 1 (5)"}}`))
-	if err != nil || ev.Object.Code != 410 || ev.Object.Message != "too old resource version: 1 (5)" {
+	if err != nil || ev.Code != 410 || ev.Message != "too old resource version: 1 (5)" {
 		t.Errorf("got %+v, %v", ev, err)
 	}
 }
@@ -75,7 +75,7 @@ func TestEventReaderFramesLines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		names = append(names, ev.Object.Metadata.Name+"@"+ev.Object.Metadata.ResourceVersion)
+		names = append(names, string(ev.Name)+"@"+string(ev.ResourceVersion))
 	}
 	if strings.Join(names, " ") != "a@1 b@2 c@3" {
 		t.Errorf("events %v", names)
@@ -103,37 +103,39 @@ func TestSkimAgreesWithEncodingJSON(t *testing.T) {
 	}
 	for range 2000 {
 		data := map[string]any{text(): text(), text(): []any{text(), 1.5, true, nil, map[string]any{text(): text()}}}
-		want := watchEvent{Type: text()}
-		want.Object.Metadata = objectMeta{Name: text(), ResourceVersion: text()}
+		typ, name, rv := text(), text(), text()
 		raw, err := json.Marshal(map[string]any{
-			"type":   want.Type,
-			"object": map[string]any{"data": data, "metadata": map[string]any{"name": want.Object.Metadata.Name, "resourceVersion": want.Object.Metadata.ResourceVersion, "x": data}},
+			"type":   typ,
+			"object": map[string]any{"data": data, "metadata": map[string]any{"name": name, "resourceVersion": rv, "x": data}},
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want.Type == "ERROR" {
+		if typ == "ERROR" {
 			continue
 		}
 		got, err := skimEvent(raw)
-		if err != nil || got != want {
-			t.Fatalf("%s:\ngot %+v (%v)\nwant %+v", raw, got, err, want)
+		if err != nil || string(got.Type) != typ || string(got.Name) != name || string(got.ResourceVersion) != rv {
+			t.Fatalf("%s:\ngot %q %q %q (%v)\nwant %q %q %q", raw, got.Type, got.Name, got.ResourceVersion, err, typ, name, rv)
 		}
 	}
 }
 
-func TestContinueToken(t *testing.T) {
+func TestMetadataString(t *testing.T) {
 	for list, want := range map[string]string{
 		`{"kind":"ConfigMapList","metadata":{"resourceVersion":"5","continue":"abc=="},"items":[{"metadata":{"continue":"no"}}]}`: "abc==",
 		`{"items":[{"data":{"a":"]}"}}],"metadata":{"remainingItemCount":3,"continue":"x\u003dy"}}`:                               "x=y",
 		`{"metadata":{"resourceVersion":"5"},"items":[]}`:                                                                         "",
 	} {
-		got, err := continueToken([]byte(list))
+		got, err := metadataString([]byte(list), "continue")
 		if err != nil || got != want {
 			t.Errorf("%s: got %q, %v; want %q", list, got, err, want)
 		}
 	}
-	if _, err := continueToken([]byte(`{"metadata":{"continue":"abc"`)); err == nil {
+	if _, err := metadataString([]byte(`{"metadata":{"continue":"abc"`), "continue"); err == nil {
 		t.Error("truncated list accepted")
+	}
+	if rv, err := metadataString([]byte(`{"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"42"},"data":{"resourceVersion":"no"}}`), "resourceVersion"); err != nil || rv != "42" {
+		t.Errorf("resourceVersion: got %q, %v", rv, err)
 	}
 }

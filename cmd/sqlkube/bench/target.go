@@ -12,26 +12,15 @@ import (
 
 // target is the collection the run works on and how to build its objects.
 type target struct {
-	ref        resourceRef
-	kind       string
-	namespace  string
-	payloadKey string // "data" for ConfigMaps, "spec" for everything else
-	payload    string // --object-size bytes
+	collection string // the collection's path
+	body       bodyTemplate
 }
 
 func newTarget(ref resourceRef, kind, namespace string, objectSize int) target {
-	key := "spec"
-	if ref.Group == "" && kind == "ConfigMap" {
-		key = "data"
+	return target{
+		collection: groupVersionPath(ref) + "/namespaces/" + namespace + "/" + ref.Resource,
+		body:       newBodyTemplate(ref, kind, namespace, strings.Repeat("x", objectSize)),
 	}
-	return target{ref: ref, kind: kind, namespace: namespace, payloadKey: key, payload: strings.Repeat("x", objectSize)}
-}
-
-func (t target) apiVersion() string {
-	if t.ref.Group == "" {
-		return t.ref.Version
-	}
-	return t.ref.Group + "/" + t.ref.Version
 }
 
 // groupVersionPath is where the group version is served: /api/v1 or /apis/GROUP/VERSION.
@@ -42,46 +31,66 @@ func groupVersionPath(ref resourceRef) string {
 	return "/apis/" + ref.Group + "/" + ref.Version
 }
 
-func (t target) collectionPath() string {
-	return groupVersionPath(t.ref) + "/namespaces/" + t.namespace + "/" + t.ref.Resource
+func (t target) collectionPath() string { return t.collection }
+
+func (t target) objectPath(name string) string { return t.collection + "/" + name }
+
+// bodyTemplate renders the objects the tool writes:
+//
+//	{"apiVersion":A,"kind":K,"metadata":{"name":N,"namespace":NS[,"resourceVersion":RV]},P:{"payload":X,"seq":"S"}}
+//
+// where P is "data" for ConfigMaps and "spec" for everything else: what encoding/json makes of
+// the object, spliced together from pieces rendered once (encoding/json per request cost the
+// tool ~2 µs and 9 allocations per write).
+type bodyTemplate struct {
+	beforeName []byte // up to the name's value
+	afterName  []byte // the namespace
+	beforeSeq  []byte // from the end of metadata to the seq's value
 }
 
-func (t target) objectPath(name string) string { return t.collectionPath() + "/" + name }
-
-// benchObject is the JSON the tool writes. Exactly one of Data and Spec is set.
-type benchObject struct {
-	APIVersion string            `json:"apiVersion"`
-	Kind       string            `json:"kind"`
-	Metadata   objectMeta        `json:"metadata"`
-	Data       map[string]string `json:"data,omitempty"`
-	Spec       map[string]string `json:"spec,omitempty"`
+func newBodyTemplate(ref resourceRef, kind, namespace, payload string) bodyTemplate {
+	key := "spec"
+	if ref.Group == "" && kind == "ConfigMap" {
+		key = "data"
+	}
+	apiVersion := ref.Version
+	if ref.Group != "" {
+		apiVersion = ref.Group + "/" + ref.Version
+	}
+	var t bodyTemplate
+	t.beforeName = appendJSONString(append(t.beforeName, `{"apiVersion":`...), apiVersion)
+	t.beforeName = appendJSONString(append(t.beforeName, `,"kind":`...), kind)
+	t.beforeName = append(t.beforeName, `,"metadata":{"name":`...)
+	t.afterName = appendJSONString(append(t.afterName, `,"namespace":`...), namespace)
+	t.beforeSeq = appendJSONString(append(t.beforeSeq, `},"`+key+`":{"payload":`...), payload)
+	t.beforeSeq = append(t.beforeSeq, `,"seq":`...)
+	return t
 }
 
-type objectMeta struct {
-	Name            string `json:"name"`
-	Namespace       string `json:"namespace,omitempty"`
-	ResourceVersion string `json:"resourceVersion,omitempty"`
-}
-
-// body renders an object; seq changes its content on every update, so that the server cannot
+// render makes an object; seq changes its content on every update, so that the server cannot
 // skip the write as a no-op. resourceVersion is empty on create.
-func (t target) body(name, resourceVersion string, seq int) []byte {
-	content := map[string]string{"payload": t.payload, "seq": strconv.Itoa(seq)}
-	obj := benchObject{
-		APIVersion: t.apiVersion(),
-		Kind:       t.kind,
-		Metadata:   objectMeta{Name: name, Namespace: t.namespace, ResourceVersion: resourceVersion},
+func (t bodyTemplate) render(name, resourceVersion string, seq int) []byte {
+	// Each body is a new slice: the transport may still be reading it after the response.
+	b := make([]byte, 0, len(t.beforeName)+len(t.afterName)+len(t.beforeSeq)+len(name)+len(resourceVersion)+64)
+	b = appendJSONString(append(b, t.beforeName...), name)
+	b = append(b, t.afterName...)
+	if resourceVersion != "" {
+		b = appendJSONString(append(b, `,"resourceVersion":`...), resourceVersion)
 	}
-	if t.payloadKey == "data" {
-		obj.Data = content
-	} else {
-		obj.Spec = content
+	b = append(b, t.beforeSeq...)
+	b = append(strconv.AppendInt(append(b, '"'), int64(seq), 10), `"}}`...)
+	return b
+}
+
+// appendJSONString appends s as encoding/json writes a string.
+func appendJSONString(b []byte, s string) []byte {
+	for i := range len(s) {
+		if c := s[i]; c < 0x20 || c > 0x7e || strings.IndexByte(`"\<>&`, c) >= 0 {
+			quoted, _ := json.Marshal(s)
+			return append(b, quoted...)
+		}
 	}
-	raw, err := json.Marshal(obj)
-	if err != nil {
-		panic(err) // strings only: cannot fail
-	}
-	return raw
+	return append(append(append(b, '"'), s...), '"')
 }
 
 // setupTimeout bounds each step of preparing the target: creating a CRD, waiting for it.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -90,12 +90,15 @@ func (b *bench) watchSummary(watchers []*watcher, writes *recorder, elapsed time
 // collectionRevision is the resourceVersion of the collection now: watches start from it, so that
 // none misses a write however long it takes to connect.
 func (b *bench) collectionRevision(ctx context.Context) (string, error) {
-	var list created
+	var list bytes.Buffer
 	o := b.call(ctx, http.MethodGet, b.target.collectionPath()+"?limit=1", nil, &list)
-	if !o.ok() {
-		return "", fmt.Errorf("listing %s: %s: %s", b.target.collectionPath(), o.errorKey(), o.message())
+	if o.ok() {
+		var rv string
+		if rv, o.err = metadataString(list.Bytes(), "resourceVersion"); o.err == nil {
+			return rv, nil
+		}
 	}
-	return list.Metadata.ResourceVersion, nil
+	return "", fmt.Errorf("listing %s: %s: %s", b.target.collectionPath(), o.errorKey(), o.message())
 }
 
 // maxWrites is how many writes the writer may make: --count, or what --rate allows in --duration.
@@ -112,7 +115,7 @@ func (b *bench) startWatchers(ctx context.Context, writes *writeTimes, startRV s
 	watchers := make([]*watcher, b.opts.watchers)
 	var running, opened sync.WaitGroup
 	for i := range watchers {
-		w := &watcher{b: b, writes: writes, resourceVersion: startRV, rec: newRecorder()}
+		w := &watcher{b: b, writes: writes, resourceVersion: []byte(startRV), rec: newRecorder()}
 		watchers[i] = w
 		opened.Add(1)
 		running.Go(func() { w.run(ctx, opened.Done) })
@@ -187,7 +190,7 @@ func (b *bench) writeAtRate(ctx context.Context, times *writeTimes) *recorder {
 func (b *bench) writeOne(ctx context.Context, times *writeTimes, i int) (time.Duration, outcome) {
 	start := time.Now()
 	times.markSent(i)
-	o := b.call(ctx, http.MethodPost, b.target.collectionPath(), b.target.body(b.watchObjectName(i), "", 0), nil)
+	o := b.call(ctx, http.MethodPost, b.target.collectionPath(), b.target.body.render(b.watchObjectName(i), "", 0), nil)
 	if o.ok() {
 		times.markAcked(i)
 	} else {
@@ -242,18 +245,17 @@ func (t *writeTimes) markAcked(i int) {
 	t.count.Add(1)
 }
 
-// sinceAck is the time from write i's acknowledgement until now; zero when the write has not
-// been acknowledged yet, as the event then arrived first.
-func (t *writeTimes) sinceAck(i int) time.Duration { return t.since(t.acked[i].Load()) }
-
-// sinceSend is the time from the start of write i's request until now.
-func (t *writeTimes) sinceSend(i int) time.Duration { return t.since(t.sent[i].Load()) }
-
-func (t *writeTimes) since(at int64) time.Duration {
-	if at == 0 {
-		return 0
+// delivered is how long ago write i was acknowledged (zero when it has not been yet, as its
+// event then arrived first) and how long ago its request started, read from one clock reading.
+func (t *writeTimes) delivered(i int) (fromAck, fromSend time.Duration) {
+	now := t.now()
+	since := func(at int64) time.Duration {
+		if at == 0 {
+			return 0
+		}
+		return max(time.Duration(now-at), 0)
 	}
-	return max(time.Duration(t.now()-at), 0)
+	return since(t.acked[i].Load()), since(t.sent[i].Load())
 }
 
 // watcher is one watch on the collection, resumed from the last resourceVersion it saw if the
@@ -261,21 +263,21 @@ func (t *writeTimes) since(at int64) time.Duration {
 type watcher struct {
 	b               *bench
 	writes          *writeTimes
-	resourceVersion string
+	resourceVersion []byte    // the last one seen, to resume from
 	rec             *recorder // delivery latencies (from the acknowledgement) and watch errors
 	fromSend        histogram // delivery latencies from the start of the write request
 	received        int64     // events for the run's objects; read after run returns
 	connected       atomic.Bool
 }
 
-// watchEvent is the part of a watch event the tool reads. Object is a Status for ERROR events.
+// watchEvent is the part of a watch event the tool reads. Type, Name and ResourceVersion are
+// slices of the event's text (valid until the next event is read), so that skimming the events
+// of a thousand watchers allocates nothing.
 type watchEvent struct {
-	Type   string `json:"type"`
-	Object struct {
-		Metadata objectMeta `json:"metadata"`
-		Code     int        `json:"code"`
-		Message  string     `json:"message"`
-	} `json:"object"`
+	Type, Name, ResourceVersion []byte
+	// Code and Message are an ERROR event's Status.
+	Code    int
+	Message string
 }
 
 // run watches until ctx ends or the server refuses; opened is called once the first watch is
@@ -302,7 +304,7 @@ func (w *watcher) open(ctx context.Context) (io.ReadCloser, outcome) {
 	query := url.Values{
 		"watch":               {"1"},
 		"allowWatchBookmarks": {"true"},
-		"resourceVersion":     {w.resourceVersion},
+		"resourceVersion":     {string(w.resourceVersion)},
 		"timeoutSeconds":      {"3600"},
 	}
 	body, code, detail, err := w.b.client.stream(ctx, w.b.target.collectionPath()+"?"+query.Encode())
@@ -313,7 +315,7 @@ func (w *watcher) open(ctx context.Context) (io.ReadCloser, outcome) {
 // ERROR event or a broken connection.
 func (w *watcher) consume(stream io.Reader) outcome {
 	events := newEventReader(stream)
-	prefix := w.b.watchNamePrefix()
+	prefix := []byte(w.b.watchNamePrefix())
 	for {
 		ev, err := events.next()
 		if errors.Is(err, io.EOF) {
@@ -322,16 +324,17 @@ func (w *watcher) consume(stream io.Reader) outcome {
 		if err != nil {
 			return outcome{err: err}
 		}
-		if ev.Type == "ERROR" {
-			return outcome{code: ev.Object.Code, detail: ev.Object.Message}
+		if string(ev.Type) == "ERROR" {
+			return outcome{code: ev.Code, detail: ev.Message}
 		}
-		w.resourceVersion = ev.Object.Metadata.ResourceVersion
-		if ev.Type != "ADDED" || !strings.HasPrefix(ev.Object.Metadata.Name, prefix) {
+		w.resourceVersion = append(w.resourceVersion[:0], ev.ResourceVersion...)
+		if string(ev.Type) != "ADDED" || !bytes.HasPrefix(ev.Name, prefix) {
 			continue
 		}
-		if i, err := strconv.Atoi(ev.Object.Metadata.Name[len(prefix):]); err == nil && i < w.writes.size() {
-			w.rec.latency.record(w.writes.sinceAck(i))
-			w.fromSend.record(w.writes.sinceSend(i))
+		if i, err := strconv.Atoi(string(ev.Name[len(prefix):])); err == nil && i < w.writes.size() {
+			fromAck, fromSend := w.writes.delivered(i)
+			w.rec.latency.record(fromAck)
+			w.fromSend.record(fromSend)
 			w.received++
 			w.b.counters.done.Add(1)
 		}
