@@ -239,6 +239,9 @@ func (apiVersionConvertor) ConvertToVersion(in runtime.Object, target runtime.Gr
 	if !ok {
 		return nil, fmt.Errorf("%v cannot be converted to %v", u.GroupVersionKind(), target)
 	}
+	if kind == u.GroupVersionKind() {
+		return u, nil // the field managers only read what they convert, or own it
+	}
 	out := u.DeepCopy()
 	out.SetGroupVersionKind(kind)
 	return out, nil
