@@ -314,7 +314,10 @@ func nameValidator(res *Resource) validation.ValidateNameFunc {
 // validateCreate runs the metadata validation kube-apiserver runs on every create, then the
 // type's own.
 func validateCreate(res *Resource, obj *unstructured.Unstructured) error {
-	errs := validation.ValidateObjectMetaAccessor(obj, res.Namespaced, nameValidator(res), field.NewPath("metadata"))
+	if res.validateBuiltin != nil {
+		return invalid(res, obj, res.validateBuiltin(res, obj, nil))
+	}
+	errs := validateMetadata(res, obj, nil)
 	if res.Validate != nil {
 		errs = append(errs, res.Validate(obj, nil)...)
 	}
@@ -324,9 +327,10 @@ func validateCreate(res *Resource, obj *unstructured.Unstructured) error {
 // validateUpdate is validateCreate plus the immutability rules of an update. A custom resource's
 // /status write is checked by its schema's status strategy instead of the type's Validate.
 func validateUpdate(res *Resource, mode updateMode, obj, old *unstructured.Unstructured) error {
-	path := field.NewPath("metadata")
-	errs := validation.ValidateObjectMetaAccessor(obj, res.Namespaced, nameValidator(res), path)
-	errs = append(errs, validation.ValidateObjectMetaAccessorUpdate(obj, old, path)...)
+	if res.validateBuiltin != nil {
+		return invalid(res, obj, res.validateBuiltin(res, obj, old))
+	}
+	errs := validateMetadata(res, obj, old)
 	switch {
 	case mode == replaceStatus && res.Schema != nil:
 		errs = append(errs, res.Schema.ValidateStatus(context.Background(), obj, old)...)
@@ -334,6 +338,17 @@ func validateUpdate(res *Resource, mode updateMode, obj, old *unstructured.Unstr
 		errs = append(errs, res.Validate(obj, old)...)
 	}
 	return invalid(res, obj, errs)
+}
+
+// validateMetadata is kube-apiserver's validation of every object's metadata, with an update's
+// immutability rules when old is not nil.
+func validateMetadata(res *Resource, obj, old metav1.Object) field.ErrorList {
+	path := field.NewPath("metadata")
+	errs := validation.ValidateObjectMetaAccessor(obj, res.Namespaced, nameValidator(res), path)
+	if old != nil {
+		errs = append(errs, validation.ValidateObjectMetaAccessorUpdate(obj, old, path)...)
+	}
+	return errs
 }
 
 func invalid(res *Resource, obj *unstructured.Unstructured, errs field.ErrorList) error {
