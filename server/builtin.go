@@ -62,7 +62,7 @@ func builtin(group, version, plural, kind string, namespaced bool, verbs []strin
 		StorageVersion: version,
 	}
 	r.Decode = builtinDecoders[r.StorageName]
-	r.Validate = builtinValidators[r.StorageName]
+	r.validateBuiltin = builtinValidators[r.StorageName]
 	if table, ok := builtinTables[r.StorageName]; ok {
 		r.Table = table
 	}

@@ -19,9 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// builtinValidators check the built-ins' bodies as kube-apiserver's validation of each type
-// does, by storage name. Generic metadata validation runs before them (see validateCreate).
-var builtinValidators = map[string]func(obj, old *unstructured.Unstructured) field.ErrorList{
+// builtinValidators check the built-ins as kube-apiserver's validation of each type does,
+// their metadata included, by storage name.
+var builtinValidators = map[string]func(res *Resource, obj, old *unstructured.Unstructured) field.ErrorList{
 	"configmaps":                  validateAs(validateConfigMap),
 	"secrets":                     validateAs(validateSecret),
 	"namespaces":                  validateAs(validateNamespace),
@@ -30,23 +30,35 @@ var builtinValidators = map[string]func(obj, old *unstructured.Unstructured) fie
 	"leases." + coordinationGroup: validateAs(validateLease),
 }
 
-// validateAs is the Validate hook of a built-in whose Go type is T: obj (and old, nil on create)
-// are read as T, which their Decode hook made them fit, then checked by validate.
-func validateAs[T any](validate func(obj, old *T) field.ErrorList) func(obj, old *unstructured.Unstructured) field.ErrorList {
-	return func(obj, old *unstructured.Unstructured) field.ErrorList {
+// validateAs is the validation of a built-in whose Go type is T: obj (and old, nil on create)
+// are read as T, which their Decode hook made them fit, once for both the generic metadata
+// validation (cheaper on T's ObjectMeta than on the unstructured object) and validate.
+func validateAs[T any, PT interface {
+	*T
+	metav1.Object
+}](validate func(obj, old *T) field.ErrorList) func(res *Resource, obj, old *unstructured.Unstructured) field.ErrorList {
+	return func(res *Resource, obj, old *unstructured.Unstructured) field.ErrorList {
 		typed, err := fromUnstructured[T](obj)
 		if err != nil {
-			return field.ErrorList{field.InternalError(nil, err)}
+			return append(validateMetadata(res, obj, metaOrNil(old)), field.InternalError(nil, err))
 		}
 		if old == nil {
-			return validate(typed, nil)
+			return append(validateMetadata(res, PT(typed), nil), validate(typed, nil)...)
 		}
 		typedOld, err := fromUnstructured[T](old)
 		if err != nil {
-			return field.ErrorList{field.InternalError(nil, err)}
+			return append(validateMetadata(res, obj, old), field.InternalError(nil, err))
 		}
-		return validate(typed, typedOld)
+		return append(validateMetadata(res, PT(typed), PT(typedOld)), validate(typed, typedOld)...)
 	}
+}
+
+// metaOrNil is obj as a metav1.Object, nil (not a nil pointer) when obj is nil.
+func metaOrNil(obj *unstructured.Unstructured) metav1.Object {
+	if obj == nil {
+		return nil
+	}
+	return obj
 }
 
 func fromUnstructured[T any](obj *unstructured.Unstructured) (*T, error) {

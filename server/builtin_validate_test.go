@@ -36,6 +36,15 @@ func TestBuiltinValidation(t *testing.T) {
 			want: field.ErrorList{
 				field.Invalid(data.Key("k"), "k", "duplicate of key present in binaryData"),
 			}},
+		{name: "configmap: metadata checked first, on create and update", resource: "configmaps",
+			old: `{metadata: {name: c, generation: 2}}`,
+			obj: `{metadata: {name: c, generation: 1, labels: {"a b": x}}, data: {"k!": x}}`,
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("metadata", "labels"), "a b", "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"),
+				field.Invalid(field.NewPath("metadata", "generation"), int64(1), "must not be decremented"),
+				field.Invalid(field.NewPath("metadata", "labels"), "a b", "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"),
+				field.Invalid(data.Key("k!"), "k!", configKeyMsg),
+			}},
 		{name: "configmap: over 1 MiB in all", resource: "configmaps",
 			obj:  `{metadata: {name: c}, data: {a: ` + big + `}, binaryData: {b: eA==}}`,
 			want: field.ErrorList{field.TooLong(field.NewPath(""), "", 1<<20)}},
@@ -151,13 +160,13 @@ func TestBuiltinValidation(t *testing.T) {
 			obj: `{metadata: {name: l}, spec: {holderIdentity: h, preferredHolder: p, leaseDurationSeconds: 15, leaseTransitions: 0, strategy: example.com/mine}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			validate := builtinValidators[tc.resource]
-			obj := decodedForValidation(t, tc.resource, tc.obj)
+			res := builtinResource(t, tc.resource)
+			obj := decodedForValidation(t, res, tc.obj)
 			var got field.ErrorList
 			if tc.old == "" {
-				got = validate(obj, nil)
+				got = res.validateBuiltin(res, obj, nil)
 			} else {
-				got = validate(obj, decodedForValidation(t, tc.resource, tc.old))
+				got = res.validateBuiltin(res, obj, decodedForValidation(t, res, tc.old))
 			}
 			if g, w := errorsText(got), errorsText(tc.want); g != w {
 				t.Errorf("errors\n got %s\nwant %s", g, w)
@@ -175,13 +184,31 @@ func errorsText(errs field.ErrorList) string {
 	return "\n" + strings.Join(lines, "\n")
 }
 
-func decodedForValidation(t *testing.T, resource, body string) *unstructured.Unstructured {
+func decodedForValidation(t *testing.T, res *Resource, body string) *unstructured.Unstructured {
 	t.Helper()
-	content, _, err := decodeBuiltinYAML(t, resource, body)
+	content, _, err := decodeBuiltinYAML(t, res.StorageName, body)
 	if err != nil {
 		t.Fatalf("decoding %s: %v", body, err)
 	}
-	return &unstructured.Unstructured{Object: content}
+	obj := &unstructured.Unstructured{Object: content}
+	// What the server sets before validating, so that the metadata is valid.
+	if res.Namespaced && obj.GetNamespace() == "" {
+		obj.SetNamespace("default")
+	}
+	obj.SetResourceVersion("1")
+	return obj
+}
+
+// builtinResource is the built-in resource stored under storageName.
+func builtinResource(t *testing.T, storageName string) *Resource {
+	t.Helper()
+	for _, r := range builtinResources(&Registry{}) {
+		if r.StorageName == storageName {
+			return r
+		}
+	}
+	t.Fatalf("no built-in %s", storageName)
+	return nil
 }
 
 // TestBuiltinValidationHTTP checks that the rules reach clients as kube-apiserver's 422 Status.

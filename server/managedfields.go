@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	apiextensionsscheme "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/scheme"
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	generatedopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -70,11 +72,65 @@ func recordSubresourceManagedFields(ctx context.Context, req *request, subresour
 	if live == nil {
 		live = newEmptyObject(obj.GroupVersionKind())
 	}
-	updated, ok := fm.UpdateNoErrors(live, obj, req.manager).(*unstructured.Unstructured)
-	if !ok || old == nil {
-		return updated
+	updated, ok := fm.UpdateNoErrors(live, managedFieldsView{obj}, req.manager).(managedFieldsView)
+	switch {
+	case !ok:
+		return obj // not reached: Update returns the object it is given
+	case old == nil:
+		return updated.Unstructured
 	}
-	return keepManagedFieldsTimes(ctx, updated, old)
+	return keepManagedFieldsTimes(ctx, updated.Unstructured, old)
+}
+
+// managedFieldsView is an object as a field manager's Update sees it: the object itself, but
+// setting managedFields without Unstructured.SetManagedFields' reflective conversion and deep
+// copy, which cost a write several µs.
+type managedFieldsView struct{ *unstructured.Unstructured }
+
+func (o managedFieldsView) SetManagedFields(entries []metav1.ManagedFieldsEntry) {
+	metadata, ok := o.Object["metadata"].(map[string]any)
+	if !ok || entries == nil {
+		o.Unstructured.SetManagedFields(entries)
+		return
+	}
+	items := make([]any, len(entries))
+	for i := range entries {
+		item, ok := managedFieldsEntryContent(&entries[i])
+		if !ok {
+			o.Unstructured.SetManagedFields(entries)
+			return
+		}
+		items[i] = item
+	}
+	metadata["managedFields"] = items
+}
+
+// managedFieldsEntryContent is e in unstructured form, as runtime.DefaultUnstructuredConverter
+// makes it (omitting empty fields), for the entries field managers make, whose fieldsV1 is a
+// JSON object; false for others.
+func managedFieldsEntryContent(e *metav1.ManagedFieldsEntry) (map[string]any, bool) {
+	content := make(map[string]any, 7)
+	set := func(key, value string) {
+		if value != "" {
+			content[key] = value
+		}
+	}
+	set("manager", e.Manager)
+	set("operation", string(e.Operation))
+	set("apiVersion", e.APIVersion)
+	if e.Time != nil {
+		content["time"] = e.Time.ToUnstructured()
+	}
+	set("fieldsType", e.FieldsType)
+	if e.FieldsV1 != nil {
+		var fields map[string]any
+		if !bytes.HasPrefix(e.FieldsV1.Raw, []byte("{")) || json.Unmarshal(e.FieldsV1.Raw, &fields) != nil {
+			return nil, false
+		}
+		content["fieldsV1"] = fields
+	}
+	set("subresource", e.Subresource)
+	return content, true
 }
 
 // keepManagedFieldsTimes keeps old's managedFields times when nothing else changed, so that a
@@ -231,6 +287,9 @@ func (apiVersionConvertor) Convert(in, out, _ any) error {
 }
 
 func (apiVersionConvertor) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
+	if view, ok := in.(managedFieldsView); ok {
+		in = view.Unstructured
+	}
 	u, ok := in.(*unstructured.Unstructured)
 	if !ok {
 		return nil, fmt.Errorf("converting %T: only unstructured objects are supported", in)
@@ -238,6 +297,9 @@ func (apiVersionConvertor) ConvertToVersion(in runtime.Object, target runtime.Gr
 	kind, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{u.GroupVersionKind()})
 	if !ok {
 		return nil, fmt.Errorf("%v cannot be converted to %v", u.GroupVersionKind(), target)
+	}
+	if kind == u.GroupVersionKind() {
+		return u, nil // the field managers only read what they convert, or own it
 	}
 	out := u.DeepCopy()
 	out.SetGroupVersionKind(kind)

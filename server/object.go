@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -356,7 +357,10 @@ func nameValidator(res *Resource) validation.ValidateNameFunc {
 // validateCreate runs the metadata validation kube-apiserver runs on every create, then the
 // type's own.
 func validateCreate(res *Resource, obj *unstructured.Unstructured) error {
-	errs := validation.ValidateObjectMetaAccessor(obj, res.Namespaced, nameValidator(res), field.NewPath("metadata"))
+	if res.validateBuiltin != nil {
+		return invalid(res, obj, res.validateBuiltin(res, obj, nil))
+	}
+	errs := validateMetadata(res, obj, nil)
 	if res.Validate != nil {
 		errs = append(errs, res.Validate(obj, nil)...)
 	}
@@ -366,9 +370,10 @@ func validateCreate(res *Resource, obj *unstructured.Unstructured) error {
 // validateUpdate is validateCreate plus the immutability rules of an update. A custom resource's
 // /status write is checked by its schema's status strategy instead of the type's Validate.
 func validateUpdate(res *Resource, mode updateMode, obj, old *unstructured.Unstructured) error {
-	path := field.NewPath("metadata")
-	errs := validation.ValidateObjectMetaAccessor(obj, res.Namespaced, nameValidator(res), path)
-	errs = append(errs, validation.ValidateObjectMetaAccessorUpdate(obj, old, path)...)
+	if res.validateBuiltin != nil {
+		return invalid(res, obj, res.validateBuiltin(res, obj, old))
+	}
+	errs := validateMetadata(res, obj, old)
 	switch {
 	case mode == replaceStatus && res.Schema != nil:
 		errs = append(errs, res.Schema.ValidateStatus(context.Background(), obj, old)...)
@@ -376,6 +381,17 @@ func validateUpdate(res *Resource, mode updateMode, obj, old *unstructured.Unstr
 		errs = append(errs, res.Validate(obj, old)...)
 	}
 	return invalid(res, obj, errs)
+}
+
+// validateMetadata is kube-apiserver's validation of every object's metadata, with an update's
+// immutability rules when old is not nil.
+func validateMetadata(res *Resource, obj, old metav1.Object) field.ErrorList {
+	path := field.NewPath("metadata")
+	errs := validation.ValidateObjectMetaAccessor(obj, res.Namespaced, nameValidator(res), path)
+	if old != nil {
+		errs = append(errs, validation.ValidateObjectMetaAccessorUpdate(obj, old, path)...)
+	}
+	return errs
 }
 
 func invalid(res *Resource, obj *unstructured.Unstructured, errs field.ErrorList) error {
@@ -413,18 +429,50 @@ func withoutMetaAndStatus(obj *unstructured.Unstructured) map[string]interface{}
 
 // render is the Render function of a write: the object as stored (in its type's storage
 // version), with its resourceVersion set to the write's revision. Revision 0, a dry-run create,
-// has none.
+// has none. The object is encoded here, in the handler, with a placeholder resourceVersion that
+// Render replaces: Render runs on the store's single committer, whose time caps throughput.
 func render(res *Resource, obj *unstructured.Unstructured) func(int64) ([]byte, error) {
-	return func(rev int64) ([]byte, error) {
-		obj.SetResourceVersion("")
-		if rev > 0 {
-			obj.SetResourceVersion(strconv.FormatInt(rev, 10))
-		}
-		served := obj.GetAPIVersion()
+	encode := func(rv string) ([]byte, error) {
+		kept, served := obj.GetResourceVersion(), obj.GetAPIVersion()
+		defer func() { obj.SetResourceVersion(kept); obj.SetAPIVersion(served) }()
+		obj.SetResourceVersion(rv)
 		res.ToStorage(obj)
-		defer obj.SetAPIVersion(served)
 		return json.Marshal(obj.Object)
 	}
+	withPlaceholder, err := encode(revisionPlaceholder)
+	at := placeholderAt(withPlaceholder)
+	return func(rev int64) ([]byte, error) {
+		switch {
+		case err != nil:
+			return nil, err
+		case rev <= 0:
+			return encode("")
+		case at < 0:
+			return encode(strconv.FormatInt(rev, 10))
+		}
+		out := make([]byte, 0, len(withPlaceholder)+20)
+		out = append(out, withPlaceholder[:at]...)
+		out = strconv.AppendInt(out, rev, 10)
+		return append(out, withPlaceholder[at+len(revisionPlaceholder):]...), nil
+	}
+}
+
+// revisionPlaceholder stands for the resourceVersion in an object encoded before its revision is
+// known: random, so that no object can be made to contain it.
+var revisionPlaceholder = func() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return "rv-" + hex.EncodeToString(b)
+}()
+
+// placeholderAt is where the one revisionPlaceholder in an encoded object starts, or -1 if it
+// is not there exactly once (then Render encodes the object again).
+func placeholderAt(encoded []byte) int {
+	at := bytes.Index(encoded, []byte(revisionPlaceholder))
+	if at < 0 || bytes.Contains(encoded[at+1:], []byte(revisionPlaceholder)) {
+		return -1
+	}
+	return at
 }
 
 // servedJSON is a stored object as res serves it: the stored bytes themselves, unless the

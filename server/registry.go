@@ -97,6 +97,9 @@ type Resource struct {
 	// Validate checks an object; old is nil on create. Errors become 422 Invalid through
 	// apierrors.NewInvalid(kind, name, errs).
 	Validate func(obj, old *unstructured.Unstructured) field.ErrorList
+	// validateBuiltin, for the built-ins kube-apiserver validates beyond metadata, replaces the
+	// generic metadata validation and Validate: it reads the object as its Go type for both.
+	validateBuiltin func(res *Resource, obj, old *unstructured.Unstructured) field.ErrorList
 	// Warnings returns the warnings (Warning headers) for a valid write; old is nil on create.
 	Warnings func(obj, old *unstructured.Unstructured) []string
 	// AfterWrite runs after a successful write (create, update, delete) at revision, before the

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/sqlkube/sqlkube/sqlstore"
@@ -101,6 +102,33 @@ func TestPlanList(t *testing.T) {
 		got, err := planList(&tt.opts, scope)
 		if err != nil || got != tt.want {
 			t.Errorf("%+v: got %+v, %v; want %+v", tt.opts, got, err, tt.want)
+		}
+	}
+}
+
+// TestRenderSplicesRevision checks that the Render of a write, which encodes the object before
+// its revision is known, stores what encoding it with that revision gives, also when the object
+// holds the placeholder itself, and no resourceVersion for a dry-run create.
+func TestRenderSplicesRevision(t *testing.T) {
+	res := &Resource{Version: "v1", StorageVersion: "v1", Kind: "ConfigMap"}
+	for _, value := range []string{"x", revisionPlaceholder} {
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "a", "uid": "u"},
+			"data":     map[string]any{"k": value},
+		}}
+		r := render(res, obj)
+		for rev, want := range map[int64]string{
+			0:  `{"apiVersion":"v1","data":{"k":"` + value + `"},"kind":"ConfigMap","metadata":{"name":"a","uid":"u"}}`,
+			42: `{"apiVersion":"v1","data":{"k":"` + value + `"},"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"42","uid":"u"}}`,
+		} {
+			got, err := r(rev)
+			if err != nil || string(got) != want {
+				t.Errorf("value %q, revision %d: got %s, %v; want %s", value, rev, got, err, want)
+			}
+		}
+		if rv := obj.GetResourceVersion(); rv != "" {
+			t.Errorf("render left resourceVersion %q on the object", rv)
 		}
 	}
 }
