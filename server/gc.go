@@ -191,7 +191,7 @@ func (gc *garbageCollector) relisted(resource string, objects []sqlstore.Object,
 // waiting for that), and queues it as an owner when it is being deleted with the orphan or
 // foregroundDeletion finalizer.
 func (gc *garbageCollector) observe(o sqlstore.Object) {
-	var obj partialObject
+	var obj ownershipObject
 	if err := jsonUnmarshalStored(o.Value, &obj); err != nil {
 		return
 	}
@@ -210,10 +210,22 @@ func (gc *garbageCollector) observe(o sqlstore.Object) {
 	}
 }
 
+// ownershipObject is the part of a stored object the collector follows. It sees every write,
+// so it decodes only these fields: the whole ObjectMeta (managedFields above all) cost about a
+// tenth of the CPU of a create.
+type ownershipObject struct {
+	Metadata struct {
+		UID               types.UID               `json:"uid"`
+		DeletionTimestamp *metav1.Time            `json:"deletionTimestamp"`
+		Finalizers        []string                `json:"finalizers"`
+		OwnerReferences   []metav1.OwnerReference `json:"ownerReferences"`
+	} `json:"metadata"`
+}
+
 // gone takes an object's deletion: its dependents may now have no owner left, and its owners
 // may be waiting for it (foreground deletion).
 func (gc *garbageCollector) gone(o sqlstore.Object) {
-	var obj partialObject
+	var obj ownershipObject
 	if err := jsonUnmarshalStored(o.Value, &obj); err != nil {
 		return
 	}
