@@ -266,7 +266,8 @@ func contiguous(events []*Event) int {
 
 // handOff hands the feed the events of a batch this process has just committed (results[i]
 // answers batch[i]) and wakes it. An event's previous state is left for the hub to find in its
-// window: the committer knows only its revision.
+// window: the committer knows only its revision. The events share their values with the
+// results: the bytes a write's Render returned must stay unchanged once written.
 func (f *feed) handOff(batch []*pendingWrite, results []writeResult, current int64) {
 	f.localMu.Lock()
 	if len(f.local)+len(results) > maxLocal {
