@@ -481,15 +481,28 @@ func (ws *watchStream) write(eventType watch.EventType, object []byte) error {
 	ws.begin()
 	ws.setWriteDeadline()
 	body := ws.body()
-	if _, err := io.WriteString(body, `{"type":"`+string(eventType)+`","object":`); err != nil {
+	if _, err := body.Write(eventOpenings[eventType]); err != nil {
 		return err
 	}
 	if _, err := body.Write(object); err != nil {
 		return err
 	}
-	_, err := io.WriteString(body, "}\n")
+	_, err := body.Write(eventClosing)
 	return err
 }
+
+// eventOpenings are the bytes before the object of each type's event line (every type a watch
+// sends), made once rather than for every event sent to every watch.
+var (
+	eventOpenings = func() map[watch.EventType][]byte {
+		openings := map[watch.EventType][]byte{}
+		for _, t := range []watch.EventType{watch.Added, watch.Modified, watch.Deleted, watch.Bookmark, watch.Error} {
+			openings[t] = []byte(`{"type":"` + string(t) + `","object":`)
+		}
+		return openings
+	}()
+	eventClosing = []byte("}\n")
+)
 
 // body is where event lines go: the response, or the current gzip member.
 func (ws *watchStream) body() io.Writer {

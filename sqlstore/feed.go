@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +17,9 @@ const (
 	defaultWatchBuffer = 1000
 	// feedPage is how many log rows the tailer reads per query.
 	feedPage = 1000
+	// maxLocal bounds the events the committer hands the feed ahead of its publishing them;
+	// beyond it they are dropped, and the feed reads them from the log instead.
+	maxLocal = 4 * feedPage
 	// fastPoll is how often the tailer reads the log when no notification can be relied on
 	// (the listener is down or not yet confirmed) or after a failed read; slowPoll is the
 	// fallback while notifications arrive.
@@ -43,7 +47,10 @@ type listenFunc func(ctx context.Context, notify func(payload string)) error
 //
 // One goroutine reads `revision > last` up to the current revision; invariant 2 (revisions
 // become visible in order, without gaps) makes that read miss and reorder nothing. It reads when
-// woken by a local commit, by a notification from another replica, or by a poll.
+// woken by a notification from another replica or by a poll. This process's own commits need no
+// read: the committer hands their events over (handOff), and the feed publishes them as they
+// are when they directly follow what it has published, reading from the log only the revisions
+// other replicas committed in between.
 type feed struct {
 	log    changeLog
 	listen listenFunc // nil when no other process writes (SQLite)
@@ -55,6 +62,8 @@ type feed struct {
 	last      atomic.Int64 // newest revision published to the hub
 	committed atomic.Int64 // newest revision a wake-up reported committed
 	listening atomic.Bool  // a notification arrived since the listener last (re)connected
+	localMu   sync.Mutex
+	local     []*Event // committed here and not yet taken by the feed, in revision order
 	started   chan struct{}
 	stopped   chan struct{}
 }
@@ -192,12 +201,20 @@ func (f *feed) tail(ctx context.Context, checkBounds bool) error {
 		}
 		current = max(current, dbCurrent)
 	}
-	for last := f.last.Load(); last < current; last = f.last.Load() {
-		events, err := f.log.read(ctx, "", "", last, current, feedPage)
+	if err := f.publishLocal(ctx); err != nil {
+		return err
+	}
+	return f.readThrough(ctx, current)
+}
+
+// readThrough publishes the log's events up to revision, every one of which has committed.
+func (f *feed) readThrough(ctx context.Context, revision int64) error {
+	for last := f.last.Load(); last < revision; last = f.last.Load() {
+		events, err := f.log.read(ctx, "", "", last, revision, feedPage)
 		if err != nil {
 			return err
 		}
-		through := current
+		through := revision
 		if len(events) == feedPage {
 			through = events[len(events)-1].Revision
 		}
@@ -205,6 +222,82 @@ func (f *feed) tail(ctx context.Context, checkBounds bool) error {
 		f.last.Store(through)
 	}
 	return nil
+}
+
+// publishLocal publishes the events this process committed. Those the log reads have already
+// published are skipped; before one that does not directly follow the last published revision,
+// the revisions in between (another replica's) are read from the log: they have all committed,
+// since a batch's revisions are taken under the counter row's lock, after every earlier batch
+// committed. An event whose previous state the window does not hold is read from the log too.
+func (f *feed) publishLocal(ctx context.Context) error {
+	events := f.takeLocal()
+	for len(events) > 0 {
+		last := f.last.Load()
+		switch first := events[0].Revision; {
+		case first <= last:
+			events = events[1:]
+		case first > last+1:
+			if err := f.readThrough(ctx, first-1); err != nil {
+				return err
+			}
+		default:
+			n := f.hub.publishLocal(events[:contiguous(events)])
+			if n == 0 {
+				if err := f.readThrough(ctx, first); err != nil {
+					return err
+				}
+				continue
+			}
+			f.last.Store(events[n-1].Revision)
+			events = events[n:]
+		}
+	}
+	return nil
+}
+
+// contiguous is the length of the prefix of events whose revisions follow each other.
+func contiguous(events []*Event) int {
+	n := 1
+	for n < len(events) && events[n].Revision == events[n-1].Revision+1 {
+		n++
+	}
+	return n
+}
+
+// handOff hands the feed the events of a batch this process has just committed (results[i]
+// answers batch[i]) and wakes it. An event's previous state is left for the hub to find in its
+// window: the committer knows only its revision. The events share their values with the
+// results: the bytes a write's Render returned must stay unchanged once written.
+func (f *feed) handOff(batch []*pendingWrite, results []writeResult, current int64) {
+	f.localMu.Lock()
+	if len(f.local)+len(results) > maxLocal {
+		f.local = nil // the feed is far behind: it reads them from the log
+	}
+	for i, r := range results {
+		if r.err == nil {
+			f.local = append(f.local, localEvent(batch[i].write, r.obj))
+		}
+	}
+	f.localMu.Unlock()
+	f.wake(current)
+}
+
+// localEvent is the event of a committed write, as the log would give it but for the previous
+// state's value.
+func localEvent(w Write, obj Object) *Event {
+	ev := &Event{Op: w.Op, Revision: obj.Revision, Object: obj}
+	if w.Op != OpCreate {
+		ev.Prev = &Object{Key: obj.Key, Revision: w.ExpectedRevision}
+	}
+	return ev
+}
+
+func (f *feed) takeLocal() []*Event {
+	f.localMu.Lock()
+	defer f.localMu.Unlock()
+	events := f.local
+	f.local = nil
+	return events
 }
 
 // skipCompacted restarts the feed after compacted when compaction has removed history it had

@@ -69,12 +69,39 @@ func openMemoryEnv(t testing.TB, watchBuffer int) *feedEnv {
 	})
 	env := &feedEnv{feed: f, log: log, revisions: map[Key]int64{}}
 	env.write = func(t testing.TB, op Op, key Key) int64 {
-		rev := log.append(op, key)
-		f.wake(rev)
-		return rev
+		// Like the committer, hand the feed each write in revision order; every third write
+		// is another replica's, which the feed reads from the log.
+		env.mu.Lock()
+		defer env.mu.Unlock()
+		if log.next()%3 == 0 {
+			rev := log.append(op, key)
+			f.wake(rev)
+			return rev
+		}
+		return env.writeLocalLocked(op, key)
 	}
 	env.compact = func(t testing.TB, revision int64) { log.compact(revision) }
 	return env
+}
+
+// writeLocal writes to a memory env's log as the committer does: it hands the feed the write's
+// event, which the feed then need not read.
+func (env *feedEnv) writeLocal(op Op, key Key) int64 {
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	return env.writeLocalLocked(op, key)
+}
+
+func (env *feedEnv) writeLocalLocked(op Op, key Key) int64 {
+	log := env.log.(*memLog)
+	rev := log.append(op, key)
+	ev := log.event(rev)
+	w := Write{Op: op, Key: key}
+	if ev.Prev != nil {
+		w.ExpectedRevision = ev.Prev.Revision
+	}
+	env.feed.handOff([]*pendingWrite{{write: w}}, []writeResult{{obj: ev.Object}}, rev)
+	return rev
 }
 
 func openDSNEnv(t testing.TB, dsn string, watchBuffer int) *feedEnv {
@@ -272,6 +299,19 @@ func (l *memLog) append(op Op, key Key) int64 {
 	l.rows = append(l.rows, ev)
 	l.latest[key] = rev
 	return rev
+}
+
+// next is the revision the next append takes.
+func (l *memLog) next() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return int64(len(l.rows)) + 1
+}
+
+func (l *memLog) event(revision int64) *Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rows[revision-1]
 }
 
 func (l *memLog) compact(revision int64) {

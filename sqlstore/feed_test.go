@@ -106,11 +106,38 @@ func TestFeedRecoversFromReadErrors(t *testing.T) {
 	w := env.watch(t, WatchOptions{Resource: "configmaps"})
 	log.fail(errors.New("database unreachable"))
 	for i := range 3 {
-		env.write(t, OpCreate, Key{"configmaps", "ns", fmt.Sprintf("k%d", i)})
+		writeRemote(env, OpCreate, Key{"configmaps", "ns", fmt.Sprintf("k%d", i)})
 	}
 	waitFor(t, "the feed to fail a read", func() bool { return log.failed() > 0 })
 	log.fail(nil)
 	equalLines(t, "after recovery", describeAll(receive(t, w, 3)), env.logAfter(t, "configmaps", "", 0, 3))
+}
+
+// writeRemote writes to a memory env's log as another replica would: the feed learns of the write
+// only by reading the log.
+func writeRemote(env *feedEnv, op Op, key Key) {
+	env.feed.wake(env.log.(*memLog).append(op, key))
+}
+
+// TestFeedHandOffReadsWhatItLacks: events handed over by the committer are published as they are
+// when they follow what the feed has published and their previous state is in the window;
+// otherwise the feed reads the gap, or the event, from the log. Either way watchers get the log's
+// events, in order, each once.
+func TestFeedHandOffReadsWhatItLacks(t *testing.T) {
+	env := openMemoryEnv(t, 0)
+	env.feed.hub.setWindowLimits(3, 1<<20)
+	w := env.watch(t, WatchOptions{Resource: "configmaps"})
+	key := func(i int) Key { return Key{"configmaps", "ns", fmt.Sprintf("k%d", i)} }
+	env.writeLocal(OpCreate, key(0))
+	for i := 1; i <= 4; i++ {
+		env.writeLocal(OpCreate, key(i)) // pushes k0 out of the window
+	}
+	env.settle(t)
+	env.writeLocal(OpUpdate, key(0)) // its previous state is read from the log
+	env.writeLocal(OpUpdate, key(4)) // its previous state is in the window
+	writeRemote(env, OpDelete, key(1))
+	env.writeLocal(OpDelete, key(4)) // after a revision only the log has
+	equalLines(t, "events", describeAll(receive(t, w, 9)), env.logAfter(t, "configmaps", "", 0, 9))
 }
 
 // TestFeedCompactedWhileUnreadable: history compacted while the feed could not read it ends the
@@ -121,7 +148,7 @@ func TestFeedCompactedWhileUnreadable(t *testing.T) {
 	w := env.watch(t, WatchOptions{Resource: "configmaps"})
 	log.fail(errors.New("database unreachable"))
 	for i := range 5 {
-		env.write(t, OpCreate, Key{"configmaps", "ns", fmt.Sprintf("k%d", i)})
+		writeRemote(env, OpCreate, Key{"configmaps", "ns", fmt.Sprintf("k%d", i)})
 	}
 	waitFor(t, "the feed to fail a read", func() bool { return log.failed() > 0 })
 	log.compact(3)

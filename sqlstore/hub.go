@@ -83,30 +83,61 @@ func (h *hub) publish(events []*Event, through int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, ev := range events {
-		size := h.sharePrevLocked(ev)
-		h.window = append(h.window, windowEntry{ev, size})
-		h.windowBytes += size
-		h.fanOutLocked(ev)
+		size := len(ev.Object.Value)
+		if ev.Prev != nil {
+			if prev := h.windowObjectLocked(ev.Prev.Revision); prev != nil {
+				ev.Prev = prev // the window keeps one copy of each version instead of two
+			} else {
+				size += len(ev.Prev.Value)
+			}
+		}
+		h.appendLocked(ev, size)
 	}
 	h.passed = max(h.passed, through)
 	h.evictLocked()
 }
 
-// sharePrevLocked points a new event's Prev at the object of the window's event that wrote it,
-// so the window keeps one copy of each version instead of two, and returns the bytes the event
-// adds to the window.
-func (h *hub) sharePrevLocked(ev *Event) int {
-	size := len(ev.Object.Value)
-	if ev.Prev == nil {
-		return size
+// publishLocal publishes the prefix of events (which follow each other and what the hub has
+// passed) whose previous states the window holds, taking those states from it, and returns its
+// length. The events come from the committer, which knows only the revision of each previous
+// state.
+func (h *hub) publishLocal(events []*Event) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, ev := range events {
+		if ev.Prev != nil {
+			prev := h.windowObjectLocked(ev.Prev.Revision)
+			if prev == nil {
+				break
+			}
+			ev.Prev = prev
+		}
+		h.appendLocked(ev, len(ev.Object.Value))
+		h.passed = ev.Revision
+		n++
 	}
+	h.evictLocked()
+	return n
+}
+
+// appendLocked adds ev, which adds size bytes, to the window and offers it to the watchers it
+// matches.
+func (h *hub) appendLocked(ev *Event, size int) {
+	h.window = append(h.window, windowEntry{ev, size})
+	h.windowBytes += size
+	h.fanOutLocked(ev)
+}
+
+// windowObjectLocked is the object the window's event at revision wrote; nil when the window
+// holds no event at revision.
+func (h *hub) windowObjectLocked(revision int64) *Object {
 	live := h.window[h.head:]
-	i := sort.Search(len(live), func(i int) bool { return live[i].ev.Revision >= ev.Prev.Revision })
-	if i < len(live) && live[i].ev.Revision == ev.Prev.Revision {
-		ev.Prev = &live[i].ev.Object
-		return size
+	i := sort.Search(len(live), func(i int) bool { return live[i].ev.Revision >= revision })
+	if i < len(live) && live[i].ev.Revision == revision {
+		return &live[i].ev.Object
 	}
-	return size + len(ev.Prev.Value)
+	return nil
 }
 
 func (h *hub) evictLocked() {

@@ -175,7 +175,7 @@ func (s *Store) commit(batch []*pendingWrite) (left []*pendingWrite) {
 		cancel()
 		if err == nil {
 			if outcome.current > 0 {
-				s.feed.wake(outcome.current)
+				s.feed.handOff(batch, outcome.results, outcome.current)
 			}
 			for i, r := range outcome.results {
 				batch[i].done <- r
