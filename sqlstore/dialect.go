@@ -41,8 +41,12 @@ type database struct {
 	// preparedWrites is how many write statements the store prepares itself: SQLite would parse
 	// them on every call; pgx keeps a statement cache of its own.
 	preparedWrites int
-	// checkpoint, when set, is database upkeep to run in the background (SQLite's WAL checkpoint).
-	checkpoint func(ctx context.Context) error
+	// checkpoint, when set, is database upkeep to run in the background (SQLite's passive WAL
+	// checkpoint); it returns the WAL's length in frames.
+	checkpoint func(ctx context.Context) (walFrames int64, err error)
+	// restartWAL checkpoints the whole WAL so that it starts over; the committer runs it between
+	// batches once the WAL has grown past walRestartFrames.
+	restartWAL func(ctx context.Context) (restarted bool, err error)
 	close      func() error
 }
 
@@ -85,6 +89,7 @@ func openSQLite(ctx context.Context, dsn string) (*database, error) {
 		},
 		classify:       sqlite.Classify,
 		checkpoint:     db.Checkpoint,
+		restartWAL:     db.RestartWAL,
 		preparedWrites: maxCachedStatements,
 		close:          db.Close,
 	}, nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sqlkube/sqlkube/dialects"
@@ -54,6 +55,7 @@ type Store struct {
 	writes        chan *pendingWrite
 	closing       chan struct{} // closed by Close: no new writes, background work stops
 	committerDone chan struct{} // closed when the committer has answered its last batch
+	walRestartDue atomic.Bool   // set by the checkpointer, cleared by the committer (SQLite)
 	stop          context.CancelFunc
 	background    sync.WaitGroup
 	closeOnce     sync.Once
@@ -124,6 +126,11 @@ func (s *Store) goBackground(run func()) {
 	}()
 }
 
+// walRestartFrames is the WAL length (64 MiB of 4 KiB pages, SQLite's journal_size_limit here)
+// past which the committer restarts the WAL: passive checkpoints alone never let it start over
+// while commits keep coming.
+const walRestartFrames = 16384
+
 // checkpointLoop runs the database's upkeep every checkpointInterval, so that commits never do it.
 func (s *Store) checkpointLoop(ctx context.Context) {
 	ticker := time.NewTicker(checkpointInterval)
@@ -134,8 +141,12 @@ func (s *Store) checkpointLoop(ctx context.Context) {
 			return
 		case <-ticker.C:
 		}
-		if err := s.db.checkpoint(ctx); err != nil && ctx.Err() == nil {
+		walFrames, err := s.db.checkpoint(ctx)
+		if err != nil && ctx.Err() == nil {
 			s.logger().Warn("sqlstore: checkpoint failed; will retry", "err", err)
+		}
+		if walFrames > walRestartFrames {
+			s.walRestartDue.Store(true)
 		}
 	}
 }

@@ -127,6 +127,24 @@ func (s *Store) commitLoop() {
 		}
 		carried = s.commit(batch)
 		s.prepareWriteStatements()
+		s.restartWALIfDue()
+	}
+}
+
+// restartWALIfDue restarts a WAL the checkpointer found too long, after a batch's writes were
+// answered. A restart that readers kept from completing is tried again after the next batch.
+func (s *Store) restartWALIfDue() {
+	if !s.walRestartDue.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	restarted, err := s.db.restartWAL(ctx)
+	if err != nil {
+		s.logger().Warn("sqlstore: restarting the WAL failed; will retry", "err", err)
+	}
+	if restarted {
+		s.walRestartDue.Store(false)
 	}
 }
 

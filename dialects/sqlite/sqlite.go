@@ -73,11 +73,37 @@ func Open(ctx context.Context, path string) (*DB, error) {
 }
 
 // Checkpoint copies committed WAL frames into the database file without waiting for readers or
-// blocking the writer (PASSIVE), so that the WAL can be reused from its start. Call it
-// periodically, away from requests.
-func (db *DB) Checkpoint(ctx context.Context) error {
-	_, err := db.checkpointer.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
-	return err
+// blocking the writer (PASSIVE). Call it periodically, away from requests. It returns how many
+// frames the WAL holds: under a steady stream of commits a passive checkpoint never catches up
+// with the end of the WAL, so the WAL never starts over and grows without bound (and with it
+// the shared-memory index every connection maps) until RestartWAL is run.
+func (db *DB) Checkpoint(ctx context.Context) (walFrames int64, err error) {
+	var busy, checkpointed int64
+	err = db.checkpointer.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &walFrames, &checkpointed)
+	return walFrames, err
+}
+
+// restartBusyTimeoutMillis bounds how long RestartWAL waits for readers of older snapshots (a
+// long list): the writer is held for that long at most, and the WAL restarts at a later try.
+const restartBusyTimeoutMillis = 20
+
+// RestartWAL checkpoints the whole WAL and makes the next commit write it from its start (and
+// cut the file back to journal_size_limit). It runs on the writer connection, between write
+// transactions, so it never waits for the writer lock; it waits at most
+// restartBusyTimeoutMillis for readers. It returns whether the WAL was fully checkpointed.
+func (db *DB) RestartWAL(ctx context.Context) (restarted bool, err error) {
+	conn, err := db.Writer.Conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", restartBusyTimeoutMillis)); err != nil {
+		return false, err
+	}
+	var busy, walFrames, checkpointed int64
+	err = conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(RESTART)").Scan(&busy, &walFrames, &checkpointed)
+	_, resetErr := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeoutMillis))
+	return err == nil && busy == 0, errors.Join(err, resetErr)
 }
 
 // OpenForMigrations opens a single connection for schema changes.

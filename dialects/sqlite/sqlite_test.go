@@ -60,8 +60,62 @@ func TestOpenSettings(t *testing.T) {
 	if Classify(err) != dialects.UniqueViolation {
 		t.Fatalf("duplicate key: %v classified %v", err, Classify(err))
 	}
-	if err := db.Checkpoint(ctx); err != nil {
+	if _, err := db.Checkpoint(ctx); err != nil {
 		t.Fatalf("Checkpoint: %v", err)
+	}
+}
+
+// TestRestartWAL checks that a WAL a passive checkpoint leaves long starts over once RestartWAL
+// completes, and that a reader of an older snapshot makes it give up rather than wait.
+func TestRestartWAL(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "wal.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	insert := func(n int) {
+		t.Helper()
+		for range n {
+			if _, err := db.Writer.ExecContext(ctx, "INSERT INTO t (v) VALUES (randomblob(4000))"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := db.Writer.ExecContext(ctx, "CREATE TABLE t (v BLOB)"); err != nil {
+		t.Fatal(err)
+	}
+	insert(50)
+	reader, err := db.Readers.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows int
+	if err := reader.QueryRowContext(ctx, "SELECT count(*) FROM t").Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	insert(50) // the reader's snapshot is now older than the WAL's end
+
+	if restarted, err := db.RestartWAL(ctx); err != nil || restarted {
+		t.Fatalf("RestartWAL with a reader of an older snapshot = %v, %v; want false, nil", restarted, err)
+	}
+	if err := reader.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if restarted, err := db.RestartWAL(ctx); err != nil || !restarted {
+		t.Fatalf("RestartWAL = %v, %v; want true, nil", restarted, err)
+	}
+	insert(1)
+	frames, err := db.Checkpoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if frames > 10 {
+		t.Errorf("after a restart and one insert the WAL holds %d frames; want it to have started over", frames)
+	}
+	var timeout int
+	if err := db.Writer.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&timeout); err != nil || timeout != busyTimeoutMillis {
+		t.Errorf("writer busy_timeout after RestartWAL = %d, %v; want %d", timeout, err, busyTimeoutMillis)
 	}
 }
 
