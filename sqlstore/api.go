@@ -57,7 +57,9 @@ func (o Op) String() string {
 // JSON can carry its own resourceVersion). For a delete, Render produces the object as last seen,
 // which the log keeps and the DELETED event carries. Render is called inside the commit path, at
 // most once per attempt: keep it cheap and free of side effects. If it fails, only this write
-// fails, with Render's error.
+// fails, with Render's error. The bytes it returns are kept as they are (the written Object's
+// Value and the change feed's events share them), so they must be a new slice that nobody
+// changes afterwards.
 type Write struct {
 	Op               Op
 	Key              Key
