@@ -177,3 +177,23 @@ func TestTransactBackendKilled(t *testing.T) {
 		t.Fatalf("%d rows, want only the last transaction's", n)
 	}
 }
+
+// TestTransactPlansForCurrentTables: statements in the transaction are planned anew, for the
+// tables as they are, and the setting ends with the transaction.
+func TestTransactPlansForCurrentTables(t *testing.T) {
+	db := openOne(t)
+	var mode string
+	reads := []postgres.Query{{
+		SQL: `SHOW plan_cache_mode`,
+		Row: func(scan func(...any) error) error { return scan(&mode) },
+	}}
+	if err := postgres.Transact(context.Background(), db, reads, insert(1)); err != nil {
+		t.Fatal(err)
+	}
+	if mode != "force_custom_plan" {
+		t.Errorf("plan_cache_mode in the transaction = %q, want force_custom_plan", mode)
+	}
+	if err := db.QueryRow(`SHOW plan_cache_mode`).Scan(&mode); err != nil || mode != "auto" {
+		t.Errorf("plan_cache_mode after the transaction = %q, %v; want auto", mode, err)
+	}
+}
