@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"sync"
@@ -191,6 +192,9 @@ func (gc *garbageCollector) relisted(resource string, objects []sqlstore.Object,
 // waiting for that), and queues it as an owner when it is being deleted with the orphan or
 // foregroundDeletion finalizer.
 func (gc *garbageCollector) observe(o sqlstore.Object) {
+	if !mayConcernCollector(o.Value) && !gc.isIndexed(o.Key) {
+		return
+	}
 	var obj ownershipObject
 	if err := jsonUnmarshalStored(o.Value, &obj); err != nil {
 		return
@@ -208,6 +212,14 @@ func (gc *garbageCollector) observe(o sqlstore.Object) {
 			gc.queueOwner(o.Key, ref)
 		}
 	}
+}
+
+// mayConcernCollector says whether a stored object may have ownerReferences or be being
+// deleted. Most writes have neither, and the collector sees every write: looking for the two
+// field names (which may also appear in data, making this only a pre-check) is much cheaper
+// than decoding the object.
+func mayConcernCollector(value []byte) bool {
+	return bytes.Contains(value, []byte(`"ownerReferences"`)) || bytes.Contains(value, []byte(`"deletionTimestamp"`))
 }
 
 // ownershipObject is the part of a stored object the collector follows. It sees every write,
@@ -274,6 +286,14 @@ func (gc *garbageCollector) index(key sqlstore.Key, o ownedObject) (before owned
 		gc.dependents[ref.UID][key] = true
 	}
 	return before, existed
+}
+
+// isIndexed says whether the index holds key.
+func (gc *garbageCollector) isIndexed(key sqlstore.Key) bool {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	_, ok := gc.owned[key]
+	return ok
 }
 
 // forget drops key from the index and returns what it held.

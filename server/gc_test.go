@@ -227,3 +227,18 @@ func TestGarbageCollectorConfirmsDependentsFromStorage(t *testing.T) {
 		t.Fatalf("once indexed: %v", err)
 	}
 }
+
+// TestMayConcernCollector: the pre-check lets through every object with ownerReferences or a
+// deletionTimestamp, and skips the others.
+func TestMayConcernCollector(t *testing.T) {
+	for value, want := range map[string]bool{
+		`{"metadata":{"name":"a","uid":"u"},"data":{"k":"v"}}`:                                    false,
+		`{"metadata":{"name":"a","ownerReferences":[{"uid":"o"}]}}`:                               true,
+		`{"metadata":{"name":"a","deletionTimestamp":"2026-11-22T00:00:00Z","finalizers":["x"]}}`: true,
+		`{"metadata":{"name":"a"},"data":{"ownerReferences":"v"}}`:                                true, // decoded, harmlessly
+	} {
+		if got := mayConcernCollector([]byte(value)); got != want {
+			t.Errorf("mayConcernCollector(%s) = %v, want %v", value, got, want)
+		}
+	}
+}
