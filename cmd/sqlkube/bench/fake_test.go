@@ -237,6 +237,11 @@ func (f *fakeAPI) watch(w http.ResponseWriter, r *http.Request, collection strin
 		f.mu.Unlock()
 	}()
 	w.Header().Set("Content-Type", "application/json")
+	streamEvents(w, r, ch)
+}
+
+// streamEvents writes each event from ch as it comes, flushed, until the client goes away.
+func streamEvents(w http.ResponseWriter, r *http.Request, ch <-chan []byte) {
 	w.WriteHeader(http.StatusOK)
 	w.(http.Flusher).Flush()
 	for {

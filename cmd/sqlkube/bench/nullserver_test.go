@@ -144,17 +144,7 @@ func (ns *nullServer) watch(w http.ResponseWriter, r *http.Request) {
 		delete(ns.watches, ch)
 		ns.mu.Unlock()
 	}()
-	w.WriteHeader(http.StatusOK)
-	w.(http.Flusher).Flush()
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case event := <-ch:
-			_, _ = w.Write(event)
-			w.(http.Flusher).Flush()
-		}
-	}
+	streamEvents(w, r, ch)
 }
 
 // nullProcess is a running null server.
