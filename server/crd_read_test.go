@@ -3,6 +3,9 @@ package server
 import (
 	"net/http"
 	"testing"
+
+	"github.com/sqlkube/sqlkube/server/resource"
+	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
 // gadgetCRD has no default yet; the test adds one to spec.size.
@@ -46,17 +49,17 @@ func TestDefaultsAppliedOnRead(t *testing.T) {
 			t.Fatalf("watch event %s: %v", ev.Type, o)
 		}
 		// The stored bytes keep no default: it is the read that adds it.
-		stored, _ := readObject(t, api.store, (&request{res: api.mustLookup(t, "gadgets"), namespace: "default", name: "g"}).key())
+		stored, _ := readObject(t, api.store, sqlstore.Key{Resource: api.exampleResource(t, "gadgets").StorageName, Namespace: "default", Name: "g"})
 		if _, found := stored.Object["spec"].(map[string]any)["size"]; found {
 			t.Fatalf("stored object changed: %v", stored.Object)
 		}
 	})
 }
 
-// mustLookup finds an example.com/v1 resource the test's CRD serves.
-func (a *testAPI) mustLookup(t *testing.T, name string) *Resource {
+// exampleResource finds an example.com/v1 resource the test's CRD serves.
+func (a *testAPI) exampleResource(t *testing.T, name string) *resource.Resource {
 	t.Helper()
-	return a.server.registry.mustLookup(t, "example.com", "v1", name)
+	return mustLookup(t, a.server.catalog, "example.com", "v1", name)
 }
 
 // doodadCRD serves v1 (storage) and v2, whose schemas differ; v1 has no default yet.
@@ -92,7 +95,7 @@ func TestReadThroughAnotherVersion(t *testing.T) {
 
 	// Written through v2, an object loses what v1, the storage version, does not have.
 	created := api.do("POST", "/apis/example.com/v2/namespaces/default/doodads", `{"metadata":{"name":"d2"},"spec":{"size":5,"shiny":false}}`).expect(t, http.StatusCreated).object(t)
-	stored, _ := readObject(t, api.store, (&request{res: api.mustLookup(t, "doodads"), namespace: "default", name: "d2"}).key())
+	stored, _ := readObject(t, api.store, sqlstore.Key{Resource: api.exampleResource(t, "doodads").StorageName, Namespace: "default", Name: "d2"})
 	if !equalJSON(created["spec"], map[string]any{"size": 5}) || !equalJSON(stored.Object["spec"], map[string]any{"size": 5}) {
 		t.Errorf("created through v2: answered %v, stored %v", created["spec"], stored.Object["spec"])
 	}

@@ -16,6 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/sqlkube/sqlkube/server/builtin"
+	"github.com/sqlkube/sqlkube/server/catalog"
+	"github.com/sqlkube/sqlkube/server/crdtype"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
@@ -26,8 +29,8 @@ func TestCRDCreateSetsStatusAndServesVersions(t *testing.T) {
 		g := startRegistry(t, store)
 		writeCRD(t, g, store, crdYAML("widgets", "Widget", "v1beta1", "v1"))
 
-		u, _ := readObject(t, store, sqlstore.Key{Resource: crdStorageName, Name: "widgets.example.com"})
-		crd, err := decodeCRD(u.Object)
+		u, _ := readObject(t, store, sqlstore.Key{Resource: builtin.CRDStorageName, Name: "widgets.example.com"})
+		crd, err := crdtype.Decode(u.Object)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,12 +48,12 @@ func TestCRDCreateSetsStatusAndServesVersions(t *testing.T) {
 		}
 
 		for _, version := range []string{"v1", "v1beta1"} {
-			r := g.mustLookup(t, "example.com", version, "widgets")
+			r := mustLookup(t, g, "example.com", version, "widgets")
 			if r.StorageName != "widgets.example.com" || r.StorageVersion != "v1" || !r.Namespaced || !r.Status || r.Kind != "Widget" || r.Schema == nil {
 				t.Errorf("%s: %+v", version, r)
 			}
 		}
-		beta := g.mustLookup(t, "example.com", "v1beta1", "widgets")
+		beta := mustLookup(t, g, "example.com", "v1beta1", "widgets")
 		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1beta1", "kind": "Widget"}}
 		beta.ToStorage(obj)
 		if obj.GetAPIVersion() != "example.com/v1" {
@@ -68,10 +71,10 @@ func TestCRDDeprecatedVersionWarns(t *testing.T) {
 	g := startRegistry(t, store)
 	doc := strings.Replace(crdYAML("widgets", "Widget", "v1beta1", "v1"), "storage: false", "storage: false\n    deprecated: true", 1)
 	writeCRD(t, g, store, doc)
-	if w := g.mustLookup(t, "example.com", "v1beta1", "widgets").DeprecationWarning; w != "example.com/v1beta1 Widget is deprecated" {
+	if w := mustLookup(t, g, "example.com", "v1beta1", "widgets").DeprecationWarning; w != "example.com/v1beta1 Widget is deprecated" {
 		t.Errorf("deprecated version's warning %q", w)
 	}
-	if w := g.mustLookup(t, "example.com", "v1", "widgets").DeprecationWarning; w != "" {
+	if w := mustLookup(t, g, "example.com", "v1", "widgets").DeprecationWarning; w != "" {
 		t.Errorf("current version's warning %q", w)
 	}
 }
@@ -86,7 +89,7 @@ func wantCondition(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, 
 
 func TestCRDValidationErrors(t *testing.T) {
 	g := startRegistry(t, openTestStore(t, sqltest.SQLiteDSN(t)))
-	crds := g.mustLookup(t, apiextensionsGroup, "v1", "customresourcedefinitions")
+	crds := mustLookup(t, g, builtin.APIExtensionsGroup, "v1", "customresourcedefinitions")
 	for _, tc := range []struct {
 		name   string
 		mutate func(u *unstructured.Unstructured)
@@ -117,7 +120,7 @@ func TestCRDValidationErrors(t *testing.T) {
 			tc.mutate(u)
 			crds.PrepareForCreate(u)
 			errs := crds.Validate(u, nil)
-			status := apierrors.NewInvalid(schema.GroupKind{Group: apiextensionsGroup, Kind: "CustomResourceDefinition"}, u.GetName(), errs).Status()
+			status := apierrors.NewInvalid(schema.GroupKind{Group: builtin.APIExtensionsGroup, Kind: "CustomResourceDefinition"}, u.GetName(), errs).Status()
 			if status.Code != 422 || status.Reason != metav1.StatusReasonInvalid {
 				t.Fatalf("status %d %s, want 422 Invalid", status.Code, status.Reason)
 			}
@@ -130,7 +133,7 @@ func TestCRDValidationErrors(t *testing.T) {
 
 func TestCRDUpdateKeepsStatusAndBumpsGeneration(t *testing.T) {
 	g := startRegistry(t, openTestStore(t, sqltest.SQLiteDSN(t)))
-	crds := g.mustLookup(t, apiextensionsGroup, "v1", "customresourcedefinitions")
+	crds := mustLookup(t, g, builtin.APIExtensionsGroup, "v1", "customresourcedefinitions")
 	old := fromYAML(t, crdYAML("widgets", "Widget", "v1"))
 	crds.PrepareForCreate(old)
 	old.SetResourceVersion("5")
@@ -159,8 +162,8 @@ func TestCRDNameConflictIsNotServed(t *testing.T) {
 	writeCRD(t, g, store, crdYAML("widgets", "Widget", "v1"))
 	writeCRD(t, g, store, crdYAML("gizmos", "Widget", "v1"))
 
-	u, _ := readObject(t, store, sqlstore.Key{Resource: crdStorageName, Name: "gizmos.example.com"})
-	crd, _ := decodeCRD(u.Object)
+	u, _ := readObject(t, store, sqlstore.Key{Resource: builtin.CRDStorageName, Name: "gizmos.example.com"})
+	crd, _ := crdtype.Decode(u.Object)
 	wantCondition(t, crd, apiextensionsv1.NamesAccepted, apiextensionsv1.ConditionFalse, "ListKindConflict", `"WidgetList" is already in use`)
 	wantCondition(t, crd, apiextensionsv1.Established, apiextensionsv1.ConditionFalse, "NotAccepted", "not all names are accepted")
 	if _, served := g.Lookup("example.com", "v1", "gizmos"); served {
@@ -183,8 +186,8 @@ func TestCRDGetsNamesFreedByAnotherOne(t *testing.T) {
 			r, served := g.Lookup("example.com", "v1", "gizmos")
 			return served && r.Kind == "Widget"
 		})
-		u, _ := readObject(t, store, sqlstore.Key{Resource: crdStorageName, Name: "gizmos.example.com"})
-		crd, _ := decodeCRD(u.Object)
+		u, _ := readObject(t, store, sqlstore.Key{Resource: builtin.CRDStorageName, Name: "gizmos.example.com"})
+		crd, _ := crdtype.Decode(u.Object)
 		wantCondition(t, crd, apiextensionsv1.NamesAccepted, apiextensionsv1.ConditionTrue, "NoConflicts", "no conflicts found")
 		wantCondition(t, crd, apiextensionsv1.Established, apiextensionsv1.ConditionTrue, "InitialNamesAccepted", "the initial names have been accepted")
 	})
@@ -192,25 +195,25 @@ func TestCRDGetsNamesFreedByAnotherOne(t *testing.T) {
 
 func TestCRDInProtectedGroupGetsItsApprovalCondition(t *testing.T) {
 	g := startRegistry(t, openTestStore(t, sqltest.SQLiteDSN(t)))
-	crds := g.mustLookup(t, apiextensionsGroup, "v1", "customresourcedefinitions")
+	crds := mustLookup(t, g, builtin.APIExtensionsGroup, "v1", "customresourcedefinitions")
 	u := fromYAML(t, strings.ReplaceAll(crdYAML("widgets", "Widget", "v1"), "example.com", "x.k8s.io"))
 	u.SetAnnotations(map[string]string{apiextensionsv1.KubeAPIApprovedAnnotation: "unapproved, testing"})
 	crds.PrepareForCreate(u)
 	if errs := crds.Validate(u, nil); len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	crd, _ := decodeCRD(u.Object)
+	crd, _ := crdtype.Decode(u.Object)
 	wantCondition(t, crd, apiextensionsv1.KubernetesAPIApprovalPolicyConformant, apiextensionsv1.ConditionFalse, "UnapprovedAnnotation", `not approved: "unapproved, testing"`)
 }
 
 func TestCRDConflictWithBuiltinIsNotServed(t *testing.T) {
 	g := startRegistry(t, openTestStore(t, sqltest.SQLiteDSN(t)))
-	crds := g.mustLookup(t, apiextensionsGroup, "v1", "customresourcedefinitions")
+	crds := mustLookup(t, g, builtin.APIExtensionsGroup, "v1", "customresourcedefinitions")
 	u := fromYAML(t, crdYAML("leases", "Lease", "v1"))
 	u.SetName("leases.coordination.k8s.io")
 	_ = unstructured.SetNestedField(u.Object, "coordination.k8s.io", "spec", "group")
 	crds.PrepareForCreate(u)
-	crd, _ := decodeCRD(u.Object)
+	crd, _ := crdtype.Decode(u.Object)
 	wantCondition(t, crd, apiextensionsv1.NamesAccepted, apiextensionsv1.ConditionFalse, "ListKindConflict", `"LeaseList" is already in use`)
 	if apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
 		t.Error("a CRD taking a built-in's names is established")
@@ -226,10 +229,10 @@ func TestCRDWrittenByAnotherReplicaIsServed(t *testing.T) {
 		o := writeCRD(t, other, otherStore, crdYAML("widgets", "Widget", "v1"))
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := here.waitForRevision(ctx, o.Revision); err != nil {
+		if err := here.WaitForRevision(ctx, o.Revision); err != nil {
 			t.Fatal(err)
 		}
-		here.mustLookup(t, "example.com", "v1", "widgets")
+		mustLookup(t, here, "example.com", "v1", "widgets")
 	})
 }
 
@@ -239,14 +242,14 @@ func TestRegistryLoadsStoredCRDs(t *testing.T) {
 	writeCRD(t, startRegistry(t, store), store, crdYAML("widgets", "Widget", "v1"))
 
 	restarted := startRegistry(t, store)
-	restarted.mustLookup(t, "example.com", "v1", "widgets")
+	mustLookup(t, restarted, "example.com", "v1", "widgets")
 }
 
 func TestAfterWriteGivesUpAtItsDeadline(t *testing.T) {
 	g := startRegistry(t, openTestStore(t, sqltest.SQLiteDSN(t)))
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	err := g.mustLookup(t, apiextensionsGroup, "v1", "customresourcedefinitions").AfterWrite(ctx, 1000)
+	err := mustLookup(t, g, builtin.APIExtensionsGroup, "v1", "customresourcedefinitions").AfterWrite(ctx, 1000)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("AfterWrite for a revision never written: %v, want DeadlineExceeded", err)
 	}
@@ -262,7 +265,7 @@ func TestCRDDeletionDeletesObjectsThenTheCRD(t *testing.T) {
 		finalized := storeWidget(t, store, "b", []string{"example.com/keep"})
 
 		crdKey := markCRDDeleted(t, g, store, "widgets.example.com")
-		if r := g.mustLookup(t, "example.com", "v1", "widgets"); !r.Terminating || !slices.Equal(r.Verbs, []string{"delete", "deletecollection", "get", "list", "watch"}) {
+		if r := mustLookup(t, g, "example.com", "v1", "widgets"); !r.Terminating || !slices.Equal(r.Verbs, []string{"delete", "deletecollection", "get", "list", "watch"}) {
 			t.Errorf("the type of a CRD being deleted: Terminating %t, verbs %v", r.Terminating, r.Verbs)
 		}
 
@@ -305,8 +308,8 @@ func TestCRDCleanupLeavesOtherFinalizers(t *testing.T) {
 	var crd *apiextensionsv1.CustomResourceDefinition
 	eventually(t, "the cleanup finalizer is removed", func() bool {
 		u, _ := readObject(t, store, key)
-		crd, _ = decodeCRD(u.Object)
-		return !slices.Contains(crd.Finalizers, crdCleanupFinalizer)
+		crd, _ = crdtype.Decode(u.Object)
+		return !slices.Contains(crd.Finalizers, crdtype.CleanupFinalizer)
 	})
 	if !slices.Equal(crd.Finalizers, []string{"example.com/keep"}) {
 		t.Errorf("finalizers %v, want the other one kept", crd.Finalizers)
@@ -316,10 +319,10 @@ func TestCRDCleanupLeavesOtherFinalizers(t *testing.T) {
 
 // markCRDDeleted deletes a CRD as the delete handler does: PrepareForDelete adds the cleanup
 // finalizer, so the CRD is only marked deleted.
-func markCRDDeleted(t *testing.T, g *Registry, store Storage, name string) sqlstore.Key {
+func markCRDDeleted(t *testing.T, g *catalog.Catalog, store Storage, name string) sqlstore.Key {
 	t.Helper()
-	crds := g.mustLookup(t, apiextensionsGroup, "v1", "customresourcedefinitions")
-	key := sqlstore.Key{Resource: crdStorageName, Name: name}
+	crds := mustLookup(t, g, builtin.APIExtensionsGroup, "v1", "customresourcedefinitions")
+	key := sqlstore.Key{Resource: builtin.CRDStorageName, Name: name}
 	u, stored := readObject(t, store, key)
 	crds.PrepareForDelete(u)
 	now := metav1.Now()

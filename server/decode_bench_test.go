@@ -3,14 +3,18 @@ package server
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sqlkube/sqlkube/server/crdschema"
+	"github.com/sqlkube/sqlkube/server/builtin"
+	"github.com/sqlkube/sqlkube/server/crdtype"
+	"github.com/sqlkube/sqlkube/server/resource"
 )
 
 // BenchmarkDecodeObject decodes the bodies of creates with 1 KiB of data: the config map the
@@ -18,7 +22,7 @@ import (
 func BenchmarkDecodeObject(b *testing.B) {
 	payload := strings.Repeat("x", 1024)
 	b.Run("configmap", func(b *testing.B) {
-		res := builtinResources(&Registry{})[1]
+		res := builtin.Resources(func(*resource.Resource) {})[1]
 		benchmarkDecodeObject(b, res, fmt.Appendf(nil, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c1","resourceVersion":""},"data":{"payload":%q}}`, payload))
 	})
 	b.Run("customresource", func(b *testing.B) {
@@ -26,7 +30,7 @@ func BenchmarkDecodeObject(b *testing.B) {
 	})
 }
 
-func benchmarkDecodeObject(b *testing.B, res *Resource, body []byte) {
+func benchmarkDecodeObject(b *testing.B, res *resource.Resource, body []byte) {
 	s := &Server{opts: Options{MaxRequestBodyBytes: defaultMaxRequestBodyBytes}}
 	b.ReportAllocs()
 	defer reportCPU(b)()
@@ -40,15 +44,12 @@ func benchmarkDecodeObject(b *testing.B, res *Resource, body []byte) {
 }
 
 // widgetResource is the v1 Widget of widgetCRD, as the registry serves it.
-func widgetResource(b *testing.B) *Resource {
+func widgetResource(b *testing.B) *resource.Resource {
 	var crd apiextensionsv1.CustomResourceDefinition
 	if err := yaml.Unmarshal([]byte(widgetCRD), &crd); err != nil {
 		b.Fatal(err)
 	}
 	crd.Status.AcceptedNames = crd.Spec.Names
-	schema, err := crdschema.Compile(&crd, "v1")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return crdVersionResource(&crd, &crd.Spec.Versions[0], "v1", schema)
+	apihelpers.SetCRDCondition(&crd, apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue})
+	return crdtype.ServedResources(&crd, slog.New(slog.DiscardHandler))[0]
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 
+	"github.com/sqlkube/sqlkube/server/registry"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -22,7 +23,7 @@ func (s *Server) decodeDeleteOptions(r *http.Request) (*metav1.DeleteOptions, er
 	if len(body) == 0 {
 		return opts, optionsInvalid("DeleteOptions", metav1validation.ValidateDeleteOptions(opts))
 	}
-	obj, err := parseObject(body, isYAML, "DeleteOptions")
+	obj, err := registry.ParseObject(body, isYAML, "DeleteOptions")
 	if err != nil {
 		return nil, err
 	}

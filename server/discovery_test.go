@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"io"
-	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -203,7 +202,7 @@ func TestDiscoveryFollowsCRDs(t *testing.T) {
 
 		markCRDDeleted(t, g, store, "widgets.example.com")
 		eventually(t, "example.com leaves discovery", func() bool {
-			_, found := g.discovery().legacy["/apis/example.com"]
+			_, found := g.Lookup("example.com", "v1", "widgets")
 			return !found
 		})
 		sameJSON(t, "/apis/example.com", getDoc(t, srv.URL+"/apis/example.com", "", 404, mediaTypeJSON), notFoundStatus)
@@ -273,38 +272,5 @@ func TestVersion(t *testing.T) {
 	parsed, err := utilversion.ParseSemantic(info.GitVersion)
 	if err != nil || parsed.Major() != 1 || parsed.Minor() != 37 || info.Major != "1" || info.Minor != "37" || info.Platform == "" {
 		t.Errorf("version %+v (%v)", info, err)
-	}
-}
-
-func TestBuiltinOpenAPISchemas(t *testing.T) {
-	defs := openAPISchemas{}
-	defs.addKind(builtinGoTypes["configmaps"], "", "v1", "ConfigMap")
-	cm := defs["io.k8s.api.core.v1.ConfigMap"]
-	if cm == nil {
-		t.Fatalf("no ConfigMap definition among %v", slices.Collect(maps.Keys(defs)))
-	}
-	var gvks []map[string]string
-	if err := cm.Extensions.GetObject("x-kubernetes-group-version-kind", &gvks); err != nil || !reflect.DeepEqual(gvks, []map[string]string{{"group": "", "version": "v1", "kind": "ConfigMap"}}) {
-		t.Errorf("group-version-kind %v (%v)", gvks, err)
-	}
-	if data := cm.Properties["data"]; !data.Type.Contains("object") || !data.AdditionalProperties.Schema.Type.Contains("string") || data.Description == "" {
-		t.Errorf("data: %+v", data)
-	}
-	if binary := cm.Properties["binaryData"]; binary.AdditionalProperties.Schema.Format != "byte" {
-		t.Errorf("binaryData: %+v", binary)
-	}
-	if meta := cm.Properties["metadata"]; meta.AllOf[0].Ref.String() != "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" {
-		t.Errorf("metadata: %+v", meta)
-	}
-	if _, inlined := cm.Properties["kind"]; !inlined {
-		t.Error("TypeMeta's fields are not inlined")
-	}
-	if created := defs["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"].Properties["creationTimestamp"]; created.Format != "date-time" {
-		t.Errorf("creationTimestamp: %+v", created)
-	}
-
-	defs.addKind(builtinGoTypes[crdStorageName], apiextensionsGroup, "v1", "CustomResourceDefinition")
-	if defs["io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps"] == nil {
-		t.Error("the recursive JSONSchemaProps has no definition")
 	}
 }

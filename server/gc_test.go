@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 	"slices"
 	"testing"
@@ -12,10 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-
-	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
 // ownedBy is a reference to the config map owner.
@@ -203,42 +199,4 @@ func anyStrings(v any) []string {
 		out = append(out, str)
 	}
 	return out
-}
-
-// Before an owner's orphan or foregroundDeletion finalizer goes, storage confirms the index
-// knows every dependent: one whose type's watch lags is found, indexed, and waited for.
-func TestGarbageCollectorConfirmsDependentsFromStorage(t *testing.T) {
-	api := sqliteAPI(t)
-	c := newClients(t, api)
-	createWidgetType(t, api)
-	owner := createConfigMap(t, c, "default", metav1.ObjectMeta{Name: "owner"})
-	createWidget(t, c, "default", metav1.ObjectMeta{Name: "dependent", OwnerReferences: []metav1.OwnerReference{ownedBy(owner, true)}})
-	createConfigMap(t, c, "default", metav1.ObjectMeta{Name: "unrelated"})
-
-	lagging := &garbageCollector{s: api.server, queue: newWorkQueue[gcItem](), owned: map[sqlstore.Key]ownedObject{}, dependents: map[types.UID]map[sqlstore.Key]bool{}}
-	if err := lagging.checkAllDependentsIndexed(t.Context(), owner.UID); !errors.Is(err, errDependentsNotIndexed) {
-		t.Fatalf("with the dependent missing from the index: %v", err)
-	}
-	want := []sqlstore.Key{{Resource: "widgets.example.com", Namespace: "default", Name: "dependent"}}
-	if got := lagging.dependentsOf(owner.UID); !slices.Equal(got, want) {
-		t.Fatalf("indexed dependents %v, want %v", got, want)
-	}
-	if err := lagging.checkAllDependentsIndexed(t.Context(), owner.UID); err != nil {
-		t.Fatalf("once indexed: %v", err)
-	}
-}
-
-// TestMayConcernCollector: the pre-check lets through every object with ownerReferences or a
-// deletionTimestamp, and skips the others.
-func TestMayConcernCollector(t *testing.T) {
-	for value, want := range map[string]bool{
-		`{"metadata":{"name":"a","uid":"u"},"data":{"k":"v"}}`:                                    false,
-		`{"metadata":{"name":"a","ownerReferences":[{"uid":"o"}]}}`:                               true,
-		`{"metadata":{"name":"a","deletionTimestamp":"2026-11-22T00:00:00Z","finalizers":["x"]}}`: true,
-		`{"metadata":{"name":"a"},"data":{"ownerReferences":"v"}}`:                                true, // decoded, harmlessly
-	} {
-		if got := mayConcernCollector([]byte(value)); got != want {
-			t.Errorf("mayConcernCollector(%s) = %v, want %v", value, got, want)
-		}
-	}
 }

@@ -1,66 +1,33 @@
 package server
 
 import (
-	"context"
-	"errors"
-	"fmt"
+	"bytes"
 	"net/http"
-	"time"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/apiserver/pkg/storage/names"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 
+	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
-// maxGenerateNameAttempts is how many generated names a create tries before giving up, as
-// kube-apiserver does.
-const maxGenerateNameAttempts = 8
-
-func (req *request) key() sqlstore.Key {
-	return sqlstore.Key{Resource: req.res.StorageName, Namespace: req.namespace, Name: req.name}
-}
-
 // serveGet answers GET on an object (or its status).
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, req *request) error {
-	out, obj, err := s.readForGet(r, req)
+	out, err := negotiateOutput(r, false)
+	if err != nil {
+		return err
+	}
+	obj, err := s.registry.Get(r.Context(), req.ref(), getOptions(r))
 	if err != nil {
 		return err
 	}
 	return s.writeObject(w, r, req, out, http.StatusOK, obj.Value)
-}
-
-// readForGet does what every GET of one object (or of its subresource) starts with: negotiate the
-// answer's format, honour the resourceVersion parameter, and read the stored object.
-func (s *Server) readForGet(r *http.Request, req *request) (output, sqlstore.Object, error) {
-	out, err := negotiateOutput(r, false)
-	if err != nil {
-		return out, sqlstore.Object{}, err
-	}
-	if err := s.waitForResourceVersionParam(r); err != nil {
-		return out, sqlstore.Object{}, err
-	}
-	obj, err := s.store.Get(r.Context(), req.key())
-	if err != nil {
-		return out, sqlstore.Object{}, storageError(err, req.gr, req.name)
-	}
-	return out, obj, nil
-}
-
-// waitForResourceVersionParam gives a get's resourceVersion its not-older-than meaning: "" and
-// "0" read the latest state, N waits until the store has reached N.
-func (s *Server) waitForResourceVersionParam(r *http.Request) error {
-	rv, err := parseResourceVersion(r.URL.Query().Get("resourceVersion"))
-	if err != nil || rv == 0 {
-		return err
-	}
-	return s.waitForRevision(r.Context(), rv)
 }
 
 // serveCreate answers POST on a collection.
@@ -69,366 +36,56 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req *reques
 	if err != nil {
 		return err
 	}
-	fieldValidation, dryRun, err := parseCreateOptions(r)
+	opts, err := parseCreateOptions(r)
 	if err != nil {
 		return err
 	}
-	req.dryRun = dryRun
 	if req.res.Terminating {
 		// The type's CRD is being deleted, as apiextensions-apiserver answers.
 		return apierrors.NewMethodNotSupported(req.gr, "create")
 	}
-	obj, warnings, err := s.decodeObject(r, req.res, fieldValidation)
+	obj, warnings, err := s.decodeObject(r, req.res, opts.FieldValidation)
 	if err != nil {
 		return err
 	}
 	addWarnings(w, warnings)
-	if obj.GetResourceVersion() != "" && !dryRun {
-		return errResourceVersionOnCreate
-	}
-	stored, err := s.create(r.Context(), req, obj)
+	opts.FieldManager = req.manager
+	stored, err := s.registry.Create(r.Context(), req.ref(), obj, opts)
 	if err != nil {
 		return err
 	}
 	return s.writeObject(w, r, req, out, http.StatusCreated, stored.Value)
 }
 
-// errResourceVersionOnCreate is kube-apiserver's answer to a POST whose object carries a
-// resourceVersion: its storage refuses the create with a plain error, which it answers, like any
-// error that is not a Status, as 500 with no reason. (A dry run never reaches storage, so it
-// succeeds; kube-apiserver also validates the object first, where we refuse it before.)
-var errResourceVersionOnCreate = &apierrors.StatusError{ErrStatus: metav1.Status{
-	Status:  metav1.StatusFailure,
-	Code:    http.StatusInternalServerError,
-	Reason:  metav1.StatusReasonUnknown,
-	Message: "resourceVersion should not be set on objects to be created",
-}}
-
-// create applies kube-apiserver's create rules to obj and stores it.
-func (s *Server) create(ctx context.Context, req *request, obj *unstructured.Unstructured) (sqlstore.Object, error) {
-	obj = recordManagedFields(ctx, req, replaceAll, obj, nil)
-	rest.WipeObjectMetaSystemFields(obj)
-	obj.SetResourceVersion("")
-	namespace := rest.ExpectedNamespaceForScope(req.namespace, req.res.Namespaced)
-	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(namespace, obj); err != nil {
-		return sqlstore.Object{}, err
-	}
-	if req.res.Namespaced {
-		if err := s.checkNamespaceAcceptsContent(ctx, req.gr, obj.GetName(), namespace); err != nil {
-			return sqlstore.Object{}, err
-		}
-	}
-	rest.FillObjectMetaSystemFields(obj)
-	if req.res.PrepareForCreate != nil {
-		req.res.PrepareForCreate(obj)
-	}
-	if tracksGeneration(req.res) {
-		obj.SetGeneration(1)
-	}
-	if isNamespaces(req.res) {
-		prepareNamespaceCreate(obj)
-	}
-	if obj.GetName() != "" || obj.GetGenerateName() == "" {
-		return s.storeNew(ctx, req, obj)
-	}
-	return s.createWithGeneratedName(ctx, req, obj)
-}
-
-// createWithGeneratedName tries names made from generateName until one is free.
-func (s *Server) createWithGeneratedName(ctx context.Context, req *request, obj *unstructured.Unstructured) (sqlstore.Object, error) {
-	var err error
-	for range maxGenerateNameAttempts {
-		obj.SetName(names.SimpleNameGenerator.GenerateName(obj.GetGenerateName()))
-		if isNamespaces(req.res) {
-			setNamespaceNameLabel(obj)
-		}
-		var stored sqlstore.Object
-		stored, err = s.storeNew(ctx, req, obj)
-		if !apierrors.IsAlreadyExists(err) {
-			return stored, err
-		}
-	}
-	return sqlstore.Object{}, err
-}
-
-// storeNew validates and writes a prepared new object.
-func (s *Server) storeNew(ctx context.Context, req *request, obj *unstructured.Unstructured) (sqlstore.Object, error) {
-	if err := validateCreate(req.res, obj); err != nil {
-		return sqlstore.Object{}, err
-	}
-	key := sqlstore.Key{Resource: req.res.StorageName, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	stored, err := s.write(ctx, req, sqlstore.Write{Op: sqlstore.OpCreate, Key: key, Render: render(req.res, obj)})
+// serveUpdate answers PUT on an object or one of its subresources.
+func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, req *request) error {
+	out, err := negotiateOutput(r, false)
 	if err != nil {
-		return sqlstore.Object{}, storageError(err, req.gr, obj.GetName())
-	}
-	return stored, nil
-}
-
-// write stores a change and runs the type's AfterWrite hook. A dry run only renders what would
-// be stored (without a resourceVersion for a create), after checking a create's name is free.
-func (s *Server) write(ctx context.Context, req *request, w sqlstore.Write) (sqlstore.Object, error) {
-	if req.dryRun {
-		return dryRunWrite(ctx, s.store, w)
-	}
-	stored, err := s.store.Write(ctx, w)
-	if err != nil {
-		return sqlstore.Object{}, err
-	}
-	s.afterWrite(ctx, req, stored.Revision)
-	return stored, nil
-}
-
-func dryRunWrite(ctx context.Context, store Storage, w sqlstore.Write) (sqlstore.Object, error) {
-	if w.Op == sqlstore.OpCreate {
-		if _, err := store.Get(ctx, w.Key); err == nil {
-			return sqlstore.Object{}, sqlstore.ErrExists
-		} else if !errors.Is(err, sqlstore.ErrNotFound) {
-			return sqlstore.Object{}, err
-		}
-	}
-	value, err := w.Render(w.ExpectedRevision)
-	if err != nil {
-		return sqlstore.Object{}, err
-	}
-	return sqlstore.Object{Key: w.Key, Revision: w.ExpectedRevision, Value: value}, nil
-}
-
-// afterWrite runs the type's AfterWrite hook. The write has succeeded whatever it says, so a
-// failure is only logged.
-func (s *Server) afterWrite(ctx context.Context, req *request, revision int64) {
-	if req.res.AfterWrite == nil {
-		return
-	}
-	if err := req.res.AfterWrite(ctx, revision); err != nil {
-		s.log.Warn("after-write hook failed", "resource", req.gr.String(), "revision", revision, "err", err)
-	}
-}
-
-// updateMode says which part of the object an update replaces.
-type updateMode int
-
-const (
-	replaceAll        updateMode = iota // PUT on the object: everything but the system metadata
-	replaceStatus                       // PUT on /status: only the status
-	replaceFinalizers                   // PUT on /finalize (namespaces): only spec.finalizers
-)
-
-// updater answers PUT on an object or one of its subresources.
-func (s *Server) updater(mode updateMode) verbHandler {
-	return func(w http.ResponseWriter, r *http.Request, req *request) error {
-		out, err := negotiateOutput(r, false)
-		if err != nil {
-			return err
-		}
-		fieldValidation, dryRun, err := parseUpdateOptions(r)
-		if err != nil {
-			return err
-		}
-		req.dryRun = dryRun
-		obj, warnings, err := s.decodeObject(r, req.res, fieldValidation)
-		if err != nil {
-			return err
-		}
-		addWarnings(w, warnings)
-		if err := checkObjectName(obj, req); err != nil {
-			return err
-		}
-		stored, created, err := s.update(r.Context(), req, obj, mode)
-		if err != nil {
-			return err
-		}
-		code := http.StatusOK
-		if created {
-			code = http.StatusCreated
-		}
-		return s.writeObject(w, r, req, out, code, stored.Value)
-	}
-}
-
-// checkObjectName makes an update's body name the object of its URL, as kube-apiserver requires.
-func checkObjectName(obj *unstructured.Unstructured, req *request) error {
-	if obj.GetName() != req.name {
-		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", obj.GetName(), req.name))
-	}
-	if ns := obj.GetNamespace(); req.namespace != "" && ns != "" && ns != req.namespace {
-		return apierrors.NewBadRequest(fmt.Sprintf("the namespace of the object (%s) does not match the namespace on the request (%s)", ns, req.namespace))
-	}
-	return nil
-}
-
-// update replaces the stored object with obj. With a resourceVersion in obj, the update applies
-// only to that version (409 otherwise); without, it applies to whatever is current, retried
-// when a concurrent write wins the race, for the types that allow it. Types that allow it create
-// a missing object; created says so.
-func (s *Server) update(ctx context.Context, req *request, obj *unstructured.Unstructured, mode updateMode) (stored sqlstore.Object, created bool, err error) {
-	policy := updatePolicyOf(req.res)
-	expected := obj.GetResourceVersion()
-	for {
-		current, err := s.store.Get(ctx, req.key())
-		if errors.Is(err, sqlstore.ErrNotFound) && policy.createOnUpdate && mode == replaceAll {
-			stored, err := s.create(ctx, req, obj.DeepCopy())
-			if apierrors.IsAlreadyExists(err) {
-				continue // created meanwhile: update it
-			}
-			return stored, err == nil, err
-		}
-		if err != nil {
-			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
-		}
-		if expected == "" && !policy.unconditional {
-			return sqlstore.Object{}, false, errResourceVersionRequired(req)
-		}
-		if expected != "" && expected != revisionString(current.Revision) {
-			return sqlstore.Object{}, false, apierrors.NewConflict(req.gr, req.name, errors.New(conflictMessage))
-		}
-		stored, err := s.applyUpdate(ctx, req, current, obj.DeepCopy(), mode)
-		if errors.Is(err, sqlstore.ErrConflict) && expected == "" {
-			continue
-		}
-		if err != nil {
-			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
-		}
-		return stored, false, nil
-	}
-}
-
-// updatePolicy is how kube-apiserver treats a type's updates: whether a PUT may create the
-// object, and whether it may leave metadata.resourceVersion out.
-type updatePolicy struct{ createOnUpdate, unconditional bool }
-
-func updatePolicyOf(res *Resource) updatePolicy {
-	if res.CRDName != "" {
-		return updatePolicy{}
-	}
-	switch res.StorageName {
-	case "events":
-		return updatePolicy{createOnUpdate: true, unconditional: true}
-	case "leases.coordination.k8s.io":
-		return updatePolicy{createOnUpdate: true}
-	case "customresourcedefinitions.apiextensions.k8s.io":
-		return updatePolicy{}
-	}
-	return updatePolicy{unconditional: true}
-}
-
-// errResourceVersionRequired is kube-apiserver's 422 for an update without resourceVersion of a
-// type that needs one; it names the resource where the kind would be.
-func errResourceVersionRequired(req *request) error {
-	return apierrors.NewInvalid(schema.GroupKind{Group: req.gr.Group, Kind: req.gr.Resource}, req.name, field.ErrorList{
-		field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update"),
-	})
-}
-
-// applyUpdate makes one attempt at an update against the current stored object.
-func (s *Server) applyUpdate(ctx context.Context, req *request, current sqlstore.Object, obj *unstructured.Unstructured, mode updateMode) (sqlstore.Object, error) {
-	old, err := decodeServed(req.res, current.Value)
-	if err != nil {
-		return sqlstore.Object{}, err
-	}
-	if mode != replaceAll {
-		obj = subresourceUpdate(req.res, mode, obj, old)
-	}
-	obj = recordManagedFields(ctx, req, mode, obj, old)
-	// An unconditional update applies to the current version, as kube-apiserver's does.
-	obj.SetResourceVersion(old.GetResourceVersion())
-	if err := prepareUpdate(req, mode, obj, old); err != nil {
-		return sqlstore.Object{}, err
-	}
-	if err := validateUpdate(req.res, mode, obj, old); err != nil {
-		return sqlstore.Object{}, err
-	}
-	if equalObjects(obj, old) {
-		return current, nil
-	}
-	if obj.GetDeletionTimestamp() != nil && !hasFinalizers(req.res, obj) {
-		return s.deleteWithoutFinalizers(ctx, req, current, old, obj)
-	}
-	return s.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
-}
-
-// deleteWithoutFinalizers deletes an object being deleted whose last finalizer the update obj
-// removes. As in kube-apiserver's store, the update itself is never written: watchers see the
-// deletion of the object as it was stored (old, finalizers and all), and the client gets obj
-// back, at the revision it updated.
-func (s *Server) deleteWithoutFinalizers(ctx context.Context, req *request, current sqlstore.Object, old, obj *unstructured.Unstructured) (sqlstore.Object, error) {
-	deletion := sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, old)}
-	if _, err := s.write(ctx, req, deletion); err != nil {
-		return sqlstore.Object{}, err
-	}
-	value, err := render(req.res, obj)(current.Revision)
-	return sqlstore.Object{Key: current.Key, Revision: current.Revision, Value: value}, err
-}
-
-// prepareUpdate carries over what an update cannot change, as kube-apiserver's BeforeUpdate does,
-// then applies the type's own rules.
-func prepareUpdate(req *request, mode updateMode, obj, old *unstructured.Unstructured) error {
-	namespace := rest.ExpectedNamespaceForScope(req.namespace, req.res.Namespaced)
-	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(namespace, obj); err != nil {
 		return err
 	}
-	obj.SetGeneration(old.GetGeneration())
-	if obj.GetUID() == "" {
-		obj.SetUID(old.GetUID())
+	opts, err := parseUpdateOptions(r)
+	if err != nil {
+		return err
 	}
-	obj.SetCreationTimestamp(old.GetCreationTimestamp())
-	if old.GetDeletionTimestamp() != nil {
-		obj.SetDeletionTimestamp(old.GetDeletionTimestamp())
+	obj, warnings, err := s.decodeObject(r, req.res, opts.FieldValidation)
+	if err != nil {
+		return err
 	}
-	if old.GetDeletionGracePeriodSeconds() != nil && obj.GetDeletionGracePeriodSeconds() == nil {
-		obj.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
+	addWarnings(w, warnings)
+	opts.FieldManager = req.manager
+	stored, created, err := s.registry.Update(r.Context(), req.ref(), obj, opts)
+	if err != nil {
+		return err
 	}
-	switch {
-	case mode == replaceStatus && req.res.Schema != nil:
-		req.res.Schema.PrepareForStatusUpdate(obj, old)
-	case mode == replaceAll && req.res.PrepareForUpdate != nil:
-		req.res.PrepareForUpdate(obj, old)
-	}
-	if isNamespaces(req.res) && mode == replaceAll {
-		prepareNamespaceUpdate(obj, old)
-	}
-	if tracksGeneration(req.res) && specChanged(obj, old) {
-		obj.SetGeneration(old.GetGeneration() + 1)
-	}
-	return nil
+	return s.writeObject(w, r, req, out, writtenCode(created), stored.Value)
 }
 
-// subresourceUpdate is what a PUT on a subresource writes: old with only the subresource's
-// part taken from the body (status for /status, spec.finalizers for /finalize). Custom
-// resources' /status is left to their schema's status strategy.
-func subresourceUpdate(res *Resource, mode updateMode, body, old *unstructured.Unstructured) *unstructured.Unstructured {
-	if res.Schema != nil && mode == replaceStatus {
-		return body
+// writtenCode is the status of a successful write: 201 when it created the object.
+func writtenCode(created bool) int {
+	if created {
+		return http.StatusCreated
 	}
-	path := []string{"status"}
-	if mode == replaceFinalizers {
-		path = []string{"spec", "finalizers"}
-	}
-	out := old.DeepCopy()
-	if value, found, _ := unstructured.NestedFieldCopy(body.Object, path...); found {
-		_ = unstructured.SetNestedField(out.Object, value, path...)
-	} else {
-		unstructured.RemoveNestedField(out.Object, path...)
-	}
-	// The body's managedFields are the write's own (an apply to the subresource sets them).
-	out.SetManagedFields(body.GetManagedFields())
-	return out
-}
-
-// hasFinalizers reports whether anything still holds obj from being deleted: its finalizers,
-// and for a namespace its spec.finalizers too.
-func hasFinalizers(res *Resource, obj *unstructured.Unstructured) bool {
-	if len(obj.GetFinalizers()) > 0 {
-		return true
-	}
-	if !isNamespaces(res) {
-		return false
-	}
-	finalizers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "finalizers")
-	return len(finalizers) > 0
-}
-
-func equalObjects(a, b *unstructured.Unstructured) bool {
-	return equality.Semantic.DeepEqual(a.Object, b.Object)
+	return http.StatusOK
 }
 
 // serveDelete answers DELETE on an object.
@@ -441,11 +98,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req *reques
 	if err != nil {
 		return err
 	}
-	req.dryRun = len(opts.DryRun) > 0
-	if err := checkNamespaceDeletable(req); err != nil {
-		return err
-	}
-	stored, deleted, err := s.delete(r.Context(), req, opts)
+	stored, deleted, err := s.registry.Delete(r.Context(), req.ref(), opts)
 	if err != nil {
 		return err
 	}
@@ -456,89 +109,11 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req *reques
 	return nil
 }
 
-// delete removes the object, or, when finalizers hold it, marks it as being deleted. It reports
-// whether the object is gone.
-func (s *Server) delete(ctx context.Context, req *request, opts *metav1.DeleteOptions) (sqlstore.Object, bool, error) {
-	for {
-		current, err := s.store.Get(ctx, req.key())
-		if err != nil {
-			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
-		}
-		obj, err := decodeStored(current.Value)
-		if err != nil {
-			return sqlstore.Object{}, false, err
-		}
-		if err := checkPreconditions(req, opts.Preconditions, obj); err != nil {
-			return sqlstore.Object{}, false, err
-		}
-		stored, deleted, err := s.deleteAttempt(ctx, req, current, obj, opts)
-		if errors.Is(err, sqlstore.ErrConflict) {
-			continue // preconditions are checked again against the newer object
-		}
-		if err != nil {
-			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
-		}
-		return stored, deleted, nil
-	}
-}
-
-// deleteAttempt deletes current, or marks it with a deletionTimestamp when finalizers hold it
-// (a namespace's spec.finalizers among them, and the garbage collector's finalizers opts ask
-// for, which a repeated delete may change, as in kube-apiserver's store).
-func (s *Server) deleteAttempt(ctx context.Context, req *request, current sqlstore.Object, obj *unstructured.Unstructured, opts *metav1.DeleteOptions) (sqlstore.Object, bool, error) {
-	if obj.GetDeletionTimestamp() == nil && req.res.PrepareForDelete != nil {
-		req.res.PrepareForDelete(obj)
-	}
-	propagationChanged := setPropagationFinalizers(obj, opts)
-	if !hasFinalizers(req.res, obj) {
-		stored, err := s.write(ctx, req, sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
-		return stored, err == nil, err
-	}
-	if obj.GetDeletionTimestamp() != nil && !propagationChanged {
-		return current, false, nil
-	}
-	markDeleting(obj)
-	if isNamespaces(req.res) {
-		markNamespaceTerminating(obj)
-	}
-	stored, err := s.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
-	return stored, false, err
-}
-
-// markDeleting sets what kube-apiserver sets on an object whose finalizers keep it from being
-// deleted at once: deletionTimestamp (kept if already set), deletionGracePeriodSeconds 0, and, for
-// types that track generation, a generation bump, since its controllers must see the change.
-func markDeleting(obj *unstructured.Unstructured) {
-	if obj.GetDeletionTimestamp() == nil {
-		if gen := obj.GetGeneration(); gen > 0 {
-			obj.SetGeneration(gen + 1)
-		}
-		now := metav1.NewTime(time.Now().Truncate(time.Second))
-		obj.SetDeletionTimestamp(&now)
-	}
-	obj.SetDeletionGracePeriodSeconds(new(int64))
-}
-
-// checkPreconditions applies DeleteOptions.preconditions; a mismatch is 409 worded as
-// kube-apiserver words it.
-func checkPreconditions(req *request, p *metav1.Preconditions, obj *unstructured.Unstructured) error {
-	if p == nil {
-		return nil
-	}
-	if p.UID != nil && *p.UID != obj.GetUID() {
-		return apierrors.NewConflict(req.gr, req.name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, obj.GetUID()))
-	}
-	if p.ResourceVersion != nil && *p.ResourceVersion != obj.GetResourceVersion() {
-		return apierrors.NewConflict(req.gr, req.name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, obj.GetResourceVersion()))
-	}
-	return nil
-}
-
 // deletedStatus is kube-apiserver's answer to an immediate delete: a Success Status naming the
 // object (its kind being, as there, the resource).
 func deletedStatus(req *request, stored sqlstore.Object) metav1.Status {
-	var deleted partialObject
-	_ = jsonUnmarshalStored(stored.Value, &deleted) // only the uid is missing if this fails
+	var deleted registry.MetadataOnly
+	_ = registry.UnmarshalStored(stored.Value, &deleted) // only the uid is missing if this fails
 	return metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusSuccess,
@@ -549,4 +124,52 @@ func deletedStatus(req *request, stored sqlstore.Object) metav1.Status {
 			UID:   deleted.Metadata.UID,
 		},
 	}
+}
+
+// serveDeleteCollection answers DELETE on a namespace's collection (or a cluster-scoped one):
+// every object the list options select is deleted as a single delete would delete it, and the
+// answer is the list of what was deleted (or marked for deletion), as kube-apiserver answers.
+func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, req *request) error {
+	out, opts, err := parseCollectionRequest(r)
+	if err != nil {
+		return err
+	}
+	deleteOpts, err := s.decodeDeleteOptions(r)
+	if err != nil {
+		return err
+	}
+	lw, err := s.newListWriter(w, r, req, out)
+	if err != nil {
+		return err
+	}
+	if err := s.registry.DeleteCollection(r.Context(), req.ref(), opts, deleteOpts, lw.item); err != nil {
+		return lw.fail(err)
+	}
+	return lw.finish(metav1.ListMeta{})
+}
+
+// allowsDeleteCollection reports whether the type serves deletecollection (namespaces do not).
+func allowsDeleteCollection(res *resource.Resource) bool {
+	return slices.Contains(res.Verbs, "deletecollection")
+}
+
+// managerOrUserAgent is who a write is recorded for in managedFields: the fieldManager option,
+// or else, as kube-apiserver derives it, the User-Agent up to its first "/", printable
+// characters only, at most the longest manager name allowed.
+func managerOrUserAgent(manager, userAgent string) string {
+	if manager != "" {
+		return manager
+	}
+	name, _, _ := strings.Cut(userAgent, "/")
+	var buf bytes.Buffer
+	for _, r := range name {
+		if !unicode.IsPrint(r) {
+			continue
+		}
+		if buf.Len()+utf8.RuneLen(r) > metav1validation.FieldManagerMaxLength {
+			break
+		}
+		buf.WriteRune(r)
+	}
+	return buf.String()
 }

@@ -3,134 +3,43 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
+	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 )
 
-// listPlan is which snapshot a list reads and where it starts.
-type listPlan struct {
-	// revision is the exact snapshot to read; 0 reads the latest state.
-	revision int64
-	// minRevision is the revision the latest state must have reached (not older than).
-	minRevision int64
-	// after continues a paged list after this key.
-	after     sqlstore.Key
-	continued bool
-}
-
-// planList gives resourceVersion, resourceVersionMatch, limit and continue the meaning of
-// kube-apiserver's resourceVersion table: unset is the latest state; "0" any (we serve the
-// latest); N not-older-than, except with a limit and no match, and with match=Exact, where it is
-// exactly N; a continue token reads its own snapshot.
-func planList(opts *internalversion.ListOptions, scope listScope) (listPlan, error) {
-	if opts.Continue != "" {
-		return planContinue(opts, scope)
-	}
-	rv, err := parseResourceVersion(opts.ResourceVersion)
-	if err != nil || rv == 0 {
-		return listPlan{}, err
-	}
-	switch opts.ResourceVersionMatch {
-	case metav1.ResourceVersionMatchExact:
-		return listPlan{revision: rv, minRevision: rv}, nil
-	case metav1.ResourceVersionMatchNotOlderThan:
-		return listPlan{minRevision: rv}, nil
-	}
-	if opts.Limit > 0 {
-		return listPlan{revision: rv, minRevision: rv}, nil
-	}
-	return listPlan{minRevision: rv}, nil
-}
-
-func planContinue(opts *internalversion.ListOptions, scope listScope) (listPlan, error) {
-	rev, after, err := decodeContinue(opts.Continue, scope)
-	if err != nil {
-		return listPlan{}, err
-	}
-	if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
-		return listPlan{}, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
-	}
-	plan := listPlan{after: after, continued: true}
-	if rev != latestRevision {
-		plan.revision = rev
-	}
-	return plan, nil
-}
-
 // parseCollectionRequest does what every request on a collection (list, deletecollection)
-// starts with: negotiate the answer's format, then read the list options and their selectors.
-func parseCollectionRequest(r *http.Request, req *request) (output, *internalversion.ListOptions, *selection, error) {
+// starts with: negotiate the answer's format, then read the list options.
+func parseCollectionRequest(r *http.Request) (output, *internalversion.ListOptions, error) {
 	out, err := negotiateOutput(r, true)
 	if err != nil {
-		return out, nil, nil, err
+		return out, nil, err
 	}
 	opts, err := parseListOptions(r)
-	if err != nil {
-		return out, nil, nil, err
-	}
-	sel, err := newSelection(req.res, opts)
-	return out, opts, sel, err
+	return out, opts, err
 }
 
 // serveList answers GET on a collection, streaming the objects from storage to the client.
 func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req *request) error {
-	out, opts, sel, err := parseCollectionRequest(r, req)
+	out, opts, err := parseCollectionRequest(r)
 	if err != nil {
 		return err
-	}
-	scope := listScope{resource: req.res.StorageName, namespace: req.namespace, namespaced: req.res.Namespaced}
-	if scope.namespace == "" && req.res.Namespaced {
-		scope.namespace = sel.namespace() // cheaper in storage than as a filter
-	}
-	plan, err := planList(opts, scope)
-	if err != nil {
-		return err
-	}
-	if plan.minRevision > 0 {
-		if err := s.waitForRevision(r.Context(), plan.minRevision); err != nil {
-			return err
-		}
 	}
 	lw, err := s.newListWriter(w, r, req, out)
 	if err != nil {
 		return err
 	}
-	storeOpts := sqlstore.ListOptions{Resource: scope.resource, Namespace: scope.namespace, Revision: plan.revision, After: plan.after}
-	if opts.Limit > 0 {
-		storeOpts.Limit = opts.Limit
-	}
-	if !sel.empty() {
-		storeOpts.Filter = sel.filter()
-	}
-	result, err := s.store.List(r.Context(), storeOpts, lw.item)
+	meta, err := s.registry.List(r.Context(), req.ref(), opts, lw.item)
 	if err != nil {
-		return lw.fail(listError(err, req, scope, plan))
-	}
-	meta := metav1.ListMeta{ResourceVersion: revisionString(result.Revision)}
-	if result.More {
-		meta.Continue = encodeContinue(scope, result.Revision, lw.last)
-		if sel.empty() && result.Remaining >= 0 {
-			meta.RemainingItemCount = &result.Remaining
-		}
+		return lw.fail(err)
 	}
 	return lw.finish(meta)
-}
-
-// listError maps a storage error of a list: a continue token whose snapshot is compacted gets
-// a token to go on with at the latest state.
-func listError(err error, req *request, scope listScope, plan listPlan) error {
-	var compacted *sqlstore.CompactedError
-	if plan.continued && errors.As(err, &compacted) {
-		return errContinueCompacted(scope, plan.after)
-	}
-	return storageError(err, req.gr, "")
 }
 
 // listWriter streams a list response: the opening (kind, apiVersion, and for a Table its
@@ -145,8 +54,7 @@ type listWriter struct {
 	opening []byte
 	started bool
 	items   int
-	last    sqlstore.Key
-	res     *Resource
+	res     *resource.Resource
 	// encode turns an object as served into its list item.
 	encode func(value []byte) ([]byte, error)
 }
@@ -219,7 +127,7 @@ func (lw *listWriter) start() {
 
 // item writes one object; it is the callback storage streams the list into.
 func (lw *listWriter) item(o sqlstore.Object) error {
-	value, err := servedJSON(lw.res, o.Value)
+	value, err := registry.ServedJSON(lw.res, o.Value)
 	if err != nil {
 		return err
 	}
@@ -234,7 +142,6 @@ func (lw *listWriter) item(o sqlstore.Object) error {
 		}
 	}
 	lw.items++
-	lw.last = o.Key
 	_, err = lw.dst.Write(data)
 	return err
 }

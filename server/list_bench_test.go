@@ -71,7 +71,7 @@ func fillConfigMaps(b *testing.B, store *sqlstore.Store, n int) {
 			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
 				obj := benchConfigMap(int(i))
 				key := sqlstore.Key{Resource: "configmaps", Namespace: "default", Name: obj.GetName()}
-				if _, err := store.Write(context.Background(), sqlstore.Write{Op: sqlstore.OpCreate, Key: key, Render: render(fuzzConfigMaps, obj)}); err != nil {
+				if _, err := store.Write(context.Background(), sqlstore.Write{Op: sqlstore.OpCreate, Key: key, Render: renderAtRevision(obj)}); err != nil {
 					errs <- err
 					return
 				}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/munnerz/goautoneg"
+	"github.com/sqlkube/sqlkube/server/registry"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -121,7 +122,7 @@ func requestBodyFormat(r *http.Request, protobufOK bool) (bodyFormat, error) {
 	}
 	mediaType, _, err := mime.ParseMediaType(header)
 	if err != nil {
-		return bodyJSON, errUnsupportedMediaType(accepted)
+		return bodyJSON, registry.UnsupportedMediaType(accepted)
 	}
 	switch {
 	case mediaType == mediaTypeJSON:
@@ -131,5 +132,5 @@ func requestBodyFormat(r *http.Request, protobufOK bool) (bodyFormat, error) {
 	case mediaType == mediaTypeProtobuf && protobufOK:
 		return bodyProtobuf, nil
 	}
-	return bodyJSON, errUnsupportedMediaType(accepted)
+	return bodyJSON, registry.UnsupportedMediaType(accepted)
 }

@@ -4,7 +4,9 @@ import (
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	"k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -12,23 +14,27 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// parseCreateOptions reads a create's query: the fieldValidation that applies to the body, and
-// whether it is a dry run.
-func parseCreateOptions(r *http.Request) (fieldValidation string, dryRun bool, err error) {
+// parseCreateOptions reads and validates a create's query.
+func parseCreateOptions(r *http.Request) (*metav1.CreateOptions, error) {
 	opts := &metav1.CreateOptions{}
 	if err := decodeQuery(r, opts); err != nil {
-		return "", false, err
+		return nil, err
 	}
-	return opts.FieldValidation, len(opts.DryRun) > 0, optionsInvalid("CreateOptions", metav1validation.ValidateCreateOptions(opts))
+	return opts, optionsInvalid("CreateOptions", metav1validation.ValidateCreateOptions(opts))
 }
 
-// parseUpdateOptions reads an update's query, as parseCreateOptions does a create's.
-func parseUpdateOptions(r *http.Request) (fieldValidation string, dryRun bool, err error) {
+// parseUpdateOptions reads and validates an update's query.
+func parseUpdateOptions(r *http.Request) (*metav1.UpdateOptions, error) {
 	opts := &metav1.UpdateOptions{}
 	if err := decodeQuery(r, opts); err != nil {
-		return "", false, err
+		return nil, err
 	}
-	return opts.FieldValidation, len(opts.DryRun) > 0, optionsInvalid("UpdateOptions", metav1validation.ValidateUpdateOptions(opts))
+	return opts, optionsInvalid("UpdateOptions", metav1validation.ValidateUpdateOptions(opts))
+}
+
+// getOptions reads a get's resourceVersion, which the registry checks.
+func getOptions(r *http.Request) *metav1.GetOptions {
+	return &metav1.GetOptions{ResourceVersion: r.URL.Query().Get("resourceVersion")}
 }
 
 // decodeQuery reads query parameters into options as kube-apiserver does; a value of the wrong
@@ -46,4 +52,21 @@ func optionsInvalid(kind string, errs field.ErrorList) error {
 		return nil
 	}
 	return apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "", errs)
+}
+
+// watchListEnabled mirrors kube-apiserver's WatchList feature gate, on by default.
+const watchListEnabled = true
+
+// parseListOptions reads and validates the query of a list or watch, as kube-apiserver does:
+// unparsable values (selectors, limit) are 400, invalid combinations 422 on ListOptions.
+func parseListOptions(r *http.Request) (*internalversion.ListOptions, error) {
+	opts := &internalversion.ListOptions{}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	internalversion.SetListOptionsDefaults(opts, watchListEnabled)
+	if errs := validation.ValidateListOptions(opts, watchListEnabled); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
+	}
+	return opts, nil
 }

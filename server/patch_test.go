@@ -122,8 +122,8 @@ func TestPatchErrors(t *testing.T) {
 		{"json patch removes a missing key", cmPath + "/p", `[{"op":"remove","path":"/data/zz"}]`, jsonPatch, invalid},
 		{"json patch with a pointer that is no pointer", cmPath + "/p", `[{"op":"add","path":"data","value":"x"}]`, jsonPatch, invalid},
 		{"json patch of an unknown operation", cmPath + "/p", `[{"op":"frobnicate","path":"/data/a"}]`, jsonPatch, invalid},
-		{"json patch that is an object", cmPath + "/p", `{"op":"add"}`, jsonPatch, badRequest("error decoding patch: json: cannot unmarshal object into Go value of type []server.jsonPatchOp")},
-		{"json patch of too many operations", cmPath + "/p", "[" + strings.Repeat(`{"op":"test","path":"/data/a","value":"1"},`, maxJSONPatchOperations) + `{"op":"test","path":"/data/a","value":"1"}]`, jsonPatch, metav1.Status{
+		{"json patch that is an object", cmPath + "/p", `{"op":"add"}`, jsonPatch, badRequest("error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp")},
+		{"json patch of too many operations", cmPath + "/p", "[" + strings.Repeat(`{"op":"test","path":"/data/a","value":"1"},`, 10000) + `{"op":"test","path":"/data/a","value":"1"}]`, jsonPatch, metav1.Status{
 			Code: http.StatusRequestEntityTooLarge, Reason: metav1.StatusReasonRequestEntityTooLarge,
 			Message: "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001"}},
 		{"invalid JSON", cmPath + "/p", `{"data":`, mergePatch, badRequest("invalid JSON patch")},

@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
@@ -14,6 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sqlkube/sqlkube/server/builtin"
+	"github.com/sqlkube/sqlkube/server/catalog"
+	"github.com/sqlkube/sqlkube/server/discovery"
+	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -28,22 +34,22 @@ func openTestStore(t *testing.T, dsn string) *sqlstore.Store {
 	return store
 }
 
-// startRegistry runs a registry on store until the test ends.
-func startRegistry(t *testing.T, store Storage) *Registry {
+// startRegistry runs a catalog on store until the test ends.
+func startRegistry(t *testing.T, store Storage) *catalog.Catalog {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	g, err := newRegistry(ctx, store, slog.New(slog.DiscardHandler))
+	g, err := catalog.New(ctx, store, slog.New(slog.DiscardHandler))
 	if err != nil {
-		t.Fatalf("newRegistry: %v", err)
+		t.Fatalf("catalog.New: %v", err)
 	}
 	return g
 }
 
 // serveDiscoveryForTest serves only the discovery routes of a server on g.
-func serveDiscoveryForTest(t *testing.T, g *Registry) *httptest.Server {
+func serveDiscoveryForTest(t *testing.T, g *catalog.Catalog) *httptest.Server {
 	t.Helper()
-	s := &Server{log: slog.New(slog.DiscardHandler), registry: g}
+	s := &Server{log: slog.New(slog.DiscardHandler), catalog: g, discovery: discovery.NewCache(g)}
 	r := mux.NewRouter()
 	s.routeDiscovery(r)
 	srv := httptest.NewServer(r)
@@ -51,7 +57,7 @@ func serveDiscoveryForTest(t *testing.T, g *Registry) *httptest.Server {
 	return srv
 }
 
-func (g *Registry) mustLookup(t *testing.T, group, version, name string) *Resource {
+func mustLookup(t *testing.T, g *catalog.Catalog, group, version, name string) *resource.Resource {
 	t.Helper()
 	r, ok := g.Lookup(group, version, name)
 	if !ok {
@@ -108,9 +114,9 @@ spec:
 
 // writeCRD creates a CRD as the create handler does: the type's hooks, then storage, then
 // AfterWrite. It fails the test on validation errors.
-func writeCRD(t *testing.T, g *Registry, store Storage, doc string) sqlstore.Object {
+func writeCRD(t *testing.T, g *catalog.Catalog, store Storage, doc string) sqlstore.Object {
 	t.Helper()
-	crds := g.mustLookup(t, apiextensionsGroup, "v1", "customresourcedefinitions")
+	crds := mustLookup(t, g, builtin.APIExtensionsGroup, "v1", "customresourcedefinitions")
 	u := fromYAML(t, doc)
 	u.SetUID(types.UID("uid-" + u.GetName()))
 	u.SetCreationTimestamp(metav1.Now())
@@ -120,7 +126,7 @@ func writeCRD(t *testing.T, g *Registry, store Storage, doc string) sqlstore.Obj
 	}
 	ctx := context.Background()
 	o, err := store.Write(ctx, sqlstore.Write{
-		Op: sqlstore.OpCreate, Key: sqlstore.Key{Resource: crdStorageName, Name: u.GetName()}, Render: renderAtRevision(u),
+		Op: sqlstore.OpCreate, Key: sqlstore.Key{Resource: builtin.CRDStorageName, Name: u.GetName()}, Render: renderAtRevision(u),
 	})
 	if err != nil {
 		t.Fatalf("storing CRD %s: %v", u.GetName(), err)
@@ -154,5 +160,13 @@ func eventually(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting until %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// renderAtRevision renders obj as stored at the revision its write is given.
+func renderAtRevision(obj *unstructured.Unstructured) func(int64) ([]byte, error) {
+	return func(revision int64) ([]byte, error) {
+		obj.SetResourceVersion(strconv.FormatInt(revision, 10))
+		return json.Marshal(obj.Object)
 	}
 }

@@ -5,13 +5,15 @@ import (
 	"strings"
 
 	"github.com/gorilla/mux"
+	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // request is an API request resolved against the registry: which resource, where, and which
 // object. Handlers for every verb, including watch, start from it.
 type request struct {
-	res *Resource
+	res *resource.Resource
 	gr  schema.GroupResource
 	// namespace is the request's namespace: from the path for namespaced resources, empty for
 	// cluster-scoped ones and for lists across all namespaces.
@@ -20,11 +22,14 @@ type request struct {
 	subresource string
 	// legacyWatch is set for the deprecated /watch/ paths.
 	legacyWatch bool
-	// dryRun writes nothing: the answer is what the write would have stored.
-	dryRun bool
-	// manager is who a write is recorded for in managedFields (see recordManagedFields);
-	// empty for an apply, which records its manager itself.
+	// manager is who a write is recorded for in managedFields: the fieldManager parameter, or
+	// the client's name from its User-Agent.
 	manager string
+}
+
+// ref is what the request is about, for the registry.
+func (req *request) ref() registry.Ref {
+	return registry.Ref{Resource: req.res, Namespace: req.namespace, Name: req.name, Subresource: req.subresource}
 }
 
 // namespaceSubresources are the subresources of a namespace, which kube-apiserver does not read
@@ -68,7 +73,7 @@ func (s *Server) resolve(group, version, rest string) (*request, error) {
 	if len(parts) == 0 || len(parts) > 3 || containsEmpty(parts) {
 		return nil, errNotFoundPath()
 	}
-	res, ok := s.registry.Lookup(group, version, parts[0])
+	res, ok := s.catalog.Lookup(group, version, parts[0])
 	if !ok || (req.namespace != "" && !res.Namespaced) {
 		return nil, errNotFoundPath()
 	}
@@ -150,9 +155,9 @@ func (s *Server) dispatchObject(w http.ResponseWriter, r *http.Request, req *req
 	case http.MethodGet:
 		s.handle(w, r, req, s.serveGet)
 	case http.MethodPut:
-		s.handle(w, r, req, s.updater(replaceAll))
+		s.handle(w, r, req, s.serveUpdate)
 	case http.MethodPatch:
-		s.handle(w, r, req, s.patcher(replaceAll))
+		s.handle(w, r, req, s.servePatch)
 	case http.MethodDelete:
 		s.handle(w, r, req, s.serveDelete)
 	default:
@@ -165,9 +170,9 @@ func (s *Server) dispatchStatus(w http.ResponseWriter, r *http.Request, req *req
 	case http.MethodGet:
 		s.handle(w, r, req, s.serveGet)
 	case http.MethodPut:
-		s.handle(w, r, req, s.updater(replaceStatus))
+		s.handle(w, r, req, s.serveUpdate)
 	case http.MethodPatch:
-		s.handle(w, r, req, s.patcher(replaceStatus))
+		s.handle(w, r, req, s.servePatch)
 	default:
 		s.writeError(w, r, errMethodNotAllowed(r.Method))
 	}
@@ -178,7 +183,7 @@ func (s *Server) dispatchFinalize(w http.ResponseWriter, r *http.Request, req *r
 		s.writeError(w, r, errMethodNotAllowed(r.Method))
 		return
 	}
-	s.handle(w, r, req, s.updater(replaceFinalizers))
+	s.handle(w, r, req, s.serveUpdate)
 }
 
 // isWatch reports whether a collection GET asks for a watch (watch=1 or watch=true).

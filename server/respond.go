@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/sqlkube/sqlkube/server/registry"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -47,7 +48,7 @@ func inEncoding(out output, jsonBody []byte) []byte {
 
 // encodeObject turns a stored object into the JSON of the view the client asked for.
 func (s *Server) encodeObject(r *http.Request, req *request, out output, value []byte) ([]byte, error) {
-	value, err := servedJSON(req.res, value)
+	value, err := registry.ServedJSON(req.res, value)
 	if err != nil {
 		return nil, err
 	}
@@ -71,16 +72,11 @@ func (s *Server) encodeObject(r *http.Request, req *request, out output, value [
 	return value, nil
 }
 
-// partialObject is the part of a stored object PartialObjectMetadata needs.
-type partialObject struct {
-	Metadata metav1.ObjectMeta `json:"metadata"`
-}
-
 // partialMetadataJSON encodes a stored object as a meta.k8s.io PartialObjectMetadata of the given
 // version.
 func partialMetadataJSON(value []byte, version string) ([]byte, error) {
-	var obj partialObject
-	if err := jsonUnmarshalStored(value, &obj); err != nil {
+	var obj registry.MetadataOnly
+	if err := registry.UnmarshalStored(value, &obj); err != nil {
 		return nil, err
 	}
 	return json.Marshal(metav1.PartialObjectMetadata{

@@ -1,15 +1,26 @@
-// Package server serves the Kubernetes REST API for storing and watching objects, on top of a
-// Storage it owns the definition of.
+// Package server is the HTTP layer: it serves the Kubernetes REST API for storing and watching
+// objects. It routes a request, resolves what it is about, decodes it, calls the registry and
+// encodes the answer (content negotiation, lists and watches streamed, Status errors); it
+// decides no object rule itself. New also assembles what it serves: the catalog of types, the
+// registry and the in-process controllers, on top of a Storage it owns the definition of.
 package server
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/gorilla/mux"
 
+	"github.com/sqlkube/sqlkube/server/catalog"
+	"github.com/sqlkube/sqlkube/server/controllers"
+	"github.com/sqlkube/sqlkube/server/controllers/gc"
+	"github.com/sqlkube/sqlkube/server/controllers/namespace"
+	"github.com/sqlkube/sqlkube/server/discovery"
+	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -38,19 +49,16 @@ type Options struct {
 
 // Server is the HTTP API.
 type Server struct {
-	store    Storage
-	opts     Options
-	log      *slog.Logger
-	registry *Registry
-	handler  http.Handler
-	// namespaces answers the namespace check of creates (see namespaceCache).
-	namespaces *namespaceCache
+	store     Storage
+	opts      Options
+	log       *slog.Logger
+	catalog   *catalog.Catalog
+	registry  *registry.Registry
+	discovery *discovery.Cache
+	handler   http.Handler
 }
 
-const (
-	defaultMaxRequestBodyBytes = 3 << 20
-	defaultRevisionWait        = 3 * time.Second
-)
+const defaultMaxRequestBodyBytes = 3 << 20
 
 // New builds a Server on store. It makes sure the initial namespaces exist and loads the CRDs
 // already stored, so that their types are served from the first request. The namespace cache,
@@ -62,23 +70,29 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	if opts.MaxRequestBodyBytes <= 0 {
 		opts.MaxRequestBodyBytes = defaultMaxRequestBodyBytes
 	}
-	if opts.RevisionWait <= 0 {
-		opts.RevisionWait = defaultRevisionWait
-	}
-	registry, err := newRegistry(ctx, store, opts.Logger)
+	types, err := catalog.New(ctx, store, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{store: store, opts: opts, log: opts.Logger, registry: registry, namespaces: newNamespaceCache()}
-	if err := s.followNamespaces(ctx); err != nil {
+	namespaces, ok := types.Lookup("", "v1", "namespaces")
+	if !ok {
+		return nil, errors.New("the catalog serves no namespaces")
+	}
+	objects, err := registry.New(ctx, store, namespaces, registry.Options{Logger: opts.Logger, RevisionWait: opts.RevisionWait})
+	if err != nil {
 		return nil, err
 	}
-	if err := s.ensureInitialNamespaces(ctx); err != nil {
-		return nil, err
-	}
-	s.startControllers(ctx)
+	startControllers(ctx, controllers.Deps{Store: store, Registry: objects, Catalog: types, Log: opts.Logger}, namespaces)
+	s := &Server{store: store, opts: opts, log: opts.Logger, catalog: types, registry: objects, discovery: discovery.NewCache(types)}
 	s.handler = s.withRecovery(s.withLogging(s.routes()))
 	return s, nil
+}
+
+// startControllers runs, until ctx ends, the controllers kube-controller-manager would run for
+// deletion to behave as on a cluster: the namespace controller and the garbage collector.
+func startControllers(ctx context.Context, deps controllers.Deps, namespaces *resource.Resource) {
+	go namespace.Run(ctx, deps, namespaces)
+	go gc.Run(ctx, deps)
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/sqlkube/sqlkube/server/crdschema"
+	"github.com/sqlkube/sqlkube/server/registry"
 )
 
 // tableConverter renders stored objects as meta.k8s.io Table rows.
@@ -78,7 +79,7 @@ func (t *tableConverter) table() metav1.Table {
 
 // row converts one stored object to its Table row, carrying the object as includeObject asks.
 func (t *tableConverter) row(ctx context.Context, value []byte) (metav1.TableRow, *unstructured.Unstructured, error) {
-	obj, err := decodeStored(value)
+	obj, err := registry.DecodeStored(value)
 	if err != nil {
 		return metav1.TableRow{}, nil, err
 	}

@@ -1,47 +1,11 @@
 package server
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"net/http"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/sqlkube/sqlkube/sqlstore"
 )
-
-func TestStorageErrorMapping(t *testing.T) {
-	gr := schema.GroupResource{Resource: "configmaps"}
-	tests := []struct {
-		err    error
-		code   int32
-		reason metav1.StatusReason
-	}{
-		{sqlstore.ErrNotFound, 404, metav1.StatusReasonNotFound},
-		{fmt.Errorf("wrapped: %w", sqlstore.ErrExists), 409, metav1.StatusReasonAlreadyExists},
-		{sqlstore.ErrConflict, 409, metav1.StatusReasonConflict},
-		{&sqlstore.CompactedError{Requested: 3, Compacted: 9}, 410, metav1.StatusReasonExpired},
-		{&sqlstore.FutureRevisionError{Requested: 30, Current: 9}, 504, metav1.StatusReasonTimeout},
-		{sqlstore.ErrUnavailable, 503, metav1.StatusReasonServiceUnavailable},
-		{context.DeadlineExceeded, 504, metav1.StatusReasonTimeout},
-		{errors.New("anything else"), 500, metav1.StatusReasonInternalError},
-	}
-	for _, tt := range tests {
-		st := apiStatus(storageError(tt.err, gr, "x"))
-		if st.Code != tt.code || st.Reason != tt.reason || st.Kind != "Status" || st.APIVersion != "v1" {
-			t.Errorf("%v: got %d %s, want %d %s", tt.err, st.Code, st.Reason, tt.code, tt.reason)
-		}
-	}
-	if st := apiStatus(storageError(&sqlstore.CompactedError{Requested: 3, Compacted: 9}, gr, "")); st.Message != "too old resource version: 3 (9)" {
-		t.Errorf("compacted message %q", st.Message)
-	}
-}
 
 func TestNegotiateOutput(t *testing.T) {
 	tests := []struct {
@@ -74,61 +38,6 @@ func TestNegotiateOutput(t *testing.T) {
 		}
 		if err != nil && !apierrors.IsNotAcceptable(err) {
 			t.Errorf("Accept %q: %v is not 406", tt.accept, err)
-		}
-	}
-}
-
-func TestPlanList(t *testing.T) {
-	scope := listScope{resource: "configmaps", namespace: "default", namespaced: true}
-	token := encodeContinue(scope, 7, sqlstore.Key{Namespace: "default", Name: "b"})
-	latestToken := encodeContinue(scope, latestRevision, sqlstore.Key{Namespace: "default", Name: "b"})
-	after := sqlstore.Key{Resource: "configmaps", Namespace: "default", Name: "b"}
-	tests := []struct {
-		opts internalversion.ListOptions
-		want listPlan
-	}{
-		{internalversion.ListOptions{}, listPlan{}},
-		{internalversion.ListOptions{ResourceVersion: "0"}, listPlan{}},
-		{internalversion.ListOptions{ResourceVersion: "0", Limit: 5}, listPlan{}},
-		{internalversion.ListOptions{ResourceVersion: "5"}, listPlan{minRevision: 5}},
-		{internalversion.ListOptions{ResourceVersion: "5", Limit: 2}, listPlan{revision: 5, minRevision: 5}},
-		{internalversion.ListOptions{ResourceVersion: "5", ResourceVersionMatch: metav1.ResourceVersionMatchExact}, listPlan{revision: 5, minRevision: 5}},
-		{internalversion.ListOptions{ResourceVersion: "5", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, Limit: 2}, listPlan{minRevision: 5}},
-		{internalversion.ListOptions{Continue: token}, listPlan{revision: 7, after: after, continued: true}},
-		{internalversion.ListOptions{Continue: token, ResourceVersion: "0"}, listPlan{revision: 7, after: after, continued: true}},
-		{internalversion.ListOptions{Continue: latestToken}, listPlan{after: after, continued: true}},
-	}
-	for _, tt := range tests {
-		got, err := planList(&tt.opts, scope)
-		if err != nil || got != tt.want {
-			t.Errorf("%+v: got %+v, %v; want %+v", tt.opts, got, err, tt.want)
-		}
-	}
-}
-
-// TestRenderSplicesRevision checks that the Render of a write, which encodes the object before
-// its revision is known, stores what encoding it with that revision gives, also when the object
-// holds the placeholder itself, and no resourceVersion for a dry-run create.
-func TestRenderSplicesRevision(t *testing.T) {
-	res := &Resource{Version: "v1", StorageVersion: "v1", Kind: "ConfigMap"}
-	for _, value := range []string{"x", revisionPlaceholder} {
-		obj := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "v1", "kind": "ConfigMap",
-			"metadata": map[string]any{"name": "a", "uid": "u"},
-			"data":     map[string]any{"k": value},
-		}}
-		r := render(res, obj)
-		for rev, want := range map[int64]string{
-			0:  `{"apiVersion":"v1","data":{"k":"` + value + `"},"kind":"ConfigMap","metadata":{"name":"a","uid":"u"}}`,
-			42: `{"apiVersion":"v1","data":{"k":"` + value + `"},"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"42","uid":"u"}}`,
-		} {
-			got, err := r(rev)
-			if err != nil || string(got) != want {
-				t.Errorf("value %q, revision %d: got %s, %v; want %s", value, rev, got, err, want)
-			}
-		}
-		if rv := obj.GetResourceVersion(); rv != "" {
-			t.Errorf("render left resourceVersion %q on the object", rv)
 		}
 	}
 }

@@ -8,20 +8,21 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -54,16 +55,18 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request
 	defer ws.closeGzipMember()
 	ctx, cancel := context.WithTimeout(r.Context(), watchTimeout(opts))
 	defer cancel()
-	watcher, err := ws.start(ctx, opts)
-	if err != nil {
+	defer ws.watch.Close()
+	if err := ws.watch.Start(ctx, ws.send); err != nil {
 		ws.sendError(err)
 		return
 	}
-	defer watcher.Close()
+	if err := ws.flush(); err != nil {
+		return
+	}
 	// As in kube-apiserver, the header goes out once the watch has its starting point: a client
 	// that has it sees every later write.
 	ws.begin()
-	if err := ws.follow(ctx, watcher); err != nil {
+	if err := ws.follow(ctx); err != nil {
 		ws.sendError(err)
 	}
 }
@@ -78,21 +81,15 @@ func watchTimeout(opts *internalversion.ListOptions) time.Duration {
 
 // watchStream is one watch response in progress.
 type watchStream struct {
-	s   *Server
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	req *request
-	sel *selection
-	// selectsAll is sel.empty(), asked once rather than for every event.
-	selectsAll bool
-	namespace  string // the namespace storage narrows the watch to
-	bookmarks  bool
+	s     *Server
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	req   *request
+	watch *registry.Watch
 	// encode turns an object as stored into the view the client asked for.
-	encode func(value []byte) ([]byte, error)
-	// floor is the revision the changes sent start after: the one asked for, or the snapshot of
-	// the initial events. No change at or below it is sent.
-	floor int64
-	begun bool
+	encode    func(value []byte) ([]byte, error)
+	bookmarks bool
+	begun     bool
 	// gzip compresses a watch list's stream; each flush ends one gzip member, so that every
 	// event is readable as soon as it is flushed.
 	gzip     bool
@@ -117,14 +114,7 @@ func (s *Server) newWatchStream(w http.ResponseWriter, r *http.Request, req *req
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := selectName(opts, req.name); err != nil {
-		return nil, nil, err
-	}
-	sel, err := newSelection(req.res, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	start, err := parseResourceVersion(opts.ResourceVersion)
+	watch, err := s.registry.NewWatch(req.ref(), opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -132,29 +122,9 @@ func (s *Server) newWatchStream(w http.ResponseWriter, r *http.Request, req *req
 	if err != nil {
 		return nil, nil, err
 	}
-	ws := &watchStream{s: s, w: w, rc: http.NewResponseController(w), req: req, sel: sel, selectsAll: sel.empty(), encode: encode,
-		namespace: req.namespace, bookmarks: opts.AllowWatchBookmarks, floor: start,
-		gzip: isWatchList(opts) && acceptsGzip(r)}
-	if ws.namespace == "" && req.res.Namespaced {
-		ws.namespace = sel.namespace()
-	}
+	ws := &watchStream{s: s, w: w, rc: http.NewResponseController(w), req: req, watch: watch, encode: encode,
+		bookmarks: opts.AllowWatchBookmarks, gzip: isWatchList(opts) && acceptsGzip(r)}
 	return ws, opts, nil
-}
-
-// selectName makes a watch of one object (the legacy /watch/.../NAME path) a watch selecting
-// metadata.name, as kube-apiserver does; a field selector naming another object is 400.
-func selectName(opts *internalversion.ListOptions, name string) error {
-	if name == "" {
-		return nil
-	}
-	if opts.FieldSelector == nil || opts.FieldSelector.Empty() {
-		opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", name)
-		return nil
-	}
-	if selected, ok := opts.FieldSelector.RequiresExactMatch("metadata.name"); !ok || selected != name {
-		return apierrors.NewBadRequest("fieldSelector metadata.name doesn't match requested name")
-	}
-	return nil
 }
 
 // watchEncoder gives how event objects are encoded for the negotiated view. A Table carries its
@@ -163,7 +133,7 @@ func (s *Server) watchEncoder(r *http.Request, req *request, out output) (func([
 	switch out.view {
 	case viewPartial:
 		return func(value []byte) ([]byte, error) {
-			served, err := servedJSON(req.res, value)
+			served, err := registry.ServedJSON(req.res, value)
 			if err != nil {
 				return nil, err
 			}
@@ -176,7 +146,7 @@ func (s *Server) watchEncoder(r *http.Request, req *request, out output) (func([
 		}
 		headers := true
 		return func(value []byte) ([]byte, error) {
-			served, err := servedJSON(req.res, value)
+			served, err := registry.ServedJSON(req.res, value)
 			if err != nil {
 				return nil, err
 			}
@@ -194,7 +164,7 @@ func (s *Server) watchEncoder(r *http.Request, req *request, out output) (func([
 			return json.Marshal(table)
 		}, nil
 	}
-	return func(value []byte) ([]byte, error) { return servedJSON(req.res, value) }, nil
+	return func(value []byte) ([]byte, error) { return registry.ServedJSON(req.res, value) }, nil
 }
 
 // begin sends the response header, once: from here on the answer is 200 and errors are events.
@@ -213,71 +183,10 @@ func (ws *watchStream) begin() {
 	_ = ws.flush()
 }
 
-// start sends the initial events if asked for, then starts the store's watch where the changes
-// the client gets begin.
-func (ws *watchStream) start(ctx context.Context, opts *internalversion.ListOptions) (*sqlstore.Watcher, error) {
-	var err error
-	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
-		if ws.floor, err = ws.sendInitialEvents(ctx, ws.floor); err != nil {
-			return nil, err
-		}
-	} else if ws.floor == 0 {
-		// sendInitialEvents=false: start from the latest state, without it.
-		if ws.floor, err = ws.s.store.CurrentRevision(ctx); err != nil {
-			return nil, storageError(err, ws.req.gr, "")
-		}
-	}
-	watcher, err := ws.watchAfter(ctx, ws.floor)
-	if err != nil {
-		return nil, storageError(err, ws.req.gr, "")
-	}
-	return watcher, nil
-}
-
-// sendInitialEvents sends the objects of a consistent snapshot not older than minRevision as
-// ADDED events, then, when the client takes bookmarks, the bookmark that marks their end. It
-// returns the snapshot's revision, which the changes follow.
-func (ws *watchStream) sendInitialEvents(ctx context.Context, minRevision int64) (int64, error) {
-	if minRevision > 0 {
-		if err := ws.s.waitForRevision(ctx, minRevision); err != nil {
-			return 0, err
-		}
-	}
-	opts := sqlstore.ListOptions{Resource: ws.req.res.StorageName, Namespace: ws.namespace}
-	if !ws.selectsAll {
-		opts.Filter = ws.sel.filter()
-	}
-	result, err := ws.s.store.List(ctx, opts, func(o sqlstore.Object) error {
-		return ws.sendObject(watch.Added, o.Value)
-	})
-	if err != nil {
-		return 0, storageError(err, ws.req.gr, "")
-	}
-	if ws.bookmarks {
-		if err := ws.sendBookmark(result.Revision, true); err != nil {
-			return 0, err
-		}
-	}
-	return result.Revision, ws.flush()
-}
-
-// watchAfter starts the store's watch after revision. A revision the store has not reached yet
-// is not an error, as in kube-apiserver's watch cache: the watch starts at the current revision
-// and skips the changes up to the requested one.
-func (ws *watchStream) watchAfter(ctx context.Context, revision int64) (*sqlstore.Watcher, error) {
-	opts := sqlstore.WatchOptions{Resource: ws.req.res.StorageName, Namespace: ws.namespace, After: revision}
-	watcher, err := ws.s.store.Watch(ctx, opts)
-	var future *sqlstore.FutureRevisionError
-	if errors.As(err, &future) {
-		opts.After = future.Current
-		return ws.s.store.Watch(ctx, opts)
-	}
-	return watcher, err
-}
-
-// follow streams the watcher's events until the watch times out, the client goes away, a write
-// fails, or the store ends the watcher.
-func (ws *watchStream) follow(ctx context.Context, watcher *sqlstore.Watcher) error {
+// follow streams the watch's events until it times out, the client goes away, a write fails, or
+// the store ends the watch.
+func (ws *watchStream) follow(ctx context.Context) error {
+	watcher := ws.watch
 	bookmarks := newBookmarkSchedule(ctx, ws.bookmarks, ws.s.bookmarkInterval())
 	defer bookmarks.stop()
 	for {
@@ -289,7 +198,7 @@ func (ws *watchStream) follow(ctx context.Context, watcher *sqlstore.Watcher) er
 			bookmarks.next()
 		case ev, ok := <-watcher.Events():
 			if !ok {
-				return watchEndError(watcher.Err())
+				return watcher.Err()
 			}
 			if err := ws.sendEvent(ev); err != nil {
 				return nil // the client is gone or not reading: nothing more can reach it
@@ -303,16 +212,6 @@ func (ws *watchStream) follow(ctx context.Context, watcher *sqlstore.Watcher) er
 	}
 }
 
-// watchEndError is what the client is told when the store ends a watch. A watcher that fell
-// behind is closed without an error, as kube-apiserver closes one: the client watches again from
-// the last revision it received.
-func watchEndError(err error) error {
-	if err == nil || errors.Is(err, sqlstore.ErrWatcherTooSlow) || errors.Is(err, sqlstore.ErrClosed) {
-		return nil
-	}
-	return storageError(err, schema.GroupResource{}, "")
-}
-
 func (s *Server) bookmarkInterval() time.Duration {
 	if s.opts.WatchBookmarkInterval > 0 {
 		return s.opts.WatchBookmarkInterval
@@ -322,105 +221,19 @@ func (s *Server) bookmarkInterval() time.Duration {
 
 // sendEvent sends one event of the store's feed as the client's selection sees it.
 func (ws *watchStream) sendEvent(ev *sqlstore.Event) error {
-	if ev.Progress {
-		return ws.sendBookmark(max(ev.Revision, ws.floor), false)
-	}
-	if ev.Revision <= ws.floor {
-		return nil
-	}
-	eventType, value, err := ws.change(ev)
-	if err != nil || eventType == "" {
+	out, ok, err := ws.watch.Next(ev)
+	if err != nil || !ok {
 		return err
 	}
-	return ws.sendObject(eventType, value)
+	return ws.send(out)
 }
 
-// change is how a write looks through the selection, as kube-apiserver's cacher decides it: an
-// object that enters the selection is ADDED, one that stays MODIFIED, and one that leaves (or is
-// deleted) DELETED, carrying its last selected state at the event's revision. eventType is empty
-// when the write is not visible to this watch.
-func (ws *watchStream) change(ev *sqlstore.Event) (eventType watch.EventType, value []byte, err error) {
-	nowSelected, wasSelected := ws.selected(ev)
-	switch {
-	case nowSelected && wasSelected:
-		return watch.Modified, ev.Object.Value, nil
-	case nowSelected:
-		return watch.Added, ev.Object.Value, nil
-	case !wasSelected:
-		return "", nil, nil
-	case ev.Op == sqlstore.OpDelete:
-		return watch.Deleted, ev.Object.Value, nil // stored as deleted, at the delete's revision
+// send sends one event to the client: an initial one or a change.
+func (ws *watchStream) send(ev registry.WatchEvent) error {
+	if ev.Type == watch.Bookmark {
+		return ws.sendBookmark(ev.Revision, ev.InitialEventsEnd)
 	}
-	value, err = withResourceVersion(ev.Prev.Value, ev.Revision)
-	return watch.Deleted, value, err
-}
-
-// selected reports whether the event's new state and the state it replaced are in the selection.
-// A deleted object has no new state.
-func (ws *watchStream) selected(ev *sqlstore.Event) (now, before bool) {
-	hasBefore := ev.Prev != nil || ev.Op == sqlstore.OpDelete
-	if ws.selectsAll {
-		return ev.Op != sqlstore.OpDelete, hasBefore
-	}
-	m := ev.Memo(func() any { return decodeEventMeta(ev) }).(*eventMeta)
-	now = ev.Op != sqlstore.OpDelete && m.object != nil && ws.sel.matchesMeta(m.object, ws.typeFields(m.objectFields, ev.Object.Value))
-	if ev.Prev != nil {
-		before = m.prev != nil && ws.sel.matchesMeta(m.prev, ws.typeFields(m.prevFields, ev.Prev.Value))
-	} else if ev.Op == sqlstore.OpDelete {
-		before = m.object != nil && ws.sel.matchesMeta(m.object, ws.typeFields(m.objectFields, ev.Object.Value))
-	}
-	return now, before
-}
-
-// typeFields gives the fields beyond metadata the watch's field selector reads from value: the
-// event's shared reading of a built-in type's fields, or the selection's own.
-func (ws *watchStream) typeFields(shared func() (fields.Set, error), value []byte) func() (fields.Set, error) {
-	if ws.sel.tableFields {
-		return shared
-	}
-	return func() (fields.Set, error) { return ws.sel.typeFields(value) }
-}
-
-// eventMeta is what selectors read from an event's object and previous state, decoded once per
-// event for every watcher (Event.Memo): the metadata (nil where it does not decode), and a
-// built-in type's selectable fields, read on first use since most watches select none.
-type eventMeta struct {
-	object, prev             *selectedMeta
-	objectFields, prevFields func() (fields.Set, error)
-}
-
-func decodeEventMeta(ev *sqlstore.Event) any {
-	paths := selectableFields[ev.Object.Key.Resource]
-	m := &eventMeta{object: decodeSelectedMeta(ev.Object.Value), objectFields: sharedFieldValues(ev.Object.Value, paths)}
-	if ev.Prev != nil {
-		m.prev = decodeSelectedMeta(ev.Prev.Value)
-		m.prevFields = sharedFieldValues(ev.Prev.Value, paths)
-	}
-	return m
-}
-
-// sharedFieldValues reads all the fields of paths from value once, for every watcher that asks.
-func sharedFieldValues(value []byte, paths map[string][]string) func() (fields.Set, error) {
-	return sync.OnceValues(func() (fields.Set, error) { return fieldValues(value, paths) })
-}
-
-func decodeSelectedMeta(value []byte) *selectedMeta {
-	var m selectedMeta
-	if json.Unmarshal(value, &m) != nil {
-		return nil
-	}
-	return &m
-}
-
-// withResourceVersion is a stored object with its resourceVersion replaced: the state an object
-// had before it left a watch's selection, sent at the revision it left.
-func withResourceVersion(value []byte, revision int64) ([]byte, error) {
-	obj, err := decodeStored(value)
-	if err != nil {
-		return nil, err
-	}
-	obj.SetResourceVersion(revisionString(revision))
-	return json.Marshal(obj.Object)
+	return ws.sendObject(ev.Type, ev.Value)
 }
 
 // sendObject sends one event carrying a stored object, encoded for the client's view.
@@ -446,7 +259,7 @@ func (ws *watchStream) sendBookmark(revision int64, initialEventsEnd bool) error
 // of the type, with only kind, apiVersion and metadata.resourceVersion (and the initial-events-end
 // annotation). Built-in types are encoded from their Go type, so that their fields without
 // omitempty appear as they do there; custom resources are bare unstructured objects.
-func bookmarkObject(res *Resource, revision int64, initialEventsEnd bool) ([]byte, error) {
+func bookmarkObject(res *resource.Resource, revision int64, initialEventsEnd bool) ([]byte, error) {
 	gvk := schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind}
 	obj, err := clientgoscheme.Scheme.New(gvk)
 	if err != nil || res.Schema != nil {
@@ -457,7 +270,7 @@ func bookmarkObject(res *Resource, revision int64, initialEventsEnd bool) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	accessor.SetResourceVersion(revisionString(revision))
+	accessor.SetResourceVersion(strconv.FormatInt(revision, 10))
 	if initialEventsEnd {
 		accessor.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
 	}

@@ -1,0 +1,105 @@
+// Package builtin defines the built-in types sqlkube serves: their names, Go types, decoding,
+// validation and table columns, as resource descriptions the registry applies.
+package builtin
+
+import (
+	"reflect"
+	"strings"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/sqlkube/sqlkube/server/resource"
+)
+
+const (
+	APIExtensionsGroup = "apiextensions.k8s.io"
+	CoordinationGroup  = "coordination.k8s.io"
+	// CRDStorageName is where CustomResourceDefinitions are stored.
+	CRDStorageName = "customresourcedefinitions." + APIExtensionsGroup
+)
+
+// goTypes are the built-ins' Go types, by storage name: strategic merge patches take their merge
+// keys from them, and OpenAPI their schemas.
+var goTypes = map[string]reflect.Type{
+	"configmaps":                  reflect.TypeFor[corev1.ConfigMap](),
+	"secrets":                     reflect.TypeFor[corev1.Secret](),
+	"namespaces":                  reflect.TypeFor[corev1.Namespace](),
+	"serviceaccounts":             reflect.TypeFor[corev1.ServiceAccount](),
+	"events":                      reflect.TypeFor[corev1.Event](),
+	"leases." + CoordinationGroup: reflect.TypeFor[coordinationv1.Lease](),
+	CRDStorageName:                reflect.TypeFor[apiextensionsv1.CustomResourceDefinition](),
+}
+
+// The verbs kube-apiserver's discovery lists for the built-ins, sorted as it lists them.
+var (
+	verbsAll          = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+	verbsNoCollection = []string{"create", "delete", "get", "list", "patch", "update", "watch"}
+)
+
+// Resources lists the built-in types, stored as opaque JSON beyond metadata, except
+// customresourcedefinitions, whose hooks bindCRDHooks sets (the catalog's, which validate and
+// establish CRDs against the names already served).
+func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
+	return []*resource.Resource{
+		builtin("", "v1", "namespaces", "Namespace", false, verbsNoCollection, func(r *resource.Resource) {
+			r.ShortNames = []string{"ns"}
+			r.Status = true
+			r.Finalize = true
+		}),
+		builtin("", "v1", "configmaps", "ConfigMap", true, verbsAll, func(r *resource.Resource) {
+			r.ShortNames = []string{"cm"}
+		}),
+		builtin("", "v1", "secrets", "Secret", true, verbsAll, nil),
+		builtin("", "v1", "serviceaccounts", "ServiceAccount", true, verbsAll, func(r *resource.Resource) {
+			r.ShortNames = []string{"sa"}
+		}),
+		builtin("", "v1", "events", "Event", true, verbsAll, func(r *resource.Resource) {
+			r.ShortNames = []string{"ev"}
+		}),
+		builtin(CoordinationGroup, "v1", "leases", "Lease", true, verbsAll, nil),
+		builtin(APIExtensionsGroup, "v1", "customresourcedefinitions", "CustomResourceDefinition", false, verbsAll, func(r *resource.Resource) {
+			r.ShortNames = []string{"crd", "crds"}
+			r.Categories = []string{"api-extensions"}
+			r.Status = true
+			r.StorageVersionHashVersion = "v1beta1"
+			bindCRDHooks(r)
+		}),
+	}
+}
+
+// builtin describes a built-in type whose singular name is its lower-case kind, and which is
+// stored in one version, then lets customize add what is particular to it.
+func builtin(group, version, plural, kind string, namespaced bool, verbs []string, customize func(*resource.Resource)) *resource.Resource {
+	r := &resource.Resource{
+		Group:          group,
+		Version:        version,
+		Name:           plural,
+		SingularName:   strings.ToLower(kind),
+		Kind:           kind,
+		ListKind:       kind + "List",
+		Namespaced:     namespaced,
+		Verbs:          verbs,
+		StorageName:    StorageName(plural, group),
+		StorageVersion: version,
+	}
+	r.Decode = decoders[r.StorageName]
+	r.ValidateBuiltin = validators[r.StorageName]
+	r.GoType = goTypes[r.StorageName]
+	if table, ok := tables[r.StorageName]; ok {
+		r.Table = table
+	}
+	if customize != nil {
+		customize(r)
+	}
+	return r
+}
+
+// StorageName keys a type in storage: "plural.group", or just "plural" in the core group.
+func StorageName(plural, group string) string {
+	if group == "" {
+		return plural
+	}
+	return plural + "." + group
+}

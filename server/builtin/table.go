@@ -1,0 +1,198 @@
+package builtin
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/duration"
+)
+
+// builtinTable is a built-in type's Table as kube-apiserver prints it: its columns, and the
+// function that fills one row's cells from an object. It is a rest.TableConvertor.
+type builtinTable struct {
+	columns []metav1.TableColumnDefinition
+	cells   func(obj *unstructured.Unstructured) []any
+}
+
+// ConvertToTable converts an *unstructured.Unstructured or an *unstructured.UnstructuredList.
+func (t builtinTable) ConvertToTable(_ context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+	table := &metav1.Table{}
+	addRow := func(obj runtime.Object) error {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return fmt.Errorf("cannot print %T as a Table row", obj)
+		}
+		table.Rows = append(table.Rows, metav1.TableRow{Cells: t.cells(u), Object: runtime.RawExtension{Object: obj}})
+		return nil
+	}
+	if meta.IsListType(object) {
+		if err := meta.EachListItem(object, addRow); err != nil {
+			return nil, err
+		}
+	} else if err := addRow(object); err != nil {
+		return nil, err
+	}
+	if list, err := meta.ListAccessor(object); err == nil {
+		table.ResourceVersion, table.Continue, table.RemainingItemCount = list.GetResourceVersion(), list.GetContinue(), list.GetRemainingItemCount()
+	} else if obj, err := meta.CommonAccessor(object); err == nil {
+		table.ResourceVersion = obj.GetResourceVersion()
+	}
+	if opts, ok := tableOptions.(*metav1.TableOptions); !ok || !opts.NoHeaders {
+		table.ColumnDefinitions = t.columns
+	}
+	return table, nil
+}
+
+var metadataDocs = metav1.ObjectMeta{}.SwaggerDoc()
+
+// Columns every printer shares.
+var (
+	nameColumn = metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: metadataDocs["name"]}
+	ageColumn  = metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: metadataDocs["creationTimestamp"]}
+)
+
+// tables are the built-ins' Tables by storage name. Types not listed (CRDs) get
+// kube-apiserver's default columns, Name and Created At.
+var tables = map[string]builtinTable{
+	"configmaps": {
+		columns: []metav1.TableColumnDefinition{nameColumn,
+			{Name: "Data", Type: "integer", Description: corev1.ConfigMap{}.SwaggerDoc()["data"]},
+			ageColumn},
+		cells: func(u *unstructured.Unstructured) []any {
+			cm := decodeForTable[corev1.ConfigMap](u)
+			return []any{u.GetName(), int64(len(cm.Data) + len(cm.BinaryData)), age(u)}
+		},
+	},
+	"secrets": {
+		columns: []metav1.TableColumnDefinition{nameColumn,
+			{Name: "Type", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["type"]},
+			{Name: "Data", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["data"]},
+			ageColumn},
+		cells: func(u *unstructured.Unstructured) []any {
+			secret := decodeForTable[corev1.Secret](u)
+			return []any{u.GetName(), string(secret.Type), int64(len(secret.Data)), age(u)}
+		},
+	},
+	"namespaces": {
+		columns: []metav1.TableColumnDefinition{nameColumn,
+			{Name: "Status", Type: "string", Description: "The status of the namespace"},
+			ageColumn},
+		cells: func(u *unstructured.Unstructured) []any {
+			ns := decodeForTable[corev1.Namespace](u)
+			return []any{u.GetName(), string(ns.Status.Phase), age(u)}
+		},
+	},
+	"serviceaccounts": {
+		columns: []metav1.TableColumnDefinition{nameColumn,
+			{Name: "Secrets", Type: "string", Description: corev1.ServiceAccount{}.SwaggerDoc()["secrets"]},
+			ageColumn},
+		cells: func(u *unstructured.Unstructured) []any {
+			sa := decodeForTable[corev1.ServiceAccount](u)
+			return []any{u.GetName(), int64(len(sa.Secrets)), age(u)}
+		},
+	},
+	"events": {
+		columns: eventColumns(),
+		cells:   eventCells,
+	},
+	"leases." + CoordinationGroup: {
+		columns: []metav1.TableColumnDefinition{nameColumn,
+			{Name: "Holder", Type: "string", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},
+			ageColumn},
+		cells: func(u *unstructured.Unstructured) []any {
+			lease := decodeForTable[coordinationv1.Lease](u)
+			holder := ""
+			if lease.Spec.HolderIdentity != nil {
+				holder = *lease.Spec.HolderIdentity
+			}
+			return []any{u.GetName(), holder, age(u)}
+		},
+	},
+}
+
+// eventColumns are kubectl get events' columns; those with priority 1 show with -o wide.
+func eventColumns() []metav1.TableColumnDefinition {
+	docs := corev1.Event{}.SwaggerDoc()
+	return []metav1.TableColumnDefinition{
+		{Name: "Last Seen", Type: "string", Description: docs["lastTimestamp"]},
+		{Name: "Type", Type: "string", Description: docs["type"]},
+		{Name: "Reason", Type: "string", Description: docs["reason"]},
+		{Name: "Object", Type: "string", Description: docs["involvedObject"]},
+		{Name: "Subobject", Type: "string", Priority: 1, Description: corev1.ObjectReference{}.SwaggerDoc()["fieldPath"]},
+		{Name: "Source", Type: "string", Priority: 1, Description: docs["source"]},
+		{Name: "Message", Type: "string", Description: docs["message"]},
+		{Name: "First Seen", Type: "string", Priority: 1, Description: docs["firstTimestamp"]},
+		{Name: "Count", Type: "string", Priority: 1, Description: docs["count"]},
+		{Name: "Name", Type: "string", Priority: 1, Format: "name", Description: metadataDocs["name"]},
+	}
+}
+
+// eventCells fills an event's row: times fall back to the newer API's eventTime and series.
+func eventCells(u *unstructured.Unstructured) []any {
+	ev := decodeForTable[corev1.Event](u)
+	firstSeen := since(ev.FirstTimestamp.Time)
+	if ev.FirstTimestamp.IsZero() {
+		firstSeen = since(ev.EventTime.Time)
+	}
+	lastSeen := since(ev.LastTimestamp.Time)
+	if ev.LastTimestamp.IsZero() {
+		lastSeen = firstSeen
+	}
+	count := ev.Count
+	if ev.Series != nil {
+		lastSeen, count = since(ev.Series.LastObservedTime.Time), ev.Series.Count
+	} else if count == 0 {
+		count = 1 // a singleton event of the newer API has no count
+	}
+	object := strings.ToLower(ev.InvolvedObject.Kind)
+	if ev.InvolvedObject.Name != "" {
+		object += "/" + ev.InvolvedObject.Name
+	}
+	return []any{lastSeen, ev.Type, ev.Reason, object, ev.InvolvedObject.FieldPath,
+		eventSource(ev), strings.TrimSpace(ev.Message), firstSeen, int64(count), u.GetName()}
+}
+
+// eventSource is "component, host", from the older or the newer API's fields.
+func eventSource(ev *corev1.Event) string {
+	component, instance := ev.Source.Component, ev.Source.Host
+	if component == "" {
+		component = ev.ReportingController
+	}
+	if instance == "" {
+		instance = ev.ReportingInstance
+	}
+	if component == "" || instance == "" {
+		return component
+	}
+	return component + ", " + instance
+}
+
+// decodeForTable reads an object as its typed form for printing. Objects are stored as they
+// were written, so a field of the wrong shape is printed as absent rather than failing the list.
+func decodeForTable[T any](u *unstructured.Unstructured) *T {
+	typed := new(T)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
+		return new(T)
+	}
+	return typed
+}
+
+func age(u *unstructured.Unstructured) string {
+	return since(u.GetCreationTimestamp().Time)
+}
+
+// since prints how long ago t was, as kubectl does ("5m", "3d"), or "<unknown>" for no time.
+func since(t time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(time.Since(t))
+}

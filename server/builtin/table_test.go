@@ -1,0 +1,93 @@
+package builtin
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/sqlkube/sqlkube/server/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestBuiltinTables(t *testing.T) {
+	fiveMinutesAgo := time.Now().Add(-5 * time.Minute).UTC()
+	created, createdMicro := fiveMinutesAgo.Format(time.RFC3339), fiveMinutesAgo.Format(metav1.RFC3339Micro)
+	for _, tc := range []struct {
+		resource string
+		object   string
+		columns  []string
+		cells    []any
+	}{{
+		resource: "configmaps",
+		object:   `{"metadata":{"name":"cm","creationTimestamp":"` + created + `"},"data":{"a":"1","b":"2"},"binaryData":{"c":"AA=="}}`,
+		columns:  []string{"Name", "Data", "Age"},
+		cells:    []any{"cm", int64(3), "5m"},
+	}, {
+		resource: "secrets",
+		object:   `{"metadata":{"name":"s","creationTimestamp":"` + created + `"},"type":"Opaque","data":{"a":"AA=="}}`,
+		columns:  []string{"Name", "Type", "Data", "Age"},
+		cells:    []any{"s", "Opaque", int64(1), "5m"},
+	}, {
+		resource: "namespaces",
+		object:   `{"metadata":{"name":"ns","creationTimestamp":"` + created + `"},"status":{"phase":"Active"}}`,
+		columns:  []string{"Name", "Status", "Age"},
+		cells:    []any{"ns", "Active", "5m"},
+	}, {
+		resource: "serviceaccounts",
+		object:   `{"metadata":{"name":"default"}}`,
+		columns:  []string{"Name", "Secrets", "Age"},
+		cells:    []any{"default", int64(0), "<unknown>"},
+	}, {
+		resource: "leases.coordination.k8s.io",
+		object:   `{"metadata":{"name":"l","creationTimestamp":"` + created + `"},"spec":{"holderIdentity":"me"}}`,
+		columns:  []string{"Name", "Holder", "Age"},
+		cells:    []any{"l", "me", "5m"},
+	}, {
+		resource: "events",
+		object: `{"metadata":{"name":"e"},"type":"Normal","reason":"Started","message":" started \n","count":2,
+			"involvedObject":{"kind":"Pod","name":"p","fieldPath":"spec.containers{c}"},"source":{"component":"kubelet","host":"node"},
+			"firstTimestamp":"` + created + `","lastTimestamp":"` + created + `"}`,
+		columns: []string{"Last Seen", "Type", "Reason", "Object", "Subobject", "Source", "Message", "First Seen", "Count", "Name"},
+		cells:   []any{"5m", "Normal", "Started", "pod/p", "spec.containers{c}", "kubelet, node", "started", "5m", int64(2), "e"},
+	}, {
+		resource: "events",
+		object:   `{"metadata":{"name":"e"},"eventTime":"` + createdMicro + `","involvedObject":{"kind":"Node"},"reportingComponent":"ctl"}`,
+		columns:  []string{"Last Seen", "Type", "Reason", "Object", "Subobject", "Source", "Message", "First Seen", "Count", "Name"},
+		cells:    []any{"5m", "", "", "node", "", "ctl", "", "5m", int64(1), "e"},
+	}} {
+		t.Run(tc.resource, func(t *testing.T) {
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON([]byte(`{"apiVersion":"v1","kind":"X",` + tc.object[1:])); err != nil {
+				t.Fatal(err)
+			}
+			list := &unstructured.UnstructuredList{Items: []unstructured.Unstructured{*u}}
+			list.SetResourceVersion("42")
+			table, err := tables[tc.resource].ConvertToTable(context.Background(), list, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var columns []string
+			for _, c := range table.ColumnDefinitions {
+				columns = append(columns, c.Name)
+			}
+			if !reflect.DeepEqual(columns, tc.columns) || len(table.Rows) != 1 || !reflect.DeepEqual(table.Rows[0].Cells, tc.cells) || table.ResourceVersion != "42" {
+				t.Errorf("columns %v, rows %+v, resourceVersion %q\nwant columns %v, cells %#v", columns, table.Rows, table.ResourceVersion, tc.columns, tc.cells)
+			}
+			row, err := tables[tc.resource].ConvertToTable(context.Background(), u, &metav1.TableOptions{NoHeaders: true})
+			if err != nil || row.ColumnDefinitions != nil || len(row.Rows) != 1 {
+				t.Errorf("one object without headers: %+v, %v", row, err)
+			}
+		})
+	}
+}
+
+func TestBuiltinsHaveTheirTables(t *testing.T) {
+	for _, r := range Resources(func(*resource.Resource) {}) {
+		_, printed := tables[r.StorageName]
+		if printed != (r.Table != nil) || (r.Table == nil && r.Name != "customresourcedefinitions") {
+			t.Errorf("%s: Table %v", r.Name, r.Table)
+		}
+	}
+}

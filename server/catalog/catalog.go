@@ -1,0 +1,221 @@
+// Package catalog keeps the set of served resources: the built-ins and the versions of the
+// established CRDs, kept in sync with the CRDs in storage (whoever wrote them: this replica or
+// another on the same database), with the CRD controllers apiextensions-apiserver runs in-process
+// (naming, and deleting the objects of a deleted CRD).
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/sqlkube/sqlkube/server/builtin"
+	"github.com/sqlkube/sqlkube/server/crdtype"
+	"github.com/sqlkube/sqlkube/server/resource"
+	"github.com/sqlkube/sqlkube/sqlstore"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// Storage is what the catalog needs from the database layer. *sqlstore.Store implements it.
+type Storage interface {
+	Get(ctx context.Context, key sqlstore.Key) (sqlstore.Object, error)
+	Write(ctx context.Context, w sqlstore.Write) (sqlstore.Object, error)
+	List(ctx context.Context, opts sqlstore.ListOptions, each func(sqlstore.Object) error) (sqlstore.ListResult, error)
+	Watch(ctx context.Context, opts sqlstore.WatchOptions) (*sqlstore.Watcher, error)
+}
+
+// Catalog holds the served resources: the built-ins and the established CRDs' versions. It
+// keeps the CRD types in sync with storage (see syncCRDs), so every replica sharing a database
+// serves the same types.
+type Catalog struct {
+	store    Storage
+	log      *slog.Logger
+	builtins []*resource.Resource
+
+	mu        sync.RWMutex
+	resources map[string]*resource.Resource // by group/version/name
+	crds      map[string]*storedCRD
+	// generation counts the changes of resources, for those who derive documents from them.
+	generation uint64
+	// seen is the newest revision the CRD sync has applied; advanced is closed and replaced
+	// whenever seen moves, waking AfterWrite waiters.
+	seen     int64
+	advanced chan struct{}
+
+	// cleaning holds the UIDs of the deleted CRDs whose objects this process is deleting.
+	cleaningMu sync.Mutex
+	cleaning   map[types.UID]bool
+}
+
+// New serves the built-ins and the CRDs already stored, then keeps the CRD types in sync with
+// storage until ctx ends.
+func New(ctx context.Context, store Storage, log *slog.Logger) (*Catalog, error) {
+	g := &Catalog{store: store, log: log, advanced: make(chan struct{}), cleaning: map[types.UID]bool{}}
+	g.builtins = builtin.Resources(g.bindCRDHooks)
+	revision, err := g.loadCRDs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("loading custom resource definitions: %w", err)
+	}
+	go g.syncCRDs(ctx, revision)
+	return g, nil
+}
+
+// Lookup finds the resource served at group/version/name.
+func (g *Catalog) Lookup(group, version, name string) (*resource.Resource, bool) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	r, ok := g.resources[group+"/"+version+"/"+name]
+	return r, ok
+}
+
+// replaceCRDs installs a new set of stored CRDs, seen up to revision: it recomputes the served
+// resources and the discovery documents, then wakes those waiting for revision.
+func (g *Catalog) replaceCRDs(crds map[string]*storedCRD, revision int64) {
+	resources := map[string]*resource.Resource{}
+	for _, r := range g.builtins {
+		resources[r.Group+"/"+r.Version+"/"+r.Name] = r
+	}
+	for _, crd := range crds {
+		for _, r := range crd.served {
+			key := r.Group + "/" + r.Version + "/" + r.Name
+			if _, taken := resources[key]; taken {
+				continue // a built-in keeps its path; the CRD's NamesAccepted says so
+			}
+			resources[key] = r
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.crds, g.resources = crds, resources
+	g.generation++
+	g.advanceLocked(revision)
+}
+
+// advance records that the CRD sync has seen every change up to revision.
+func (g *Catalog) advance(revision int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.advanceLocked(revision)
+}
+
+func (g *Catalog) advanceLocked(revision int64) {
+	if revision <= g.seen {
+		return
+	}
+	g.seen = revision
+	close(g.advanced)
+	g.advanced = make(chan struct{})
+}
+
+// WaitForRevision returns once the CRD sync has seen revision, or with ctx's error.
+func (g *Catalog) WaitForRevision(ctx context.Context, revision int64) error {
+	for {
+		g.mu.RLock()
+		seen, advanced := g.seen, g.advanced
+		g.mu.RUnlock()
+		if seen >= revision {
+			return nil
+		}
+		select {
+		case <-advanced:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the catalog to see revision %d (at %d): %w", revision, seen, ctx.Err())
+		}
+	}
+}
+
+// Resources returns the served resources by "group/version/name", and their generation, which
+// changes whenever they do. The map must not be modified.
+func (g *Catalog) Resources() (resources map[string]*resource.Resource, generation uint64) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.resources, g.generation
+}
+
+// storedCRD is a CRD as the catalog last read it from storage, with the resources it serves
+// (built once per change: compiling schemas is not cheap).
+type storedCRD struct {
+	revision int64
+	crd      *apiextensionsv1.CustomResourceDefinition
+	served   []*resource.Resource
+}
+
+// crdWriteWait bounds how long a CRD write waits for the catalog to serve its result.
+const crdWriteWait = 10 * time.Second
+
+// bindCRDHooks gives the customresourcedefinitions resource apiextensions-apiserver's rules,
+// judged against the names this catalog serves; a CRD write returns once it is served.
+func (g *Catalog) bindCRDHooks(r *resource.Resource) {
+	crdtype.BindHooks(r, g.namesTakenInGroup, func(ctx context.Context, revision int64) error {
+		ctx, cancel := context.WithTimeout(ctx, crdWriteWait)
+		defer cancel()
+		return g.WaitForRevision(ctx, revision)
+	})
+}
+
+// namesTakenInGroup collects the resource names (plural, singular, short names) and kinds
+// (kind, list kind) that the built-ins and the other CRDs of group hold.
+func (g *Catalog) namesTakenInGroup(group, except string) (resources, kinds sets.Set[string]) {
+	resources, kinds = sets.New[string](), sets.New[string]()
+	for _, r := range g.builtins {
+		if r.Group == group {
+			resources.Insert(r.Name, r.SingularName)
+			resources.Insert(r.ShortNames...)
+			kinds.Insert(r.Kind, r.ListKind)
+		}
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	for name, stored := range g.crds {
+		if name == except || stored.crd.Spec.Group != group {
+			continue
+		}
+		names := stored.crd.Status.AcceptedNames
+		resources.Insert(names.Plural, names.Singular)
+		resources.Insert(names.ShortNames...)
+		kinds.Insert(names.Kind, names.ListKind)
+	}
+	return resources, kinds
+}
+
+// StorageResources lists one served Resource per stored type (built-ins and CRD types), the
+// one serving the storage version, so that its objects need no conversion.
+func (g *Catalog) StorageResources() map[string]*resource.Resource {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	out := map[string]*resource.Resource{}
+	for _, r := range g.resources {
+		if prev, ok := out[r.StorageName]; !ok || (prev.NeedsConversion() && !r.NeedsConversion()) {
+			out[r.StorageName] = r
+		}
+	}
+	return out
+}
+
+// ResourceForKind finds the resource serving kind at apiVersion, as a REST mapper would.
+func (g *Catalog) ResourceForKind(apiVersion, kind string) (*resource.Resource, bool) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, false
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	for _, r := range g.resources {
+		if r.Group == gv.Group && r.Version == gv.Version && r.Kind == kind {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// Changed returns a channel closed the next time the catalog's types may change.
+func (g *Catalog) Changed() <-chan struct{} {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.advanced
+}

@@ -1,0 +1,36 @@
+// Package controllers is what the in-process controllers share. They do, inside sqlkube, what
+// kube-controller-manager would do for deletion to behave as on a cluster (packages gc and
+// namespace), and what further controllers will do. They read storage (following it with package
+// follow) and write through the registry, as any API client would, never through HTTP. Every
+// replica runs them: their writes are conditional, so two replicas doing the same step cost a
+// harmless conflict.
+package controllers
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/sqlkube/sqlkube/server/catalog"
+	"github.com/sqlkube/sqlkube/server/follow"
+	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/sqlstore"
+)
+
+// FieldManager is who the controllers write as (managedFields), as kube-controller-manager's
+// controllers would appear.
+const FieldManager = "kube-controller-manager"
+
+// Storage is what controllers read directly: they follow storage, not this replica's requests.
+// *sqlstore.Store implements it.
+type Storage interface {
+	follow.Storage
+	Get(ctx context.Context, key sqlstore.Key) (sqlstore.Object, error)
+}
+
+// Deps are what a controller runs on.
+type Deps struct {
+	Store    Storage
+	Registry *registry.Registry
+	Catalog  *catalog.Catalog
+	Log      *slog.Logger
+}

@@ -1,0 +1,91 @@
+package gc
+
+import (
+	"errors"
+	"log/slog"
+	"slices"
+	"testing"
+
+	"github.com/sqlkube/sqlkube/server/catalog"
+	"github.com/sqlkube/sqlkube/server/controllers"
+	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/sqlstore"
+	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Before an owner's orphan or foregroundDeletion finalizer goes, storage confirms the index
+// knows every dependent: one whose type's watch lags is found, indexed, and waited for.
+func TestGarbageCollectorConfirmsDependentsFromStorage(t *testing.T) {
+	deps := newTestDeps(t)
+	owner := createIn(t, deps, "configmaps", "owner", nil)
+	createIn(t, deps, "secrets", "dependent", []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "owner", UID: owner.GetUID()}})
+	createIn(t, deps, "configmaps", "unrelated", nil)
+
+	lagging := newGarbageCollector(deps)
+	if err := lagging.checkAllDependentsIndexed(t.Context(), owner.GetUID()); !errors.Is(err, errDependentsNotIndexed) {
+		t.Fatalf("with the dependent missing from the index: %v", err)
+	}
+	want := []sqlstore.Key{{Resource: "secrets", Namespace: "default", Name: "dependent"}}
+	if got := lagging.dependentsOf(owner.GetUID()); !slices.Equal(got, want) {
+		t.Fatalf("indexed dependents %v, want %v", got, want)
+	}
+	if err := lagging.checkAllDependentsIndexed(t.Context(), owner.GetUID()); err != nil {
+		t.Fatalf("once indexed: %v", err)
+	}
+}
+
+// newTestDeps are a catalog and a registry on a new SQLite store, until the test ends.
+func newTestDeps(t *testing.T) controllers.Deps {
+	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	store, err := sqlstore.Open(t.Context(), sqlstore.Options{DSN: sqltest.SQLiteDSN(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	types, err := catalog.New(t.Context(), store, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	namespaces, _ := types.Lookup("", "v1", "namespaces")
+	reg, err := registry.New(t.Context(), store, namespaces, registry.Options{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return controllers.Deps{Store: store, Registry: reg, Catalog: types, Log: log}
+}
+
+// createIn creates a core/v1 object of resource in the default namespace, through the registry.
+func createIn(t *testing.T, deps controllers.Deps, resource, name string, owners []metav1.OwnerReference) *unstructured.Unstructured {
+	t.Helper()
+	res, _ := deps.Catalog.Lookup("", "v1", resource)
+	obj := &unstructured.Unstructured{Object: map[string]any{}}
+	obj.SetName(name)
+	obj.SetOwnerReferences(owners)
+	stored, err := deps.Registry.Create(t.Context(), registry.Ref{Resource: res, Namespace: "default"}, obj, &metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := registry.DecodeStored(stored.Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return created
+}
+
+// TestMayConcernCollector: the pre-check lets through every object with ownerReferences or a
+// deletionTimestamp, and skips the others.
+func TestMayConcernCollector(t *testing.T) {
+	for value, want := range map[string]bool{
+		`{"metadata":{"name":"a","uid":"u"},"data":{"k":"v"}}`:                                    false,
+		`{"metadata":{"name":"a","ownerReferences":[{"uid":"o"}]}}`:                               true,
+		`{"metadata":{"name":"a","deletionTimestamp":"2026-11-22T00:00:00Z","finalizers":["x"]}}`: true,
+		`{"metadata":{"name":"a"},"data":{"ownerReferences":"v"}}`:                                true, // decoded, harmlessly
+	} {
+		if got := mayConcernCollector([]byte(value)); got != want {
+			t.Errorf("mayConcernCollector(%s) = %v, want %v", value, got, want)
+		}
+	}
+}

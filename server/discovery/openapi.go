@@ -1,0 +1,120 @@
+package discovery
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+
+	"k8s.io/kube-openapi/pkg/handler3"
+	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/sqlkube/sqlkube/server/crdschema"
+	"github.com/sqlkube/sqlkube/server/resource"
+)
+
+// OpenAPIDocs are the encoded OpenAPI v3 documents: the root, and each group version's by its
+// path ("api/v1", "apis/GROUP/VERSION").
+type OpenAPIDocs struct {
+	Root          Doc
+	GroupVersions map[string]Doc
+}
+
+// lazyOpenAPI builds the OpenAPI documents of one set of served resources on first use:
+// building CRD documents is costly, and most clients never ask.
+type lazyOpenAPI struct {
+	once      sync.Once
+	resources []discoveryGroup
+	docs      *OpenAPIDocs
+	err       error
+}
+
+// OpenAPI returns the OpenAPI v3 documents, built on first use.
+func (d *Docs) OpenAPI() (*OpenAPIDocs, error) {
+	l := d.openapi
+	l.once.Do(func() { l.docs, l.err = buildOpenAPI(l.resources) })
+	return l.docs, l.err
+}
+
+func buildOpenAPI(groups []discoveryGroup) (*OpenAPIDocs, error) {
+	docs := &OpenAPIDocs{GroupVersions: map[string]Doc{}}
+	root := handler3.OpenAPIV3Discovery{Paths: map[string]handler3.OpenAPIV3DiscoveryGroupVersion{}}
+	for _, g := range groups {
+		for _, v := range g.versions {
+			spec, err := groupVersionOpenAPI(g.name, v)
+			if err != nil {
+				return nil, fmt.Errorf("building the OpenAPI document of %s: %w", resource.GroupVersion(g.name, v.version), err)
+			}
+			path := strings.TrimPrefix(versionPath(g.name, v.version), "/")
+			doc := encodeDoc(spec)
+			docs.GroupVersions[path] = doc
+			root.Paths[path] = handler3.OpenAPIV3DiscoveryGroupVersion{
+				ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + strings.Trim(doc.ETag, `"`),
+			}
+		}
+	}
+	docs.Root = encodeDoc(root)
+	return docs, nil
+}
+
+// groupVersionOpenAPI is one group version's document: the CRDs' documents merged, plus the
+// built-ins' PATCH operations and schemas.
+func groupVersionOpenAPI(group string, v discoveryVersion) (*spec3.OpenAPI, error) {
+	var crdSpecs []*spec3.OpenAPI
+	paths := map[string]*spec3.Path{}
+	schemas := openAPISchemas{}
+	for _, r := range v.resources {
+		if r.Definition == nil {
+			paths[objectPath(r)] = &spec3.Path{PathProps: spec3.PathProps{Patch: patchOperation(r)}}
+			schemas.addKind(r.GoType, r.Group, r.Version, r.Kind)
+			continue
+		}
+		s, err := crdschema.OpenAPIV3(r.Definition, r.Version)
+		if err != nil {
+			return nil, err
+		}
+		crdSpecs = append(crdSpecs, s)
+	}
+	if len(crdSpecs) > 0 {
+		merged, err := crdschema.MergeOpenAPIV3(crdSpecs...)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(paths, merged.Paths.Paths)
+		if merged.Components != nil {
+			maps.Copy(schemas, merged.Components.Schemas)
+		}
+	}
+	return &spec3.OpenAPI{
+		Version:    "3.0.0",
+		Info:       &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: kubernetesVersion}},
+		Paths:      &spec3.Paths{Paths: paths},
+		Components: &spec3.Components{Schemas: schemas},
+	}, nil
+}
+
+// objectPath is where one object of r is read and written.
+func objectPath(r *resource.Resource) string {
+	prefix := versionPath(r.Group, r.Version)
+	if r.Namespaced {
+		prefix += "/namespaces/{namespace}"
+	}
+	return prefix + "/" + r.Name + "/{name}"
+}
+
+// patchOperation describes the PATCH of one built-in object: its kind and the query
+// parameters it takes.
+func patchOperation(r *resource.Resource) *spec3.Operation {
+	op := &spec3.Operation{}
+	op.AddExtension("x-kubernetes-action", "patch")
+	op.AddExtension("x-kubernetes-group-version-kind", map[string]string{"group": r.Group, "version": r.Version, "kind": r.Kind})
+	for _, p := range []struct{ name, typ string }{
+		{"dryRun", "string"}, {"fieldManager", "string"}, {"fieldValidation", "string"}, {"force", "boolean"},
+	} {
+		op.Parameters = append(op.Parameters, &spec3.Parameter{ParameterProps: spec3.ParameterProps{
+			Name: p.name, In: "query", Schema: &spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{p.typ}}},
+		}})
+	}
+	return op
+}

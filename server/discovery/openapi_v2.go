@@ -1,0 +1,107 @@
+package discovery
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/kube-openapi/pkg/schemamutation"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/sqlkube/sqlkube/server/crdschema"
+	"github.com/sqlkube/sqlkube/server/resource"
+)
+
+// lazyOpenAPIV2 builds the v2 document of one set of served resources on first use, as
+// lazyOpenAPI does for v3. Its tag, new for every set, tells kube-openapi's caches when to
+// encode it again.
+type lazyOpenAPIV2 struct {
+	once   sync.Once
+	groups []discoveryGroup
+	spec   *spec.Swagger
+	tag    string
+	err    error
+}
+
+// OpenAPIV2 returns the swagger document, built on first use, and its tag, new for every set of
+// served resources.
+func (d *Docs) OpenAPIV2() (*spec.Swagger, string, error) {
+	l := d.openAPIV2
+	l.once.Do(func() {
+		l.spec, l.err = buildOpenAPIV2(l.groups)
+		l.tag = string(uuid.NewUUID())
+	})
+	return l.spec, l.tag, l.err
+}
+
+// buildOpenAPIV2 merges the built-ins' definitions and each CRD's document (all its served
+// versions, once per CRD).
+func buildOpenAPIV2(groups []discoveryGroup) (*spec.Swagger, error) {
+	builtins := openAPISchemas{}
+	builtinPaths := map[string]spec.PathItem{}
+	var crdSpecs []*spec.Swagger
+	seen := map[string]bool{}
+	for _, g := range groups {
+		for _, v := range g.versions {
+			for _, r := range v.resources {
+				switch {
+				case r.Definition == nil:
+					builtins.addKind(r.GoType, r.Group, r.Version, r.Kind)
+					builtinPaths[objectPath(r)] = patchPathV2(r)
+				case !seen[r.CRDName]:
+					seen[r.CRDName] = true
+					s, err := crdschema.OpenAPIV2(r.Definition)
+					if err != nil {
+						return nil, fmt.Errorf("building the OpenAPI v2 document of %s: %w", r.CRDName, err)
+					}
+					crdSpecs = append(crdSpecs, s)
+				}
+			}
+		}
+	}
+	return crdschema.MergeOpenAPIV2(builtinsSwagger(builtins, builtinPaths), crdSpecs...)
+}
+
+// patchPathV2 is the v2 form of a built-in's PATCH operation in the v3 documents (see
+// patchOperation), which tells older clients the server validates fields itself. Swagger
+// requires its responses: the object patched.
+func patchPathV2(r *resource.Resource) spec.PathItem {
+	v3 := patchOperation(r)
+	patched := spec.Response{ResponseProps: spec.ResponseProps{
+		Description: "OK", Schema: spec.RefSchema("#/definitions/" + definitionName(r.GoType)),
+	}}
+	op := &spec.Operation{VendorExtensible: v3.VendorExtensible, OperationProps: spec.OperationProps{
+		Responses: &spec.Responses{ResponsesProps: spec.ResponsesProps{StatusCodeResponses: map[int]spec.Response{http.StatusOK: patched}}},
+	}}
+	for _, p := range v3.Parameters {
+		op.Parameters = append(op.Parameters, spec.Parameter{
+			ParamProps:   spec.ParamProps{Name: p.Name, In: p.In},
+			SimpleSchema: spec.SimpleSchema{Type: p.Schema.Type[0]},
+		})
+	}
+	return spec.PathItem{PathItemProps: spec.PathItemProps{Patch: op}}
+}
+
+// builtinsSwagger is the swagger document of the built-ins' paths and definitions, whose
+// references, built for OpenAPI v3's components, are rewritten to v2's definitions.
+func builtinsSwagger(defs openAPISchemas, paths map[string]spec.PathItem) *spec.Swagger {
+	s := &spec.Swagger{SwaggerProps: spec.SwaggerProps{
+		Swagger:     "2.0",
+		Info:        &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: kubernetesVersion}},
+		Paths:       &spec.Paths{Paths: paths},
+		Definitions: spec.Definitions{},
+	}}
+	for name, schema := range defs {
+		s.Definitions[name] = *schema
+	}
+	return schemamutation.ReplaceReferences(func(ref *spec.Ref) *spec.Ref {
+		name, ok := strings.CutPrefix(ref.String(), "#/components/schemas/")
+		if !ok {
+			return ref
+		}
+		v2 := spec.MustCreateRef("#/definitions/" + name)
+		return &v2
+	}, s)
+}

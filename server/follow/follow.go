@@ -1,0 +1,99 @@
+// Package follow is how in-process controllers and caches keep up with storage: list a
+// resource, then watch it from the list's revision, relisting whenever the watch ends; and a
+// work queue for the changes they act on.
+package follow
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/sqlkube/sqlkube/sqlstore"
+)
+
+// Storage is what following needs from the database layer. *sqlstore.Store implements it.
+type Storage interface {
+	List(ctx context.Context, opts sqlstore.ListOptions, each func(sqlstore.Object) error) (sqlstore.ListResult, error)
+	Watch(ctx context.Context, opts sqlstore.WatchOptions) (*sqlstore.Watcher, error)
+}
+
+// Retry is how long followers wait before relisting after a watch failed, and
+// before looking again at work that could not finish (objects held by finalizers, conflicts).
+const Retry = time.Second
+
+// Observer is told a resource's objects, then every change after them.
+type Observer interface {
+	// Listed gives every object of the resource at revision, after a (re)list.
+	Listed(objects []sqlstore.Object, revision int64)
+	// Changed gives one committed write after that revision.
+	Changed(ev *sqlstore.Event)
+}
+
+// LapseObserver is an Observer that must know when it stops following storage: from the end of
+// a watch (a failure, or ctx ending) until the next Listed, it may miss changes.
+type LapseObserver interface {
+	WatchEnded()
+}
+
+// Resource lists a resource and watches it from the list's revision until ctx ends, relisting
+// whenever the watch fails (compaction, a slow consumer, the database), as the CRD sync does:
+// storage, not this replica's requests, is what the controllers follow.
+func Resource(ctx context.Context, store Storage, log *slog.Logger, resource string, o Observer) {
+	for {
+		revision, err := listResource(ctx, store, resource, o)
+		if err == nil {
+			err = watchResource(ctx, store, resource, revision, o)
+			if lapse, ok := o.(LapseObserver); ok {
+				lapse.WatchEnded()
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("controller watch ended; relisting", "resource", resource, "err", err)
+		if !Sleep(ctx, Retry) {
+			return
+		}
+	}
+}
+
+func listResource(ctx context.Context, store Storage, resource string, o Observer) (int64, error) {
+	var objects []sqlstore.Object
+	list, err := store.List(ctx, sqlstore.ListOptions{Resource: resource}, func(obj sqlstore.Object) error {
+		objects = append(objects, obj)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	o.Listed(objects, list.Revision)
+	return list.Revision, nil
+}
+
+func watchResource(ctx context.Context, store Storage, resource string, revision int64, o Observer) error {
+	w, err := store.Watch(ctx, sqlstore.WatchOptions{Resource: resource, After: revision})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	for ev := range w.Events() {
+		if !ev.Progress {
+			o.Changed(ev)
+		}
+	}
+	if err := w.Err(); err != nil {
+		return err
+	}
+	return errors.New("watch closed")
+}
+
+// Sleep waits for d; false if ctx ended first.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}

@@ -1,0 +1,76 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/sqlkube/sqlkube/server/registry"
+)
+
+// dispatchScale serves the /scale subresource of a custom resource whose CRD declares one.
+func (s *Server) dispatchScale(w http.ResponseWriter, r *http.Request, req *request) {
+	switch r.Method {
+	case http.MethodGet:
+		s.handle(w, r, req, s.serveGetScale)
+	case http.MethodPut:
+		s.handle(w, r, req, s.serveUpdateScale)
+	case http.MethodPatch:
+		s.handle(w, r, req, s.servePatchScale)
+	default:
+		s.writeError(w, r, errMethodNotAllowed(r.Method))
+	}
+}
+
+func (s *Server) serveGetScale(w http.ResponseWriter, r *http.Request, req *request) error {
+	out, err := negotiateOutput(r, false)
+	if err != nil {
+		return err
+	}
+	scale, err := s.registry.GetScale(r.Context(), req.ref(), getOptions(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, out, http.StatusOK, scale)
+	return nil
+}
+
+// serveUpdateScale answers PUT on /scale: the body's spec.replicas is written to the object.
+func (s *Server) serveUpdateScale(w http.ResponseWriter, r *http.Request, req *request) error {
+	out, err := negotiateOutput(r, false)
+	if err != nil {
+		return err
+	}
+	opts, err := parseUpdateOptions(r)
+	if err != nil {
+		return err
+	}
+	body, _, err := s.readRequestBody(r, false)
+	if err != nil {
+		return err
+	}
+	scale, warnings, err := registry.DecodeScale(body, opts.FieldValidation)
+	if err != nil {
+		return err
+	}
+	addWarnings(w, warnings)
+	opts.FieldManager = req.manager
+	written, err := s.registry.UpdateScale(r.Context(), req.ref(), scale, opts)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, out, http.StatusOK, written)
+	return nil
+}
+
+// servePatchScale answers PATCH on /scale: the patch applies to the object's current Scale.
+func (s *Server) servePatchScale(w http.ResponseWriter, r *http.Request, req *request) error {
+	p, out, err := s.readPatch(r, req)
+	if err != nil {
+		return err
+	}
+	written, err := s.registry.PatchScale(r.Context(), req.ref(), p.patchType, p.body, p.opts)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, out, http.StatusOK, written)
+	return nil
+}

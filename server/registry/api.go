@@ -1,0 +1,229 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sqlkube/sqlkube/sqlstore"
+)
+
+// Get reads one object. opts.ResourceVersion gives a get its not-older-than meaning: "" and "0"
+// read the latest state, N waits until the store has reached N (504 if it does not in time).
+func (r *Registry) Get(ctx context.Context, ref Ref, opts *metav1.GetOptions) (sqlstore.Object, error) {
+	rv, err := ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return sqlstore.Object{}, err
+	}
+	if rv > 0 {
+		if err := r.WaitForRevision(ctx, rv); err != nil {
+			return sqlstore.Object{}, err
+		}
+	}
+	req := newRequest(ref, nil, "")
+	obj, err := r.store.Get(ctx, req.key())
+	if err != nil {
+		return sqlstore.Object{}, storageError(err, req.gr, req.name)
+	}
+	return obj, nil
+}
+
+// Create stores a new object in ref's collection (ref.Namespace for a namespaced type), with
+// kube-apiserver's create rules. opts.FieldManager owns the fields written.
+func (r *Registry) Create(ctx context.Context, ref Ref, obj *unstructured.Unstructured, opts *metav1.CreateOptions) (sqlstore.Object, error) {
+	dryRun := len(opts.DryRun) > 0
+	if obj.GetResourceVersion() != "" && !dryRun {
+		return sqlstore.Object{}, errResourceVersionOnCreate
+	}
+	return r.create(ctx, newRequest(ref, opts.DryRun, opts.FieldManager), obj)
+}
+
+// Update replaces the object ref names (or, through ref.Subresource "status" or "finalize", that
+// part of it) with obj. With a resourceVersion in obj, it applies only to that version (409
+// otherwise); without, to whatever is current, for the types that allow it. Types that allow it
+// create a missing object; created says so.
+func (r *Registry) Update(ctx context.Context, ref Ref, obj *unstructured.Unstructured, opts *metav1.UpdateOptions) (stored sqlstore.Object, created bool, err error) {
+	req := newRequest(ref, opts.DryRun, opts.FieldManager)
+	if err := checkObjectName(obj, req); err != nil {
+		return sqlstore.Object{}, false, err
+	}
+	return r.update(ctx, req, obj, updateModeOf(ref.Subresource))
+}
+
+// Patch applies a patch of patchType (JSON, merge, strategic merge or apply) to the object ref
+// names (or to its status), and writes the result as Update does. An apply creates a missing
+// object; created says so. warnings are the answer's Warning headers, even with an error.
+func (r *Registry) Patch(ctx context.Context, ref Ref, patchType types.PatchType, body []byte, opts *metav1.PatchOptions) (stored sqlstore.Object, created bool, warnings []string, err error) {
+	p := &patchRequest{patchType: patchType, body: body, opts: opts}
+	req := newRequest(ref, opts.DryRun, p.manager())
+	stored, created, err = r.patch(ctx, req, p, updateModeOf(ref.Subresource))
+	return stored, created, p.warnings, err
+}
+
+// Delete deletes the object ref names, or, when finalizers hold it, marks it as being deleted
+// (deleted false, stored the object as marked). opts carries preconditions, the propagation
+// policy and dry-run.
+func (r *Registry) Delete(ctx context.Context, ref Ref, opts *metav1.DeleteOptions) (stored sqlstore.Object, deleted bool, err error) {
+	req := newRequest(ref, opts.DryRun, "")
+	if err := checkNamespaceDeletable(req); err != nil {
+		return sqlstore.Object{}, false, err
+	}
+	return r.delete(ctx, req, opts)
+}
+
+// DeleteCollection deletes every object of ref's collection that listOpts select, each as Delete
+// would, and gives each deleted (or marked) object to each, in key order.
+func (r *Registry) DeleteCollection(ctx context.Context, ref Ref, listOpts *internalversion.ListOptions, opts *metav1.DeleteOptions, each func(sqlstore.Object) error) error {
+	sel, err := newSelection(ref.Resource, listOpts)
+	if err != nil {
+		return err
+	}
+	keys, err := r.selectedKeys(ctx, ref, sel)
+	if err != nil {
+		return err
+	}
+	for _, key := range keys {
+		one := newRequest(Ref{Resource: ref.Resource, Namespace: key.Namespace, Name: key.Name}, opts.DryRun, "")
+		stored, _, err := r.delete(ctx, one, opts)
+		if apierrors.IsNotFound(err) {
+			continue // deleted meanwhile
+		}
+		if err == nil {
+			err = each(stored)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// selectedKeys lists the keys of the objects sel selects in ref's collection.
+func (r *Registry) selectedKeys(ctx context.Context, ref Ref, sel *selection) ([]sqlstore.Key, error) {
+	opts := sqlstore.ListOptions{Resource: ref.Resource.StorageName, Namespace: ref.Namespace}
+	if !sel.empty() {
+		opts.Filter = sel.filter()
+	}
+	var keys []sqlstore.Key
+	_, err := r.store.List(ctx, opts, func(o sqlstore.Object) error {
+		keys = append(keys, o.Key)
+		return nil
+	})
+	if err != nil {
+		return nil, storageError(err, ref.Resource.GroupResource(), "")
+	}
+	return keys, nil
+}
+
+// List streams the objects of ref's collection that opts select to each, in key order, as
+// kube-apiserver's resourceVersion, resourceVersionMatch, limit and continue rules say, and
+// returns the list's metadata (its revision, and a continue token while more remain).
+func (r *Registry) List(ctx context.Context, ref Ref, opts *internalversion.ListOptions, each func(sqlstore.Object) error) (metav1.ListMeta, error) {
+	sel, err := newSelection(ref.Resource, opts)
+	if err != nil {
+		return metav1.ListMeta{}, err
+	}
+	scope := listScope{resource: ref.Resource.StorageName, namespace: ref.Namespace, namespaced: ref.Resource.Namespaced}
+	if scope.namespace == "" && ref.Resource.Namespaced {
+		scope.namespace = sel.namespace() // cheaper in storage than as a filter
+	}
+	plan, err := planList(opts, scope)
+	if err != nil {
+		return metav1.ListMeta{}, err
+	}
+	if plan.minRevision > 0 {
+		if err := r.WaitForRevision(ctx, plan.minRevision); err != nil {
+			return metav1.ListMeta{}, err
+		}
+	}
+	storeOpts := sqlstore.ListOptions{Resource: scope.resource, Namespace: scope.namespace, Revision: plan.revision, After: plan.after}
+	if opts.Limit > 0 {
+		storeOpts.Limit = opts.Limit
+	}
+	if !sel.empty() {
+		storeOpts.Filter = sel.filter()
+	}
+	var last sqlstore.Key
+	result, err := r.store.List(ctx, storeOpts, func(o sqlstore.Object) error {
+		last = o.Key
+		return each(o)
+	})
+	if err != nil {
+		return metav1.ListMeta{}, listError(err, ref, scope, plan)
+	}
+	meta := metav1.ListMeta{ResourceVersion: revisionString(result.Revision)}
+	if result.More {
+		meta.Continue = encodeContinue(scope, result.Revision, last)
+		if sel.empty() && result.Remaining >= 0 {
+			meta.RemainingItemCount = &result.Remaining
+		}
+	}
+	return meta, nil
+}
+
+// GetScale reads the autoscaling/v1 Scale of the object ref names (a type with a /scale
+// subresource), as opts.ResourceVersion says, as Get does.
+func (r *Registry) GetScale(ctx context.Context, ref Ref, opts *metav1.GetOptions) (*autoscalingv1.Scale, error) {
+	current, err := r.Get(ctx, ref, opts)
+	if err != nil {
+		return nil, err
+	}
+	scale, found, err := scaleOfStored(ref.Resource, current.Value)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, apierrors.NewInternalError(fmt.Errorf("the spec replicas field %q does not exist", ref.Resource.Scale.SpecReplicasPath))
+	}
+	return scale, nil
+}
+
+// UpdateScale writes scale's spec.replicas to the object ref names and returns the Scale of the
+// object written.
+func (r *Registry) UpdateScale(ctx context.Context, ref Ref, scale *autoscalingv1.Scale, opts *metav1.UpdateOptions) (*autoscalingv1.Scale, error) {
+	if scale.Name != ref.Name {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", scale.Name, ref.Name))
+	}
+	req := newRequest(ref, opts.DryRun, opts.FieldManager)
+	return r.scale(ctx, req, func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error) { return scale, nil })
+}
+
+// PatchScale applies a patch to the current Scale of the object ref names, then writes it as
+// UpdateScale does.
+func (r *Registry) PatchScale(ctx context.Context, ref Ref, patchType types.PatchType, body []byte, opts *metav1.PatchOptions) (*autoscalingv1.Scale, error) {
+	p := &patchRequest{patchType: patchType, body: body, opts: opts}
+	req := newRequest(ref, opts.DryRun, p.manager())
+	return r.scale(ctx, req, func(old *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+		doc, err := json.Marshal(old)
+		if err != nil {
+			return nil, err
+		}
+		patched, err := p.applyToScale(doc)
+		if err != nil {
+			return nil, err
+		}
+		scale, _, err := DecodeScale(patched, metav1.FieldValidationIgnore)
+		return scale, err
+	})
+}
+
+// scale writes the Scale that change makes of the current one, and returns the Scale of the
+// object written.
+func (r *Registry) scale(ctx context.Context, req *request, change scaleChange) (*autoscalingv1.Scale, error) {
+	stored, err := r.updateScale(ctx, req, change)
+	if err != nil {
+		return nil, err
+	}
+	scale, _, err := scaleOfStored(req.res, stored.Value)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	return scale, nil
+}

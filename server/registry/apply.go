@@ -1,0 +1,84 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/sqlkube/sqlkube/server/resource"
+	"github.com/sqlkube/sqlkube/sqlstore"
+)
+
+// apply merges p's apply configuration into old (or, to create an object, into an empty
+// one) by server-side apply: p's manager then owns the fields it applied, and fields another
+// manager owns with a different value are a 409 conflict unless the apply is forced.
+func (p *patchRequest) apply(ctx context.Context, res *resource.Resource, mode updateMode, old *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	config := &unstructured.Unstructured{Object: map[string]any{}}
+	if err := utilyaml.Unmarshal(p.body, &config.Object); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+	}
+	fm, err := fieldManagerFor(res, subresourceOf(mode))
+	if err != nil {
+		return nil, err
+	}
+	force := p.opts.Force != nil && *p.opts.Force
+	applied, err := fm.Apply(old, config, p.opts.FieldManager, force)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkApplyStrictness(); err != nil {
+		return nil, err
+	}
+	obj, ok := applied.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("apply produced a %T", applied)
+	}
+	if old.GetUID() == "" {
+		return obj, nil
+	}
+	return keepManagedFieldsTimes(ctx, obj, old), nil
+}
+
+// checkApplyStrictness finds duplicate fields in the apply configuration: 400 under
+// fieldValidation=Strict, a warning under Warn. (Unknown fields are the type converter's to
+// reject.)
+func (p *patchRequest) checkApplyStrictness() error {
+	if !p.checksFields() {
+		return nil
+	}
+	err := utilyaml.UnmarshalStrict(p.body, &map[string]any{})
+	switch {
+	case err == nil:
+		return nil
+	case p.opts.FieldValidation == metav1.FieldValidationStrict:
+		return apierrors.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", err))
+	}
+	p.warnings = append(p.warnings, err.Error())
+	return nil
+}
+
+// applyCreate creates the object an apply names when it does not exist, as kube-apiserver
+// does: the configuration applied to an empty object, then the create path.
+func (r *Registry) applyCreate(ctx context.Context, req *request, p *patchRequest) (sqlstore.Object, error) {
+	if req.res.Terminating {
+		return sqlstore.Object{}, apierrors.NewForbidden(req.gr, req.name, errors.New("create not allowed while custom resource definition is terminating"))
+	}
+	p.warnings = nil
+	empty := newEmptyObject(req.res.GroupKind().WithVersion(req.res.Version))
+	obj, err := p.apply(ctx, req.res, replaceAll, empty)
+	if err != nil {
+		return sqlstore.Object{}, err
+	}
+	if uid := obj.GetUID(); uid != "" {
+		return sqlstore.Object{}, apierrors.NewConflict(req.gr, req.name, fmt.Errorf("uid mismatch: the provided object specified uid %s, and no existing object was found", uid))
+	}
+	if err := checkObjectName(obj, req); err != nil {
+		return sqlstore.Object{}, err
+	}
+	return r.create(ctx, req, obj)
+}

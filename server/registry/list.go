@@ -1,0 +1,71 @@
+package registry
+
+import (
+	"errors"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sqlkube/sqlkube/sqlstore"
+)
+
+// listPlan is which snapshot a list reads and where it starts.
+type listPlan struct {
+	// revision is the exact snapshot to read; 0 reads the latest state.
+	revision int64
+	// minRevision is the revision the latest state must have reached (not older than).
+	minRevision int64
+	// after continues a paged list after this key.
+	after     sqlstore.Key
+	continued bool
+}
+
+// planList gives resourceVersion, resourceVersionMatch, limit and continue the meaning of
+// kube-apiserver's resourceVersion table: unset is the latest state; "0" any (we serve the
+// latest); N not-older-than, except with a limit and no match, and with match=Exact, where it is
+// exactly N; a continue token reads its own snapshot.
+func planList(opts *internalversion.ListOptions, scope listScope) (listPlan, error) {
+	if opts.Continue != "" {
+		return planContinue(opts, scope)
+	}
+	rv, err := ParseResourceVersion(opts.ResourceVersion)
+	if err != nil || rv == 0 {
+		return listPlan{}, err
+	}
+	switch opts.ResourceVersionMatch {
+	case metav1.ResourceVersionMatchExact:
+		return listPlan{revision: rv, minRevision: rv}, nil
+	case metav1.ResourceVersionMatchNotOlderThan:
+		return listPlan{minRevision: rv}, nil
+	}
+	if opts.Limit > 0 {
+		return listPlan{revision: rv, minRevision: rv}, nil
+	}
+	return listPlan{minRevision: rv}, nil
+}
+
+func planContinue(opts *internalversion.ListOptions, scope listScope) (listPlan, error) {
+	rev, after, err := decodeContinue(opts.Continue, scope)
+	if err != nil {
+		return listPlan{}, err
+	}
+	if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
+		return listPlan{}, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
+	}
+	plan := listPlan{after: after, continued: true}
+	if rev != latestRevision {
+		plan.revision = rev
+	}
+	return plan, nil
+}
+
+// listError maps a storage error of a list: a continue token whose snapshot is compacted gets
+// a token to go on with at the latest state.
+func listError(err error, ref Ref, scope listScope, plan listPlan) error {
+	var compacted *sqlstore.CompactedError
+	if plan.continued && errors.As(err, &compacted) {
+		return errContinueCompacted(scope, plan.after)
+	}
+	return storageError(err, ref.Resource.GroupResource(), "")
+}

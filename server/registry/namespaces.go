@@ -1,0 +1,150 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/sqlkube/sqlkube/server/resource"
+	"github.com/sqlkube/sqlkube/sqlstore"
+)
+
+// initialNamespaces exist on every cluster; kube-apiserver creates them at start-up.
+var initialNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
+
+// immortalNamespaces may not be deleted.
+var immortalNamespaces = map[string]bool{"default": true, "kube-system": true, "kube-public": true}
+
+var namespacesGR = schema.GroupResource{Resource: "namespaces"}
+
+func isNamespaces(res *resource.Resource) bool { return res.Group == "" && res.Name == "namespaces" }
+
+// namespaceRequest is a request on the namespace called name.
+func (r *Registry) namespaceRequest(name string) *request {
+	return &request{res: r.namespaceResource, gr: namespacesGR, name: name}
+}
+
+// ensureInitialNamespaces creates the initial namespaces that are missing. Replicas starting
+// together on one database may race: a namespace another one created is fine.
+func (r *Registry) ensureInitialNamespaces(ctx context.Context) error {
+	for _, name := range initialNamespaces {
+		req := r.namespaceRequest(name)
+		if _, err := r.store.Get(ctx, req.key()); err == nil {
+			continue
+		}
+		ns := &unstructured.Unstructured{Object: map[string]interface{}{}}
+		ns.SetName(name)
+		if _, err := r.create(ctx, req, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// prepareNamespaceCreate sets what kube-apiserver sets on a new namespace: the label naming it,
+// the kubernetes finalizer, and the Active phase.
+func prepareNamespaceCreate(ns *unstructured.Unstructured) {
+	setNamespaceNameLabel(ns)
+	// kube-apiserver keeps the finalizers the client asked for and makes sure "kubernetes" is one
+	// of them: the namespace controller removes it once the namespace is empty.
+	finalizers, _, _ := unstructured.NestedStringSlice(ns.Object, "spec", "finalizers")
+	if !slices.Contains(finalizers, "kubernetes") {
+		finalizers = append(finalizers, "kubernetes")
+	}
+	_ = unstructured.SetNestedStringSlice(ns.Object, finalizers, "spec", "finalizers")
+	ns.Object["status"] = map[string]interface{}{"phase": "Active"}
+}
+
+// prepareNamespaceUpdate keeps the name label, and the finalizers and status only the finalize
+// and status subresources change, as kube-apiserver's namespace strategy does.
+func prepareNamespaceUpdate(ns, old *unstructured.Unstructured) {
+	setNamespaceNameLabel(ns)
+	finalizers, found, _ := unstructured.NestedFieldCopy(old.Object, "spec", "finalizers")
+	if found {
+		_ = unstructured.SetNestedField(ns.Object, finalizers, "spec", "finalizers")
+	} else {
+		unstructured.RemoveNestedField(ns.Object, "spec", "finalizers")
+	}
+	if status, ok := old.Object["status"]; ok {
+		ns.Object["status"] = runtime.DeepCopyJSONValue(status)
+	}
+}
+
+func setNamespaceNameLabel(ns *unstructured.Unstructured) {
+	labels := ns.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels["kubernetes.io/metadata.name"] = ns.GetName()
+	ns.SetLabels(labels)
+}
+
+// markNamespaceTerminating records that a namespace is being deleted.
+func markNamespaceTerminating(ns *unstructured.Unstructured) {
+	_ = unstructured.SetNestedField(ns.Object, "Terminating", "status", "phase")
+}
+
+// checkNamespaceAcceptsContent refuses to create objects in a namespace that does not exist
+// (404) or is being deleted (403), as kube-apiserver's namespace lifecycle admission does: from
+// the namespace cache when it can answer, from storage otherwise.
+func (r *Registry) checkNamespaceAcceptsContent(ctx context.Context, gr schema.GroupResource, name, namespace string) error {
+	terminating, cached := r.namespaces.lookup(namespace)
+	if !cached {
+		var err error
+		if terminating, err = r.readNamespaceTerminating(ctx, namespace); err != nil {
+			return err
+		}
+	}
+	if terminating {
+		return apierrors.NewForbidden(gr, name, fmt.Errorf("unable to create new content in namespace %s because it is being terminated", namespace))
+	}
+	return nil
+}
+
+// readNamespaceTerminating reads from storage whether namespace is being deleted (NotFound if
+// it does not exist).
+func (r *Registry) readNamespaceTerminating(ctx context.Context, namespace string) (bool, error) {
+	req := r.namespaceRequest(namespace)
+	stored, err := r.store.Get(ctx, req.key())
+	if errors.Is(err, sqlstore.ErrNotFound) {
+		return false, apierrors.NewNotFound(namespacesGR, namespace)
+	}
+	if err != nil {
+		return false, storageError(err, namespacesGR, namespace)
+	}
+	return namespaceTerminating(stored.Value)
+}
+
+// namespaceTerminating says whether the stored namespace is being deleted: deletionTimestamp
+// set or phase Terminating.
+func namespaceTerminating(value []byte) (bool, error) {
+	// Only the two fields the answer depends on: decoding the whole ObjectMeta (managedFields
+	// included) cost a fifth of a storage read of the namespace.
+	var ns struct {
+		Metadata struct {
+			DeletionTimestamp *metav1.Time `json:"deletionTimestamp"`
+		} `json:"metadata"`
+		Status struct {
+			Phase string `json:"phase"`
+		} `json:"status"`
+	}
+	if err := UnmarshalStored(value, &ns); err != nil {
+		return false, err
+	}
+	return ns.Metadata.DeletionTimestamp != nil || ns.Status.Phase == "Terminating", nil
+}
+
+// checkNamespaceDeletable refuses to delete the namespaces every cluster needs.
+func checkNamespaceDeletable(req *request) error {
+	if isNamespaces(req.res) && immortalNamespaces[req.name] {
+		return apierrors.NewForbidden(req.gr, req.name, errors.New("this namespace may not be deleted"))
+	}
+	return nil
+}

@@ -1,0 +1,455 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/sqlkube/sqlkube/server/resource"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// DecodeObject reads a request body (JSON, or YAML when isYAML) as an object of res's kind. A
+// missing kind or apiVersion is filled from res, as kube-apiserver defaults them; a different one
+// is 400. The body's strict errors (duplicate fields, fields the type does not know) are handled
+// as fieldValidation says: returned as warnings (Warn, the default), ignored, or 400 (Strict).
+func DecodeObject(res *resource.Resource, body []byte, isYAML bool, fieldValidation string) (*unstructured.Unstructured, []string, error) {
+	decode := decodeCustomResource
+	if res.Decode != nil {
+		decode = decodeBuiltin
+	}
+	obj, strictErrs, err := decode(res, body, isYAML)
+	if err != nil {
+		return nil, nil, err
+	}
+	warnings, err := validateFields(res, obj, fieldValidation, strictErrs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return obj, warnings, nil
+}
+
+// decodeBuiltin decodes a built-in's body as kube-apiserver does: in one pass, straight into
+// its Go type, which reports the strict errors in document order (after a YAML body's duplicate
+// keys).
+func decodeBuiltin(res *resource.Resource, body []byte, isYAML bool) (*unstructured.Unstructured, []error, error) {
+	data, yamlDuplicates, err := yamlBodyToJSON(body, isYAML, res.Kind)
+	if err != nil {
+		return nil, nil, err
+	}
+	content, strictErrs, err := res.Decode(data)
+	if err != nil || !isJSONObject(data) {
+		return nil, nil, builtinDecodeError(res, body, data, err)
+	}
+	obj := &unstructured.Unstructured{Object: content}
+	if err := checkTypeMeta(obj, res); err != nil {
+		return nil, nil, err
+	}
+	return obj, append(yamlDuplicates, strictErrs...), nil
+}
+
+// builtinDecodeError is kube-apiserver's 400 for a built-in's body that its Go type did not
+// decode (with err; or that is null): kube-apiserver reads the body's kind and apiVersion
+// first, so a body that is not a JSON object, or of another type, gets that error instead.
+func builtinDecodeError(res *resource.Resource, body, data []byte, err error) error {
+	obj, _, parseErr := parseJSONObject(data, body, res.Kind)
+	if parseErr != nil {
+		return parseErr
+	}
+	if err := checkTypeMetaShape(obj); err != nil {
+		return undecodable(res.Kind, body, err)
+	}
+	if err := checkTypeMeta(obj, res); err != nil {
+		return err
+	}
+	return errUndecodableAs(res, obj, err)
+}
+
+// isJSONObject reports whether valid JSON is an object (rather than null, which decodes into a
+// Go type as an empty object).
+func isJSONObject(data []byte) bool {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] == '{'
+}
+
+// decodeCustomResource decodes a custom resource's body, pruned and defaulted by its schema.
+// The strict errors are the body's duplicate fields, then the fields the schema does not know.
+func decodeCustomResource(res *resource.Resource, body []byte, isYAML bool) (*unstructured.Unstructured, []error, error) {
+	obj, duplicates, err := parseObjectStrict(body, isYAML, res.Kind)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkTypeMeta(obj, res); err != nil {
+		return nil, nil, err
+	}
+	unknown, err := decodeAsRequestBody(res)(obj)
+	if err != nil {
+		return nil, nil, errUndecodableAs(res, obj, err)
+	}
+	return obj, append(duplicates, unknown...), nil
+}
+
+// validateFields handles the strict errors of a body decoded as obj as fieldValidation says:
+// warnings (Warn, the default), nothing (Ignore), or a 400 (Strict).
+func validateFields(res *resource.Resource, obj *unstructured.Unstructured, fieldValidation string, strictErrs []error) ([]string, error) {
+	switch {
+	case fieldValidation == metav1.FieldValidationIgnore || len(strictErrs) == 0:
+		return nil, nil
+	case fieldValidation == metav1.FieldValidationStrict:
+		return nil, errUndecodableAs(res, obj, runtime.NewStrictDecodingError(strictErrs))
+	}
+	return strictWarnings(strictErrs), nil
+}
+
+// yamlStrictErrorsPrefix starts the error of a YAML body with duplicate keys, which lists them
+// one a line.
+const yamlStrictErrorsPrefix = "yaml: unmarshal errors:\n"
+
+// strictWarnings words strict errors as kube-apiserver's Warning headers: one for each, except
+// that a YAML body's duplicate keys, reported together in one error, get one each.
+func strictWarnings(strictErrs []error) []string {
+	var warnings []string
+	for _, e := range strictErrs {
+		text, isYAML := strings.CutPrefix(e.Error(), yamlStrictErrorsPrefix)
+		if !isYAML {
+			warnings = append(warnings, text)
+			continue
+		}
+		for _, line := range strings.Split(text, "\n") {
+			warnings = append(warnings, strings.TrimSpace(line))
+		}
+	}
+	return warnings
+}
+
+// errUndecodableAs is kube-apiserver's 400 for a body that does not decode as res's type (or,
+// under fieldValidation=Strict, has duplicate fields or fields the type does not know).
+func errUndecodableAs(res *resource.Resource, body *unstructured.Unstructured, err error) error {
+	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
+		body.GetKind(), res.Version, res.Kind, err))
+}
+
+// ParseObject decodes one JSON or YAML object, ignoring duplicate fields (the last one wins).
+func ParseObject(body []byte, isYAML bool, kind string) (*unstructured.Unstructured, error) {
+	obj, _, err := parseObjectStrict(body, isYAML, kind)
+	return obj, err
+}
+
+// parseObjectStrict decodes one JSON or YAML object, whole numbers as int64, and returns its
+// duplicate fields as kube-apiserver's strict decoder reports them: by path in JSON
+// (`duplicate field "spec.a"`), in one error listing their lines in YAML. The last of duplicate
+// fields wins. Errors are 400 BadRequest worded as kube-apiserver words an undecodable body.
+func parseObjectStrict(body []byte, isYAML bool, kind string) (*unstructured.Unstructured, []error, error) {
+	data, duplicates, err := yamlBodyToJSON(body, isYAML, kind)
+	if err != nil {
+		return nil, nil, err
+	}
+	obj, jsonDuplicates, err := parseJSONObject(data, body, kind)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkMetadataShape(obj); err != nil {
+		return nil, nil, undecodable(kind, body, err)
+	}
+	return obj, append(duplicates, jsonDuplicates...), nil
+}
+
+// yamlBodyToJSON converts a YAML body to JSON (a JSON one is returned as is). Duplicate keys are
+// returned as a strict error, and the conversion redone keeping the last of them: the strict
+// conversion is tried first since bodies rarely have any.
+func yamlBodyToJSON(body []byte, isYAML bool, kind string) ([]byte, []error, error) {
+	if !isYAML {
+		return body, nil, nil
+	}
+	data, strictErr := yaml.YAMLToJSONStrict(body)
+	if strictErr == nil {
+		return data, nil, nil
+	}
+	data, err := yaml.YAMLToJSON(body)
+	if err != nil {
+		return nil, nil, undecodable(kind, body, fmt.Errorf("yaml: %w", err))
+	}
+	return data, []error{strictErr}, nil
+}
+
+// parseJSONObject decodes the JSON of body, which must be an object, and returns its duplicate
+// fields.
+func parseJSONObject(data, body []byte, kind string) (*unstructured.Unstructured, []error, error) {
+	var content map[string]interface{}
+	// One pass both decodes and finds duplicates: UnmarshalStrict decodes as utiljson.Unmarshal.
+	duplicates, err := sigsjson.UnmarshalStrict(data, &content, sigsjson.DisallowDuplicateFields)
+	if err != nil {
+		return nil, nil, undecodable(kind, body, fmt.Errorf("couldn't get version/kind; json parse error: %w", err))
+	}
+	if content == nil {
+		return nil, nil, undecodable(kind, body, fmt.Errorf("couldn't get version/kind; json parse error: not an object"))
+	}
+	return &unstructured.Unstructured{Object: content}, duplicates, nil
+}
+
+// checkMetadataShape makes sure metadata decodes as ObjectMeta, so that the typed accessors
+// used later never meet a field of the wrong type (a name that is a number, labels that are a
+// list), then checks kind and apiVersion.
+func checkMetadataShape(obj *unstructured.Unstructured) error {
+	if md, ok := obj.Object["metadata"]; ok && md != nil {
+		raw, err := json.Marshal(md)
+		if err != nil {
+			return err
+		}
+		var meta metav1.ObjectMeta
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return fmt.Errorf("metadata: %w", err)
+		}
+	}
+	return checkTypeMetaShape(obj)
+}
+
+// checkTypeMetaShape makes sure kind and apiVersion, if set, are strings.
+func checkTypeMetaShape(obj *unstructured.Unstructured) error {
+	for _, key := range []string{"kind", "apiVersion"} {
+		if v, ok := obj.Object[key]; ok {
+			if _, isString := v.(string); !isString {
+				return fmt.Errorf("%s must be a string", key)
+			}
+		}
+	}
+	return nil
+}
+
+// undecodable is kube-apiserver's 400 for a body it cannot decode into the expected kind.
+func undecodable(kind string, body []byte, err error) error {
+	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", kind, err, summarize(body, 30)))
+}
+
+// summarize shows the start of a body in an error message: as text when it looks like JSON,
+// in hex otherwise.
+func summarize(data []byte, max int) string {
+	if len(data) == 0 {
+		return "<empty>"
+	}
+	suffix := ""
+	if len(data) > max {
+		data, suffix = data[:max], " ..."
+	}
+	if data[0] == '{' {
+		return string(data) + suffix
+	}
+	return hex.EncodeToString(data) + suffix
+}
+
+// checkTypeMeta fills an empty kind/apiVersion from res and rejects others with the 400
+// kube-apiserver answers: custom resources are checked by apiVersion; built-ins fail to decode,
+// into a kind the other version does not have, or into another kind.
+func checkTypeMeta(obj *unstructured.Unstructured, res *resource.Resource) error {
+	if obj.GetAPIVersion() == "" {
+		obj.SetAPIVersion(res.APIVersion())
+	}
+	if obj.GetKind() == "" {
+		obj.SetKind(res.Kind)
+	}
+	apiVersion, kind := obj.GetAPIVersion(), obj.GetKind()
+	if apiVersion == res.APIVersion() && kind == res.Kind {
+		return nil
+	}
+	if res.CRDName != "" && apiVersion != res.APIVersion() {
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", apiVersion, res.APIVersion()))
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		gv = schema.GroupVersion{Version: apiVersion}
+	}
+	cause := fmt.Sprintf("converting (%s.%s) to (%s.%s): unknown conversion", gv.Version, kind, internalPackage(res.Group), res.Kind)
+	if apiVersion != res.APIVersion() {
+		cause = runtime.NewNotRegisteredErrForKind(legacySchemeName, gv.WithKind(kind)).Error()
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %s", kind, gv.Version, res.Kind, cause))
+}
+
+// legacySchemeName is how kube-apiserver's errors name the scheme of its built-in types.
+const legacySchemeName = "pkg/api/legacyscheme/scheme.go:30"
+
+// internalPackage is the Go package of a built-in group's internal types, as conversion errors
+// name it.
+func internalPackage(group string) string {
+	if group == "" {
+		return "core"
+	}
+	name, _, _ := strings.Cut(group, ".")
+	return name
+}
+
+// validateCreate runs the metadata validation kube-apiserver runs on every create, then the
+// type's own.
+func validateCreate(res *resource.Resource, obj *unstructured.Unstructured) error {
+	if res.ValidateBuiltin != nil {
+		return invalid(res, obj, res.ValidateBuiltin(res, obj, nil))
+	}
+	errs := resource.ValidateMetadata(res, obj, nil)
+	if res.Validate != nil {
+		errs = append(errs, res.Validate(obj, nil)...)
+	}
+	return invalid(res, obj, errs)
+}
+
+// validateUpdate is validateCreate plus the immutability rules of an update. A custom resource's
+// /status write is checked by its schema's status strategy instead of the type's Validate.
+func validateUpdate(res *resource.Resource, mode updateMode, obj, old *unstructured.Unstructured) error {
+	if res.ValidateBuiltin != nil {
+		return invalid(res, obj, res.ValidateBuiltin(res, obj, old))
+	}
+	errs := resource.ValidateMetadata(res, obj, old)
+	switch {
+	case mode == replaceStatus && res.Schema != nil:
+		errs = append(errs, res.Schema.ValidateStatus(context.Background(), obj, old)...)
+	case res.Validate != nil:
+		errs = append(errs, res.Validate(obj, old)...)
+	}
+	return invalid(res, obj, errs)
+}
+
+func invalid(res *resource.Resource, obj *unstructured.Unstructured, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(res.GroupKind(), obj.GetName(), errs)
+}
+
+// generationUntracked are the served built-in types whose kube-apiserver strategies never set
+// metadata.generation. Every other type (custom resources, workloads) gets generation 1 on create
+// and one more for every change of its spec (anything outside metadata and status).
+var generationUntracked = map[string]bool{
+	"configmaps": true, "secrets": true, "namespaces": true, "events": true, "events.events.k8s.io": true,
+	"leases.coordination.k8s.io": true, "serviceaccounts": true, "endpoints": true, "services": true,
+	"nodes": true, "limitranges": true, "resourcequotas": true, "persistentvolumeclaims": true,
+}
+
+func tracksGeneration(res *resource.Resource) bool { return !generationUntracked[res.StorageName] }
+
+// specChanged reports whether anything outside metadata and status differs.
+func specChanged(obj, old *unstructured.Unstructured) bool {
+	return !equality.Semantic.DeepEqual(withoutMetaAndStatus(obj), withoutMetaAndStatus(old))
+}
+
+func withoutMetaAndStatus(obj *unstructured.Unstructured) map[string]interface{} {
+	rest := make(map[string]interface{}, len(obj.Object))
+	for k, v := range obj.Object {
+		if k != "metadata" && k != "status" {
+			rest[k] = v
+		}
+	}
+	return rest
+}
+
+// render is the Render function of a write: the object as stored (in its type's storage
+// version), with its resourceVersion set to the write's revision. Revision 0, a dry-run create,
+// has none. The object is encoded here, in the handler, with a placeholder resourceVersion that
+// Render replaces: Render runs on the store's single committer, whose time caps throughput.
+func render(res *resource.Resource, obj *unstructured.Unstructured) func(int64) ([]byte, error) {
+	encode := func(rv string) ([]byte, error) {
+		kept, served := obj.GetResourceVersion(), obj.GetAPIVersion()
+		defer func() { obj.SetResourceVersion(kept); obj.SetAPIVersion(served) }()
+		obj.SetResourceVersion(rv)
+		res.ToStorage(obj)
+		return json.Marshal(obj.Object)
+	}
+	withPlaceholder, err := encode(revisionPlaceholder)
+	at := placeholderAt(withPlaceholder)
+	return func(rev int64) ([]byte, error) {
+		switch {
+		case err != nil:
+			return nil, err
+		case rev <= 0:
+			return encode("")
+		case at < 0:
+			return encode(strconv.FormatInt(rev, 10))
+		}
+		out := make([]byte, 0, len(withPlaceholder)+20)
+		out = append(out, withPlaceholder[:at]...)
+		out = strconv.AppendInt(out, rev, 10)
+		return append(out, withPlaceholder[at+len(revisionPlaceholder):]...), nil
+	}
+}
+
+// revisionPlaceholder stands for the resourceVersion in an object encoded before its revision is
+// known: random, so that no object can be made to contain it.
+var revisionPlaceholder = func() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return "rv-" + hex.EncodeToString(b)
+}()
+
+// placeholderAt is where the one revisionPlaceholder in an encoded object starts, or -1 if it
+// is not there exactly once (then Render encodes the object again).
+func placeholderAt(encoded []byte) int {
+	at := bytes.Index(encoded, []byte(revisionPlaceholder))
+	if at < 0 || bytes.Contains(encoded[at+1:], []byte(revisionPlaceholder)) {
+		return -1
+	}
+	return at
+}
+
+// ServedJSON is a stored object as res serves it: the stored bytes themselves, unless the
+// object must be converted from the storage version.
+func ServedJSON(res *resource.Resource, value []byte) ([]byte, error) {
+	if !res.NeedsConversion() {
+		return value, nil
+	}
+	obj, err := DecodeServed(res, value)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(obj.Object)
+}
+
+// DecodeServed decodes a stored object into the version res serves.
+func DecodeServed(res *resource.Resource, value []byte) (*unstructured.Unstructured, error) {
+	obj, err := DecodeStored(value)
+	if err != nil {
+		return nil, err
+	}
+	if res.NeedsConversion() {
+		res.FromStorage(obj)
+		if err := res.ReadStored(obj); err != nil {
+			return nil, err
+		}
+	}
+	return obj, nil
+}
+
+// DecodeStored decodes an object as stored; stored objects are always valid JSON objects.
+func DecodeStored(value []byte) (*unstructured.Unstructured, error) {
+	var content map[string]interface{}
+	if err := utiljson.Unmarshal(value, &content); err != nil {
+		return nil, fmt.Errorf("decoding stored object: %w", err)
+	}
+	return &unstructured.Unstructured{Object: content}, nil
+}
+
+// UnmarshalStored decodes (part of) a stored object; failing is an internal error, since the
+// server only stores what it encoded.
+func UnmarshalStored(value []byte, v any) error {
+	if err := json.Unmarshal(value, v); err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("decoding stored object: %w", err))
+	}
+	return nil
+}
+
+// MetadataOnly decodes only the metadata of a stored object (with UnmarshalStored), for readers
+// that need nothing else.
+type MetadataOnly struct {
+	Metadata metav1.ObjectMeta `json:"metadata"`
+}

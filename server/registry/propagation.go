@@ -1,0 +1,55 @@
+package registry
+
+import (
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// setPropagationFinalizers gives obj, which a delete is about to delete or mark as being
+// deleted, the garbage collector's finalizers its DeleteOptions ask for, as kube-apiserver's
+// store does: orphan for Orphan (or orphanDependents=true), foregroundDeletion for Foreground,
+// neither for Background. Without a policy the ones obj has stay: every type served here
+// defaults to Background, as built-in core types and custom resources do in kube-apiserver.
+// changed says whether the finalizers differ, so that a repeated delete updates them.
+func setPropagationFinalizers(obj *unstructured.Unstructured, opts *metav1.DeleteOptions) (changed bool) {
+	current := obj.GetFinalizers()
+	orphan, foreground := propagationFinalizersWanted(current, opts)
+	finalizers := slices.DeleteFunc(slices.Clone(current), IsPropagationFinalizer)
+	if orphan {
+		finalizers = append(finalizers, metav1.FinalizerOrphanDependents)
+	}
+	if foreground {
+		finalizers = append(finalizers, metav1.FinalizerDeleteDependents)
+	}
+	if sameStrings(finalizers, current) {
+		return false
+	}
+	if len(finalizers) == 0 {
+		finalizers = nil // no empty list in the stored object
+	}
+	obj.SetFinalizers(finalizers)
+	return true
+}
+
+func propagationFinalizersWanted(finalizers []string, opts *metav1.DeleteOptions) (orphan, foreground bool) {
+	// orphanDependents is deprecated, but kube-apiserver still honours it before the policy.
+	if opts.OrphanDependents != nil {
+		return *opts.OrphanDependents, false
+	}
+	if p := opts.PropagationPolicy; p != nil {
+		return *p == metav1.DeletePropagationOrphan, *p == metav1.DeletePropagationForeground
+	}
+	return slices.Contains(finalizers, metav1.FinalizerOrphanDependents), slices.Contains(finalizers, metav1.FinalizerDeleteDependents)
+}
+
+func IsPropagationFinalizer(f string) bool {
+	return f == metav1.FinalizerOrphanDependents || f == metav1.FinalizerDeleteDependents
+}
+
+// sameStrings compares as sets.
+func sameStrings(a, b []string) bool {
+	a, b = slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b))
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}

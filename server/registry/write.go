@@ -1,0 +1,397 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage/names"
+
+	"github.com/sqlkube/sqlkube/server/resource"
+	"github.com/sqlkube/sqlkube/sqlstore"
+)
+
+// maxGenerateNameAttempts is how many generated names a create tries before giving up, as
+// kube-apiserver does.
+const maxGenerateNameAttempts = 8
+
+// errResourceVersionOnCreate is kube-apiserver's answer to a POST whose object carries a
+// resourceVersion: its storage refuses the create with a plain error, which it answers, like any
+// error that is not a Status, as 500 with no reason. (A dry run never reaches storage, so it
+// succeeds; kube-apiserver also validates the object first, where we refuse it before.)
+var errResourceVersionOnCreate = &apierrors.StatusError{ErrStatus: metav1.Status{
+	Status:  metav1.StatusFailure,
+	Code:    http.StatusInternalServerError,
+	Reason:  metav1.StatusReasonUnknown,
+	Message: "resourceVersion should not be set on objects to be created",
+}}
+
+// create applies kube-apiserver's create rules to obj and stores it.
+func (r *Registry) create(ctx context.Context, req *request, obj *unstructured.Unstructured) (sqlstore.Object, error) {
+	obj = recordManagedFields(ctx, req, replaceAll, obj, nil)
+	rest.WipeObjectMetaSystemFields(obj)
+	obj.SetResourceVersion("")
+	namespace := rest.ExpectedNamespaceForScope(req.namespace, req.res.Namespaced)
+	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(namespace, obj); err != nil {
+		return sqlstore.Object{}, err
+	}
+	if req.res.Namespaced {
+		if err := r.checkNamespaceAcceptsContent(ctx, req.gr, obj.GetName(), namespace); err != nil {
+			return sqlstore.Object{}, err
+		}
+	}
+	rest.FillObjectMetaSystemFields(obj)
+	if req.res.PrepareForCreate != nil {
+		req.res.PrepareForCreate(obj)
+	}
+	if tracksGeneration(req.res) {
+		obj.SetGeneration(1)
+	}
+	if isNamespaces(req.res) {
+		prepareNamespaceCreate(obj)
+	}
+	if obj.GetName() != "" || obj.GetGenerateName() == "" {
+		return r.storeNew(ctx, req, obj)
+	}
+	return r.createWithGeneratedName(ctx, req, obj)
+}
+
+// createWithGeneratedName tries names made from generateName until one is free.
+func (r *Registry) createWithGeneratedName(ctx context.Context, req *request, obj *unstructured.Unstructured) (sqlstore.Object, error) {
+	var err error
+	for range maxGenerateNameAttempts {
+		obj.SetName(names.SimpleNameGenerator.GenerateName(obj.GetGenerateName()))
+		if isNamespaces(req.res) {
+			setNamespaceNameLabel(obj)
+		}
+		var stored sqlstore.Object
+		stored, err = r.storeNew(ctx, req, obj)
+		if !apierrors.IsAlreadyExists(err) {
+			return stored, err
+		}
+	}
+	return sqlstore.Object{}, err
+}
+
+// storeNew validates and writes a prepared new object.
+func (r *Registry) storeNew(ctx context.Context, req *request, obj *unstructured.Unstructured) (sqlstore.Object, error) {
+	if err := validateCreate(req.res, obj); err != nil {
+		return sqlstore.Object{}, err
+	}
+	key := sqlstore.Key{Resource: req.res.StorageName, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpCreate, Key: key, Render: render(req.res, obj)})
+	if err != nil {
+		return sqlstore.Object{}, storageError(err, req.gr, obj.GetName())
+	}
+	return stored, nil
+}
+
+// write stores a change and runs the type's AfterWrite hook. A dry run only renders what would
+// be stored (without a resourceVersion for a create), after checking a create's name is free.
+func (r *Registry) write(ctx context.Context, req *request, w sqlstore.Write) (sqlstore.Object, error) {
+	if req.dryRun {
+		return dryRunWrite(ctx, r.store, w)
+	}
+	stored, err := r.store.Write(ctx, w)
+	if err != nil {
+		return sqlstore.Object{}, err
+	}
+	if isNamespaces(req.res) {
+		r.namespaces.wrote(stored.Revision)
+	}
+	r.afterWrite(ctx, req, stored.Revision)
+	return stored, nil
+}
+
+func dryRunWrite(ctx context.Context, store Storage, w sqlstore.Write) (sqlstore.Object, error) {
+	if w.Op == sqlstore.OpCreate {
+		if _, err := store.Get(ctx, w.Key); err == nil {
+			return sqlstore.Object{}, sqlstore.ErrExists
+		} else if !errors.Is(err, sqlstore.ErrNotFound) {
+			return sqlstore.Object{}, err
+		}
+	}
+	value, err := w.Render(w.ExpectedRevision)
+	if err != nil {
+		return sqlstore.Object{}, err
+	}
+	return sqlstore.Object{Key: w.Key, Revision: w.ExpectedRevision, Value: value}, nil
+}
+
+// afterWrite runs the type's AfterWrite hook. The write has succeeded whatever it says, so a
+// failure is only logged.
+func (r *Registry) afterWrite(ctx context.Context, req *request, revision int64) {
+	if req.res.AfterWrite == nil {
+		return
+	}
+	if err := req.res.AfterWrite(ctx, revision); err != nil {
+		r.log.Warn("after-write hook failed", "resource", req.gr.String(), "revision", revision, "err", err)
+	}
+}
+
+// updateMode says which part of the object an update replaces.
+type updateMode int
+
+const (
+	replaceAll        updateMode = iota // PUT on the object: everything but the system metadata
+	replaceStatus                       // PUT on /status: only the status
+	replaceFinalizers                   // PUT on /finalize (namespaces): only spec.finalizers
+)
+
+// checkObjectName makes an update's body name the object of its URL, as kube-apiserver requires.
+func checkObjectName(obj *unstructured.Unstructured, req *request) error {
+	if obj.GetName() != req.name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", obj.GetName(), req.name))
+	}
+	if ns := obj.GetNamespace(); req.namespace != "" && ns != "" && ns != req.namespace {
+		return apierrors.NewBadRequest(fmt.Sprintf("the namespace of the object (%s) does not match the namespace on the request (%s)", ns, req.namespace))
+	}
+	return nil
+}
+
+// update replaces the stored object with obj. With a resourceVersion in obj, the update applies
+// only to that version (409 otherwise); without, it applies to whatever is current, retried
+// when a concurrent write wins the race, for the types that allow it. Types that allow it create
+// a missing object; created says so.
+func (r *Registry) update(ctx context.Context, req *request, obj *unstructured.Unstructured, mode updateMode) (stored sqlstore.Object, created bool, err error) {
+	policy := updatePolicyOf(req.res)
+	expected := obj.GetResourceVersion()
+	for {
+		current, err := r.store.Get(ctx, req.key())
+		if errors.Is(err, sqlstore.ErrNotFound) && policy.createOnUpdate && mode == replaceAll {
+			stored, err := r.create(ctx, req, obj.DeepCopy())
+			if apierrors.IsAlreadyExists(err) {
+				continue // created meanwhile: update it
+			}
+			return stored, err == nil, err
+		}
+		if err != nil {
+			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
+		}
+		if expected == "" && !policy.unconditional {
+			return sqlstore.Object{}, false, errResourceVersionRequired(req)
+		}
+		if expected != "" && expected != revisionString(current.Revision) {
+			return sqlstore.Object{}, false, apierrors.NewConflict(req.gr, req.name, errors.New(conflictMessage))
+		}
+		stored, err := r.applyUpdate(ctx, req, current, obj.DeepCopy(), mode)
+		if errors.Is(err, sqlstore.ErrConflict) && expected == "" {
+			continue
+		}
+		if err != nil {
+			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
+		}
+		return stored, false, nil
+	}
+}
+
+// updatePolicy is how kube-apiserver treats a type's updates: whether a PUT may create the
+// object, and whether it may leave metadata.resourceVersion out.
+type updatePolicy struct{ createOnUpdate, unconditional bool }
+
+func updatePolicyOf(res *resource.Resource) updatePolicy {
+	if res.CRDName != "" {
+		return updatePolicy{}
+	}
+	switch res.StorageName {
+	case "events":
+		return updatePolicy{createOnUpdate: true, unconditional: true}
+	case "leases.coordination.k8s.io":
+		return updatePolicy{createOnUpdate: true}
+	case "customresourcedefinitions.apiextensions.k8s.io":
+		return updatePolicy{}
+	}
+	return updatePolicy{unconditional: true}
+}
+
+// errResourceVersionRequired is kube-apiserver's 422 for an update without resourceVersion of a
+// type that needs one; it names the resource where the kind would be.
+func errResourceVersionRequired(req *request) error {
+	return apierrors.NewInvalid(schema.GroupKind{Group: req.gr.Group, Kind: req.gr.Resource}, req.name, field.ErrorList{
+		field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update"),
+	})
+}
+
+// applyUpdate makes one attempt at an update against the current stored object.
+func (r *Registry) applyUpdate(ctx context.Context, req *request, current sqlstore.Object, obj *unstructured.Unstructured, mode updateMode) (sqlstore.Object, error) {
+	old, err := DecodeServed(req.res, current.Value)
+	if err != nil {
+		return sqlstore.Object{}, err
+	}
+	if mode != replaceAll {
+		obj = subresourceUpdate(req.res, mode, obj, old)
+	}
+	obj = recordManagedFields(ctx, req, mode, obj, old)
+	// An unconditional update applies to the current version, as kube-apiserver's does.
+	obj.SetResourceVersion(old.GetResourceVersion())
+	if err := prepareUpdate(req, mode, obj, old); err != nil {
+		return sqlstore.Object{}, err
+	}
+	if err := validateUpdate(req.res, mode, obj, old); err != nil {
+		return sqlstore.Object{}, err
+	}
+	if equalObjects(obj, old) {
+		return current, nil
+	}
+	if obj.GetDeletionTimestamp() != nil && !hasFinalizers(req.res, obj) {
+		return r.deleteWithoutFinalizers(ctx, req, current, old, obj)
+	}
+	return r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
+}
+
+// deleteWithoutFinalizers deletes an object being deleted whose last finalizer the update obj
+// removes. As in kube-apiserver's store, the update itself is never written: watchers see the
+// deletion of the object as it was stored (old, finalizers and all), and the client gets obj
+// back, at the revision it updated.
+func (r *Registry) deleteWithoutFinalizers(ctx context.Context, req *request, current sqlstore.Object, old, obj *unstructured.Unstructured) (sqlstore.Object, error) {
+	deletion := sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, old)}
+	if _, err := r.write(ctx, req, deletion); err != nil {
+		return sqlstore.Object{}, err
+	}
+	value, err := render(req.res, obj)(current.Revision)
+	return sqlstore.Object{Key: current.Key, Revision: current.Revision, Value: value}, err
+}
+
+// prepareUpdate carries over what an update cannot change, as kube-apiserver's BeforeUpdate does,
+// then applies the type's own rules.
+func prepareUpdate(req *request, mode updateMode, obj, old *unstructured.Unstructured) error {
+	namespace := rest.ExpectedNamespaceForScope(req.namespace, req.res.Namespaced)
+	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(namespace, obj); err != nil {
+		return err
+	}
+	obj.SetGeneration(old.GetGeneration())
+	if obj.GetUID() == "" {
+		obj.SetUID(old.GetUID())
+	}
+	obj.SetCreationTimestamp(old.GetCreationTimestamp())
+	if old.GetDeletionTimestamp() != nil {
+		obj.SetDeletionTimestamp(old.GetDeletionTimestamp())
+	}
+	if old.GetDeletionGracePeriodSeconds() != nil && obj.GetDeletionGracePeriodSeconds() == nil {
+		obj.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
+	}
+	switch {
+	case mode == replaceStatus && req.res.Schema != nil:
+		req.res.Schema.PrepareForStatusUpdate(obj, old)
+	case mode == replaceAll && req.res.PrepareForUpdate != nil:
+		req.res.PrepareForUpdate(obj, old)
+	}
+	if isNamespaces(req.res) && mode == replaceAll {
+		prepareNamespaceUpdate(obj, old)
+	}
+	if tracksGeneration(req.res) && specChanged(obj, old) {
+		obj.SetGeneration(old.GetGeneration() + 1)
+	}
+	return nil
+}
+
+// subresourceUpdate is what a PUT on a subresource writes: old with only the subresource's
+// part taken from the body (status for /status, spec.finalizers for /finalize). Custom
+// resources' /status is left to their schema's status strategy.
+func subresourceUpdate(res *resource.Resource, mode updateMode, body, old *unstructured.Unstructured) *unstructured.Unstructured {
+	if res.Schema != nil && mode == replaceStatus {
+		return body
+	}
+	path := []string{"status"}
+	if mode == replaceFinalizers {
+		path = []string{"spec", "finalizers"}
+	}
+	out := old.DeepCopy()
+	if value, found, _ := unstructured.NestedFieldCopy(body.Object, path...); found {
+		_ = unstructured.SetNestedField(out.Object, value, path...)
+	} else {
+		unstructured.RemoveNestedField(out.Object, path...)
+	}
+	// The body's managedFields are the write's own (an apply to the subresource sets them).
+	out.SetManagedFields(body.GetManagedFields())
+	return out
+}
+
+// hasFinalizers reports whether anything still holds obj from being deleted: its finalizers,
+// and for a namespace its spec.finalizers too.
+func hasFinalizers(res *resource.Resource, obj *unstructured.Unstructured) bool {
+	if len(obj.GetFinalizers()) > 0 {
+		return true
+	}
+	if !isNamespaces(res) {
+		return false
+	}
+	finalizers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "finalizers")
+	return len(finalizers) > 0
+}
+
+func equalObjects(a, b *unstructured.Unstructured) bool {
+	return equality.Semantic.DeepEqual(a.Object, b.Object)
+}
+
+// delete removes the object, or, when finalizers hold it, marks it as being deleted. It reports
+// whether the object is gone.
+func (r *Registry) delete(ctx context.Context, req *request, opts *metav1.DeleteOptions) (sqlstore.Object, bool, error) {
+	for {
+		current, err := r.store.Get(ctx, req.key())
+		if err != nil {
+			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
+		}
+		obj, err := DecodeStored(current.Value)
+		if err != nil {
+			return sqlstore.Object{}, false, err
+		}
+		if err := checkPreconditions(req, opts.Preconditions, obj); err != nil {
+			return sqlstore.Object{}, false, err
+		}
+		stored, deleted, err := r.deleteAttempt(ctx, req, current, obj, opts)
+		if errors.Is(err, sqlstore.ErrConflict) {
+			continue // preconditions are checked again against the newer object
+		}
+		if err != nil {
+			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
+		}
+		return stored, deleted, nil
+	}
+}
+
+// deleteAttempt deletes current, or marks it with a deletionTimestamp when finalizers hold it
+// (a namespace's spec.finalizers among them, and the garbage collector's finalizers opts ask
+// for, which a repeated delete may change, as in kube-apiserver's store).
+func (r *Registry) deleteAttempt(ctx context.Context, req *request, current sqlstore.Object, obj *unstructured.Unstructured, opts *metav1.DeleteOptions) (sqlstore.Object, bool, error) {
+	if obj.GetDeletionTimestamp() == nil && req.res.PrepareForDelete != nil {
+		req.res.PrepareForDelete(obj)
+	}
+	propagationChanged := setPropagationFinalizers(obj, opts)
+	if !hasFinalizers(req.res, obj) {
+		stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
+		return stored, err == nil, err
+	}
+	if obj.GetDeletionTimestamp() != nil && !propagationChanged {
+		return current, false, nil
+	}
+	resource.MarkDeleting(obj)
+	if isNamespaces(req.res) {
+		markNamespaceTerminating(obj)
+	}
+	stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
+	return stored, false, err
+}
+
+// checkPreconditions applies DeleteOptions.preconditions; a mismatch is 409 worded as
+// kube-apiserver words it.
+func checkPreconditions(req *request, p *metav1.Preconditions, obj *unstructured.Unstructured) error {
+	if p == nil {
+		return nil
+	}
+	if p.UID != nil && *p.UID != obj.GetUID() {
+		return apierrors.NewConflict(req.gr, req.name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, obj.GetUID()))
+	}
+	if p.ResourceVersion != nil && *p.ResourceVersion != obj.GetResourceVersion() {
+		return apierrors.NewConflict(req.gr, req.name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, obj.GetResourceVersion()))
+	}
+	return nil
+}

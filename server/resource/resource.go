@@ -1,0 +1,197 @@
+// Package resource describes a served resource: its names, its storage, and the per-type rules
+// (the strategy) the registry applies to its objects. The types layer (built-ins, CRDs) fills
+// these descriptions; the registry, discovery and the HTTP layer read them.
+package resource
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"reflect"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/endpoints/discovery"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/sqlkube/sqlkube/server/crdschema"
+)
+
+// Resource describes one served resource at one group version: a built-in or a CRD's version.
+type Resource struct {
+	Group        string // "" for the core group
+	Version      string
+	Name         string // plural, lower case: "configmaps"
+	SingularName string
+	Kind         string
+	ListKind     string
+	Namespaced   bool
+	ShortNames   []string
+	Categories   []string
+	Verbs        []string
+	// StorageName keys the type in storage ("resource.group", the same for every version of the
+	// type), so that all versions of one type share their objects.
+	StorageName string
+	// StorageVersion is the version objects are stored in. For a CRD's non-storage versions it
+	// differs from Version: use ToStorage and FromStorage to rewrite apiVersion (conversion
+	// strategy None).
+	StorageVersion string
+	// StorageVersionHashVersion, when set, is the version kube-apiserver encodes the type in in
+	// etcd, which discovery's storageVersionHash names (CRDs: v1beta1); else StorageVersion.
+	StorageVersionHashVersion string
+	// Status is true when the type has a /status subresource.
+	Status bool
+	// Scale is set when the type has a /scale subresource.
+	Scale *ScaleSubresource
+	// Finalize is true when the type has a /finalize subresource (namespaces: an update that
+	// writes only spec.finalizers).
+	Finalize bool
+	// CRDName names the CustomResourceDefinition this type comes from; empty for built-ins.
+	CRDName string
+	// Definition is that CustomResourceDefinition, as the registry read it.
+	Definition *apiextensionsv1.CustomResourceDefinition
+	// Terminating is true for the types of a CRD being deleted: its objects are being removed,
+	// and creates are refused with 405 MethodNotAllowed as apiextensions-apiserver does.
+	Terminating bool
+	// DeprecationWarning, when set, is the Warning header every request to this version gets
+	// (a CRD version marked deprecated).
+	DeprecationWarning string
+
+	// GoType is a built-in's Go type: strategic merge patches take their merge keys from it, and
+	// OpenAPI its schema. nil for CRD versions.
+	GoType reflect.Type
+
+	// Table gives a built-in its Table columns and rows as kube-apiserver prints them; nil
+	// for the types that use the default columns (Name, Created At) and for CRD versions,
+	// whose Schema has the printer columns.
+	Table rest.TableConvertor
+
+	// Schema is set for a CRD's versions: the custom resource strategy (pruning, defaulting,
+	// reading stored objects, /status writes, field selectors, Table). The hooks below already
+	// delegate to its PrepareForCreate, PrepareForUpdate and Validate.
+	Schema *crdschema.Schema
+	// StorageSchema is the Schema of the CRD's storage version (see ReadStored and
+	// PruneForStorage); ReadsDefaults is set when that schema has defaults, which stored objects
+	// get when they are read.
+	StorageSchema *crdschema.Schema
+	ReadsDefaults bool
+
+	// Per-type hooks the write path calls; each may be nil.
+	//
+	// Decode reads a request body, as JSON (for a patch, the patched object), as the type's Go
+	// type, as kube-apiserver's decoder does: it returns the object's content as the type
+	// encodes it, without the fields the type does not know, and the body's strict errors
+	// (duplicate and unknown fields, `unknown field "spec.foo"`, in document order) for the
+	// fieldValidation warnings or Strict error. An error means the body does not decode as the
+	// type: kube-apiserver answers 400 "KIND in version "V" cannot be handled as a KIND: <err>".
+	// Set for the built-ins; CRD versions have their Schema's PruneAndDefault instead.
+	Decode func(data []byte) (content map[string]any, strictErrs []error, err error)
+	//
+	// PrepareForCreate adjusts a new object before validation (for example, sets the status a
+	// type starts with).
+	PrepareForCreate func(obj *unstructured.Unstructured)
+	// PrepareForUpdate adjusts an update of the main resource before validation given the
+	// stored object (for example, keeps the stored status).
+	PrepareForUpdate func(obj, old *unstructured.Unstructured)
+	// PrepareForDelete runs on the stored object when a delete is requested for an object
+	// that has no deletionTimestamp yet. It may add finalizers: the delete then becomes an
+	// update that sets deletionTimestamp (200 with the object), as for any object with
+	// finalizers. CRDs use it to add the cleanup finalizer that deletes their objects.
+	PrepareForDelete func(obj *unstructured.Unstructured)
+	// Validate checks an object; old is nil on create. Errors become 422 Invalid through
+	// apierrors.NewInvalid(kind, name, errs).
+	Validate func(obj, old *unstructured.Unstructured) field.ErrorList
+	// ValidateBuiltin, for the built-ins kube-apiserver validates beyond metadata, replaces the
+	// generic metadata validation and Validate: it reads the object as its Go type for both.
+	ValidateBuiltin func(res *Resource, obj, old *unstructured.Unstructured) field.ErrorList
+	// Warnings returns the warnings (Warning headers) for a valid write; old is nil on create.
+	Warnings func(obj, old *unstructured.Unstructured) []string
+	// AfterWrite runs after a successful write (create, update, delete) at revision, before the
+	// reply. For CRDs it waits until the registry has seen that revision, so the type is served
+	// (or gone) when the request returns. An error means it gave up waiting: the write itself
+	// succeeded, so log it rather than fail the request.
+	AfterWrite func(ctx context.Context, revision int64) error
+}
+
+// ScaleSubresource names where a type keeps the fields the autoscaling/v1 Scale exposes.
+type ScaleSubresource struct {
+	SpecReplicasPath   string
+	StatusReplicasPath string
+	LabelSelectorPath  string
+}
+
+// APIVersion is "group/version", or "version" for the core group.
+func (r *Resource) APIVersion() string {
+	return GroupVersion(r.Group, r.Version)
+}
+
+// ToStorage rewrites an object written through r to the storage version (CRD conversion
+// strategy None changes nothing but apiVersion). Call it before storing.
+func (r *Resource) ToStorage(obj *unstructured.Unstructured) {
+	obj.SetAPIVersion(GroupVersion(r.Group, r.StorageVersion))
+	r.PruneForStorage(obj)
+}
+
+// FromStorage rewrites a stored object to the version r serves. Call it on every object read
+// from storage (get, list items, watch events) before encoding it.
+func (r *Resource) FromStorage(obj *unstructured.Unstructured) {
+	obj.SetAPIVersion(r.APIVersion())
+}
+
+// NeedsConversion is true when stored objects must be decoded (FromStorage, then ReadStored)
+// before being served through r, so that stored bytes can be streamed as they are otherwise.
+func (r *Resource) NeedsConversion() bool {
+	return r.StorageVersion != r.Version || r.ReadsDefaults
+}
+
+// StorageVersionHash is the hash discovery lists for r, as kube-apiserver computes it.
+func (r *Resource) StorageVersionHash() string {
+	return discovery.StorageVersionHash(r.Group, cmp.Or(r.StorageVersionHashVersion, r.StorageVersion), r.Kind)
+}
+
+func GroupVersion(group, version string) string {
+	if group == "" {
+		return version
+	}
+	return group + "/" + version
+}
+
+// ReadStored prepares a stored object, already rewritten to r's version, for serving as
+// kube-apiserver's storage decoder and version converter do: defaulted by the storage version's
+// schema (so that an object stored before a default was added reads with it), then pruned by
+// r's own schema when r is another version.
+func (r *Resource) ReadStored(obj *unstructured.Unstructured) error {
+	if r.ReadsDefaults {
+		if err := r.StorageSchema.ReadStored(obj); err != nil {
+			return fmt.Errorf("decoding stored %s %q: %w", r.Kind, obj.GetName(), err)
+		}
+	}
+	if r.Schema != nil && r.Version != r.StorageVersion {
+		if _, err := r.Schema.Prune(obj); err != nil {
+			return fmt.Errorf("converting stored %s %q to %s: %w", r.Kind, obj.GetName(), r.Version, err)
+		}
+	}
+	return nil
+}
+
+// PruneForStorage drops from an object written through another version than the storage
+// version the fields the storage version's schema does not have, as kube-apiserver's
+// conversion to the storage version does. The object was decoded and validated already: its
+// metadata is well-formed, so pruning cannot fail.
+func (r *Resource) PruneForStorage(obj *unstructured.Unstructured) {
+	if r.StorageSchema != nil && r.Version != r.StorageVersion {
+		_, _ = r.StorageSchema.Prune(obj)
+	}
+}
+
+// GroupKind is the GroupKind Invalid errors name.
+func (r *Resource) GroupKind() schema.GroupKind {
+	return schema.GroupKind{Group: r.Group, Kind: r.Kind}
+}
+
+// GroupResource names the resource in errors and authorization.
+func (r *Resource) GroupResource() schema.GroupResource {
+	return schema.GroupResource{Group: r.Group, Resource: r.Name}
+}
