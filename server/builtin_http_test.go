@@ -105,4 +105,3 @@ func TestBuiltinValidationHTTP(t *testing.T) {
 
 // configKeyMsg is IsConfigMapKey's message for a key with characters it does not allow.
 const configKeyMsg = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
-
