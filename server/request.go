@@ -186,8 +186,12 @@ func (s *Server) dispatchFinalize(w http.ResponseWriter, r *http.Request, req *r
 	s.handle(w, r, req, s.serveUpdate)
 }
 
-// isWatch reports whether a collection GET asks for a watch (watch=1 or watch=true).
+// isWatch reports whether a collection GET asks for a watch, as kube-apiserver's request-info
+// resolver reads the parameter (apimachinery's conversion of a query value to a bool): absent,
+// "0" and "false" in any letter case are false; anything else is true: "True" (the Python
+// client's), "yes", and an empty value ("?watch", "?watch=") too. The first of repeated values
+// counts.
 func isWatch(r *http.Request) bool {
-	v := r.URL.Query().Get("watch")
-	return v == "1" || v == "true"
+	values := r.URL.Query()["watch"]
+	return len(values) > 0 && values[0] != "0" && !strings.EqualFold(values[0], "false")
 }

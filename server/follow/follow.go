@@ -22,16 +22,22 @@ type Storage interface {
 // before looking again at work that could not finish (objects held by finalizers, conflicts).
 const Retry = time.Second
 
-// Observer is told a resource's objects, then every change after them.
+// Observer is told a resource's objects, then every change after them. The objects of a list
+// come one at a time, as storage reads them, so that following a resource of a million objects
+// costs the memory of what the observer keeps, not of the list.
 type Observer interface {
-	// Listed gives every object of the resource at revision, after a (re)list.
-	Listed(objects []sqlstore.Object, revision int64)
+	// Relisting starts a (re)list. Listed then gives each object of the resource, in key order,
+	// and ListDone ends the list with the revision it was read at. A list that fails part way is
+	// started again with Relisting, without a ListDone.
+	Relisting()
+	Listed(o sqlstore.Object)
+	ListDone(revision int64)
 	// Changed gives one committed write after that revision.
 	Changed(ev *sqlstore.Event)
 }
 
 // LapseObserver is an Observer that must know when it stops following storage: from the end of
-// a watch (a failure, or ctx ending) until the next Listed, it may miss changes.
+// a watch (a failure, or ctx ending) until the next ListDone, it may miss changes.
 type LapseObserver interface {
 	WatchEnded()
 }
@@ -58,16 +64,17 @@ func Resource(ctx context.Context, store Storage, log *slog.Logger, resource str
 	}
 }
 
+// listResource streams the resource's objects to o from one snapshot of storage.
 func listResource(ctx context.Context, store Storage, resource string, o Observer) (int64, error) {
-	var objects []sqlstore.Object
+	o.Relisting()
 	list, err := store.List(ctx, sqlstore.ListOptions{Resource: resource}, func(obj sqlstore.Object) error {
-		objects = append(objects, obj)
+		o.Listed(obj)
 		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	o.Listed(objects, list.Revision)
+	o.ListDone(list.Revision)
 	return list.Revision, nil
 }
 

@@ -34,6 +34,9 @@ type namespaceCache struct {
 	revision int64 // the storage revision the cache reflects
 	// terminating holds every namespace by name: true when it is being deleted.
 	terminating map[string]bool
+
+	// listing gathers a list in progress; only the follower's goroutine touches it.
+	listing map[string]bool
 }
 
 func newNamespaceCache() *namespaceCache {
@@ -68,16 +71,23 @@ func (c *namespaceCache) wrote(revision int64) {
 	}
 }
 
-func (c *namespaceCache) Listed(objects []sqlstore.Object, revision int64) {
-	states := make(map[string]bool, len(objects))
-	for _, o := range objects {
-		if terminating, ok := cachedState(o.Value); ok {
-			states[o.Name] = terminating
-		}
+// Relisting starts gathering the states of a new list; the cache keeps answering from the last
+// one until it is done.
+func (c *namespaceCache) Relisting() {
+	c.listing = map[string]bool{}
+}
+
+func (c *namespaceCache) Listed(o sqlstore.Object) {
+	if terminating, ok := cachedState(o.Value); ok {
+		c.listing[o.Name] = terminating
 	}
+}
+
+func (c *namespaceCache) ListDone(revision int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.terminating, c.revision, c.synced = states, revision, true
+	c.terminating, c.revision, c.synced = c.listing, revision, true
+	c.listing = nil
 }
 
 func (c *namespaceCache) Changed(ev *sqlstore.Event) {

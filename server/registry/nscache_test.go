@@ -43,7 +43,7 @@ func TestNamespaceCacheAnswersOnlyWhenCurrent(t *testing.T) {
 	c := newNamespaceCache()
 	wantLookup(t, c, "a", false, false) // not listed yet
 
-	c.Listed([]sqlstore.Object{storedNamespace("a", "Active", 3), storedNamespace("b", "Terminating", 5)}, 10)
+	feedList(c, 10, storedNamespace("a", "Active", 3), storedNamespace("b", "Terminating", 5))
 	wantLookup(t, c, "a", false, true)
 	wantLookup(t, c, "b", true, true)
 	wantLookup(t, c, "c", false, false) // a miss: storage is read
@@ -65,7 +65,7 @@ func TestNamespaceCacheAnswersOnlyWhenCurrent(t *testing.T) {
 
 	c.WatchEnded()
 	wantLookup(t, c, "a", false, false)
-	c.Listed([]sqlstore.Object{storedNamespace("a", "Active", 20)}, 20)
+	feedList(c, 20, storedNamespace("a", "Active", 20))
 	wantLookup(t, c, "a", false, true)
 	wantLookup(t, c, "c", false, false) // gone while the watch was down
 }
@@ -74,7 +74,7 @@ func TestNamespaceCacheAnswersOnlyWhenCurrent(t *testing.T) {
 func TestNamespaceCacheLeavesOutUndecodable(t *testing.T) {
 	c := newNamespaceCache()
 	bad := sqlstore.Object{Key: sqlstore.Key{Resource: "namespaces", Name: "bad"}, Value: []byte(`{"status":7}`)}
-	c.Listed([]sqlstore.Object{bad, storedNamespace("a", "Active", 1)}, 2)
+	feedList(c, 2, bad, storedNamespace("a", "Active", 1))
 	wantLookup(t, c, "bad", false, false)
 	c.Changed(&sqlstore.Event{Op: sqlstore.OpUpdate, Revision: 3, Object: sqlstore.Object{Key: sqlstore.Key{Resource: "namespaces", Name: "a"}, Value: bad.Value}})
 	wantLookup(t, c, "a", false, false)
@@ -128,15 +128,15 @@ func mustCreate(t *testing.T, r *Registry, res *resource.Resource, namespace, na
 // the list's revision.
 func listNamespacesInto(t *testing.T, store Storage, c *namespaceCache) int64 {
 	t.Helper()
-	var objects []sqlstore.Object
+	c.Relisting()
 	list, err := store.List(t.Context(), sqlstore.ListOptions{Resource: "namespaces"}, func(o sqlstore.Object) error {
-		objects = append(objects, o)
+		c.Listed(o)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Listed(objects, list.Revision)
+	c.ListDone(list.Revision)
 	return list.Revision
 }
 
@@ -280,4 +280,13 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// feedList gives the cache a list of objects read at revision, as its follower would.
+func feedList(c *namespaceCache, revision int64, objects ...sqlstore.Object) {
+	c.Relisting()
+	for _, o := range objects {
+		c.Listed(o)
+	}
+	c.ListDone(revision)
 }

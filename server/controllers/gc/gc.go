@@ -158,10 +158,25 @@ type gcObserver struct {
 	resource  string
 	firstList func() // nil after the start
 	listedAny bool
+	// present are the indexed objects of the list in progress: only those, so that listing a
+	// type of a million objects holds no more than the index does.
+	present map[sqlstore.Key]bool
 }
 
-func (o *gcObserver) Listed(objects []sqlstore.Object, _ int64) {
-	o.gc.relisted(o.resource, objects, o.listedAny)
+func (o *gcObserver) Relisting() {
+	o.present = map[sqlstore.Key]bool{}
+}
+
+func (o *gcObserver) Listed(obj sqlstore.Object) {
+	o.gc.observe(obj)
+	if o.gc.isIndexed(obj.Key) {
+		o.present[obj.Key] = true
+	}
+}
+
+func (o *gcObserver) ListDone(int64) {
+	o.gc.relisted(o.resource, o.present, o.listedAny)
+	o.present = nil
 	o.listedAny = true
 	if o.firstList != nil {
 		o.firstList()
@@ -176,15 +191,11 @@ func (o *gcObserver) Changed(ev *sqlstore.Event) {
 	o.gc.observe(ev.Object)
 }
 
-// relisted takes a type's full list. Indexed objects of that type missing from it went while
-// the watch was down. After such a gap, owners of that type without ownerReferences (so not
+// relisted ends a type's full list, whose objects it observed, present those it indexed.
+// Indexed objects of that type missing from it went while the watch was down (or no longer
+// concern the collector). After such a gap, owners of that type without ownerReferences (so not
 // indexed) may have gone unseen too, so every indexed dependent is looked at again.
-func (gc *garbageCollector) relisted(resource string, objects []sqlstore.Object, afterGap bool) {
-	present := map[sqlstore.Key]bool{}
-	for _, o := range objects {
-		present[o.Key] = true
-		gc.observe(o)
-	}
+func (gc *garbageCollector) relisted(resource string, present map[sqlstore.Key]bool, afterGap bool) {
 	for _, key := range gc.indexedKeys(func(k sqlstore.Key) bool { return k.Resource == resource && !present[k] }) {
 		gc.queueAfterDeletion(key, gc.forget(key))
 	}

@@ -55,11 +55,9 @@ func Run(ctx context.Context, deps controllers.Deps, namespaces *resource.Resour
 	}
 }
 
-func (c *namespaceController) Listed(objects []sqlstore.Object, _ int64) {
-	for _, o := range objects {
-		c.observe(o)
-	}
-}
+func (c *namespaceController) Relisting()               {}
+func (c *namespaceController) Listed(o sqlstore.Object) { c.observe(o) }
+func (c *namespaceController) ListDone(int64)           {}
 
 func (c *namespaceController) Changed(ev *sqlstore.Event) {
 	if ev.Op != sqlstore.OpDelete {
