@@ -152,3 +152,10 @@ func str(m map[string]any, path ...string) string {
 }
 
 func typesUID(s string) types.UID { return types.UID(s) }
+
+// serveForTest serves srv, on store, over HTTP until the test ends.
+func serveForTest(t *testing.T, store *sqlstore.Store, srv *Server) *testAPI {
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	return &testAPI{t: t, store: store, server: srv, http: hs}
+}
