@@ -123,5 +123,4 @@ func heapObjectBytes() uint64 {
 	return sample[0].Value.Uint64()
 }
 
-
 func mib(bytes uint64) float64 { return float64(bytes) / (1 << 20) }
