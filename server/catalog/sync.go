@@ -18,6 +18,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/crdtype"
+	"github.com/sqlkube/sqlkube/server/follow"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -250,23 +251,19 @@ func (g *Catalog) deleteInstances(ctx context.Context, crd *apiextensionsv1.Cust
 // remain: objects with finalizers are marked for deletion and left to their controllers, as
 // a delete collection would. Objects that changed or vanished meanwhile are left to the next pass.
 func (g *Catalog) deleteObjects(ctx context.Context, resource string) (remaining int, err error) {
-	var objects []sqlstore.Object
-	if _, err := g.store.List(ctx, sqlstore.ListOptions{Resource: resource}, func(o sqlstore.Object) error {
-		objects = append(objects, o)
+	err = follow.Pages(ctx, g.store, resource, "", func(page []sqlstore.Object) error {
+		for _, o := range page {
+			gone, err := g.deleteObject(ctx, o)
+			if err != nil && !errors.Is(err, sqlstore.ErrNotFound) && !errors.Is(err, sqlstore.ErrConflict) {
+				return err
+			}
+			if !gone {
+				remaining++
+			}
+		}
 		return nil
-	}); err != nil {
-		return 0, err
-	}
-	for _, o := range objects {
-		gone, err := g.deleteObject(ctx, o)
-		if err != nil && !errors.Is(err, sqlstore.ErrNotFound) && !errors.Is(err, sqlstore.ErrConflict) {
-			return 0, err
-		}
-		if !gone {
-			remaining++
-		}
-	}
-	return remaining, nil
+	})
+	return remaining, err
 }
 
 // deleteObject deletes o, or marks it for deletion if it has finalizers; gone says it was deleted.

@@ -137,52 +137,50 @@ func (c *namespaceController) deleteContent(ctx context.Context, namespace strin
 
 // deleteResourceContent deletes the objects of one type in namespace, then counts those left.
 func (c *namespaceController) deleteResourceContent(ctx context.Context, res *resource.Resource, namespace string, remaining *remainingContent) error {
-	objects, err := c.listIn(ctx, res, namespace)
-	if err != nil || len(objects) == 0 {
-		return err
-	}
 	background := metav1.DeletePropagationBackground
-	for _, o := range objects {
-		_, _, err := c.deps.Registry.Delete(ctx, registry.Ref{Resource: res, Namespace: o.Namespace, Name: o.Name}, &metav1.DeleteOptions{PropagationPolicy: &background})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return err
+	err := follow.Pages(ctx, c.deps.Store, res.StorageName, namespace, func(page []sqlstore.Object) error {
+		for _, o := range page {
+			_, _, err := c.deps.Registry.Delete(ctx, registry.Ref{Resource: res, Namespace: o.Namespace, Name: o.Name}, &metav1.DeleteOptions{PropagationPolicy: &background})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
 		}
-	}
-	if objects, err = c.listIn(ctx, res, namespace); err != nil || len(objects) == 0 {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	return countRemaining(res, namespace, objects, remaining)
+	return c.countRemaining(ctx, res, namespace, remaining)
 }
 
-// countRemaining adds objects, left after their deletion, to remaining. Objects without
-// finalizers should have gone: as the namespace controller, that is reported as a failure.
-func countRemaining(res *resource.Resource, namespace string, objects []sqlstore.Object, remaining *remainingContent) error {
-	held := false
-	for _, o := range objects {
-		var meta registry.MetadataOnly
-		if err := registry.UnmarshalStored(o.Value, &meta); err != nil {
-			return err
+// countRemaining adds the objects of res left in namespace after their deletion to remaining.
+// Objects without finalizers should have gone: as the namespace controller, that is reported as
+// a failure.
+func (c *namespaceController) countRemaining(ctx context.Context, res *resource.Resource, namespace string, remaining *remainingContent) error {
+	left, held := 0, false
+	err := follow.Pages(ctx, c.deps.Store, res.StorageName, namespace, func(page []sqlstore.Object) error {
+		for _, o := range page {
+			var meta registry.MetadataOnly
+			if err := registry.UnmarshalStored(o.Value, &meta); err != nil {
+				return err
+			}
+			for _, f := range meta.Metadata.Finalizers {
+				remaining.byFinalizer[f]++
+				held = true
+			}
 		}
-		for _, f := range meta.Metadata.Finalizers {
-			remaining.byFinalizer[f]++
-			held = true
-		}
+		left += len(page)
+		return nil
+	})
+	if err != nil || left == 0 {
+		return err
 	}
-	remaining.byResource[schema.GroupResource{Group: res.Group, Resource: res.Name}] += len(objects)
+	remaining.byResource[schema.GroupResource{Group: res.Group, Resource: res.Name}] += left
 	if !held {
 		gvr := schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Name}
 		return fmt.Errorf("unexpected items still remain in namespace: %s for gvr: %v", namespace, gvr)
 	}
 	return nil
-}
-
-func (c *namespaceController) listIn(ctx context.Context, res *resource.Resource, namespace string) ([]sqlstore.Object, error) {
-	var objects []sqlstore.Object
-	_, err := c.deps.Store.List(ctx, sqlstore.ListOptions{Resource: res.StorageName, Namespace: namespace}, func(o sqlstore.Object) error {
-		objects = append(objects, o)
-		return nil
-	})
-	return objects, err
 }
 
 // updateConditions records the pass's outcome in the namespace's status conditions, when that
