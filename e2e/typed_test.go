@@ -237,8 +237,9 @@ func checkDelete[T object, L runtime.Object](t *testing.T, s *sqlkubeServer, c c
 		t.Fatalf("delete with a stale resourceVersion precondition: %v, want 409 Conflict", err)
 	}
 	st := status.Status()
-	wantPrefix := fmt.Sprintf("Operation cannot be fulfilled on %s %q: ", c.resource, "a")
-	wantDetail := fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s",
+	// kube-apiserver names the kind where the resource would be.
+	wantPrefix := fmt.Sprintf("Operation cannot be fulfilled on %s %q: ", schema.GroupResource{Group: c.kind.Group, Resource: c.kind.Kind}, "a")
+	wantDetail := fmt.Sprintf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified",
 		created.GetResourceVersion(), updated.GetResourceVersion())
 	if !strings.HasPrefix(st.Message, wantPrefix) || !strings.Contains(st.Message, wantDetail) {
 		t.Errorf("precondition conflict message %q, want %q...%q", st.Message, wantPrefix, wantDetail)

@@ -16,7 +16,7 @@ func (s *Server) dispatchScale(w http.ResponseWriter, r *http.Request, req *requ
 	case http.MethodPatch:
 		s.handle(w, r, req, s.servePatchScale)
 	default:
-		s.writeError(w, r, errMethodNotAllowed(r.Method))
+		s.methodNotSupported(w, r, req)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/gorilla/mux"
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/resource"
@@ -130,12 +132,21 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, req *request) 
 		s.dispatchFinalize(w, r, req)
 	case req.subresource == "scale" && req.res.Scale != nil:
 		s.dispatchScale(w, r, req)
+	case req.res.CRDName != "":
+		// apiextensions-apiserver names the object in its 404 for an unknown subresource.
+		s.writeError(w, r, apierrors.NewNotFound(req.gr, req.name))
 	default:
 		s.writeError(w, r, errNotFoundPath())
 	}
 }
 
 func (s *Server) dispatchCollection(w http.ResponseWriter, r *http.Request, req *request) {
+	if r.Method != http.MethodGet && req.res.CRDName != "" && req.res.Namespaced && req.namespace == "" {
+		// apiextensions-apiserver serves only lists and watches across all namespaces; it hands
+		// anything else on to the server behind it, which does not know the path.
+		s.writeError(w, r, errNotFoundPath())
+		return
+	}
 	switch {
 	case r.Method == http.MethodGet && isWatch(r):
 		s.serveWatch(w, r, req)
@@ -146,7 +157,7 @@ func (s *Server) dispatchCollection(w http.ResponseWriter, r *http.Request, req 
 	case r.Method == http.MethodDelete && (req.namespace != "" || !req.res.Namespaced) && allowsDeleteCollection(req.res):
 		s.handle(w, r, req, s.serveDeleteCollection)
 	default:
-		s.writeError(w, r, errMethodNotAllowed(r.Method))
+		s.methodNotSupported(w, r, req)
 	}
 }
 
@@ -161,7 +172,7 @@ func (s *Server) dispatchObject(w http.ResponseWriter, r *http.Request, req *req
 	case http.MethodDelete:
 		s.handle(w, r, req, s.serveDelete)
 	default:
-		s.writeError(w, r, errMethodNotAllowed(r.Method))
+		s.methodNotSupported(w, r, req)
 	}
 }
 
@@ -174,7 +185,7 @@ func (s *Server) dispatchStatus(w http.ResponseWriter, r *http.Request, req *req
 	case http.MethodPatch:
 		s.handle(w, r, req, s.servePatch)
 	default:
-		s.writeError(w, r, errMethodNotAllowed(r.Method))
+		s.methodNotSupported(w, r, req)
 	}
 }
 
@@ -184,6 +195,41 @@ func (s *Server) dispatchFinalize(w http.ResponseWriter, r *http.Request, req *r
 		return
 	}
 	s.handle(w, r, req, s.serveUpdate)
+}
+
+// methodNotSupported answers a method the path does not serve: as kube-apiserver's generic 405
+// for a built-in, and for a custom resource as apiextensions-apiserver does, naming the verb and
+// the resource.
+func (s *Server) methodNotSupported(w http.ResponseWriter, r *http.Request, req *request) {
+	if req.res.CRDName == "" {
+		s.writeError(w, r, errMethodNotAllowed(r.Method))
+		return
+	}
+	s.writeError(w, r, apierrors.NewMethodNotSupported(req.gr, requestVerb(r.Method, req.name == "")))
+}
+
+// requestVerb is the verb kube-apiserver's request-info resolver gives a method: on a
+// collection, GET lists and DELETE deletes the collection; a method it does not know has none.
+func requestVerb(method string, collection bool) string {
+	switch method {
+	case http.MethodGet, http.MethodHead:
+		if collection {
+			return "list"
+		}
+		return "get"
+	case http.MethodPost:
+		return "create"
+	case http.MethodPut:
+		return "update"
+	case http.MethodPatch:
+		return "patch"
+	case http.MethodDelete:
+		if collection {
+			return "deletecollection"
+		}
+		return "delete"
+	}
+	return ""
 }
 
 // isWatch reports whether a collection GET asks for a watch, as kube-apiserver's request-info

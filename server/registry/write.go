@@ -11,10 +11,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/names"
 
+	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -175,6 +178,9 @@ func (r *Registry) update(ctx context.Context, req *request, obj *unstructured.U
 		}
 		if err != nil {
 			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
+		}
+		if err := checkUIDPrecondition(req, obj.GetUID(), current); err != nil {
+			return sqlstore.Object{}, false, err
 		}
 		if expected == "" && !policy.unconditional {
 			return sqlstore.Object{}, false, errResourceVersionRequired(req)
@@ -382,16 +388,52 @@ func (r *Registry) deleteAttempt(ctx context.Context, req *request, current sqls
 }
 
 // checkPreconditions applies DeleteOptions.preconditions; a mismatch is 409 worded as
-// kube-apiserver words it.
+// kube-apiserver's BeforeDelete words it, naming the object's kind where the resource would be.
 func checkPreconditions(req *request, p *metav1.Preconditions, obj *unstructured.Unstructured) error {
 	if p == nil {
 		return nil
 	}
+	kind := schema.GroupResource{Group: req.res.Group, Resource: req.res.Kind}
 	if p.UID != nil && *p.UID != obj.GetUID() {
-		return apierrors.NewConflict(req.gr, req.name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, obj.GetUID()))
+		return apierrors.NewConflict(kind, req.name, fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, obj.GetUID()))
 	}
 	if p.ResourceVersion != nil && *p.ResourceVersion != obj.GetResourceVersion() {
-		return apierrors.NewConflict(req.gr, req.name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, obj.GetResourceVersion()))
+		return apierrors.NewConflict(kind, req.name, fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, obj.GetResourceVersion()))
 	}
 	return nil
+}
+
+// checkUIDPrecondition makes an update whose object carries a uid apply only to the stored
+// object of that uid: kube-apiserver turns the uid into a storage precondition, checked before
+// anything else about the update, whose failure is a 409 quoting its storage error.
+func checkUIDPrecondition(req *request, uid types.UID, current sqlstore.Object) error {
+	if uid == "" {
+		return nil
+	}
+	var stored struct {
+		Metadata struct {
+			UID types.UID `json:"uid"`
+		} `json:"metadata"`
+	}
+	if err := UnmarshalStored(current.Value, &stored); err != nil {
+		return err
+	}
+	if stored.Metadata.UID == uid {
+		return nil
+	}
+	message := fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, stored.Metadata.UID)
+	return apierrors.NewConflict(req.gr, req.name, storage.NewInvalidObjError(etcdKey(req), message))
+}
+
+// etcdKey is where kube-apiserver would keep the object in etcd, which its storage errors name:
+// under /registry, by resource (custom resources and CRDs by group and resource too).
+func etcdKey(req *request) string {
+	prefix := "/registry/" + req.res.Name
+	if req.res.CRDName != "" || req.res.Group == builtin.APIExtensionsGroup {
+		prefix = "/registry/" + req.res.Group + "/" + req.res.Name
+	}
+	if req.namespace != "" {
+		return prefix + "/" + req.namespace + "/" + req.name
+	}
+	return prefix + "/" + req.name
 }

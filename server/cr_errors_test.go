@@ -1,0 +1,34 @@
+package server
+
+import (
+	"net/http"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestCustomResourceRequestErrors: the answers apiextensions-apiserver gives, and kube-apiserver's
+// built-ins do not, for requests its custom resource handler refuses.
+func TestCustomResourceRequestErrors(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCRD).expect(t, http.StatusCreated)
+	const widgets = "/apis/example.com/v1/namespaces/default/widgets"
+	api.do("POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"}}`).expect(t, http.StatusCreated)
+	for _, tt := range []struct {
+		name, method, path string
+		want               metav1.Status
+	}{
+		{"unknown subresource", "GET", widgets + "/w/nope", metav1.Status{Code: 404, Reason: metav1.StatusReasonNotFound,
+			Message: `widgets.example.com "w" not found`, Details: &metav1.StatusDetails{Name: "w", Group: "example.com", Kind: "widgets"}}},
+		{"delete on status", "DELETE", widgets + "/w/status", metav1.Status{Code: 405, Reason: metav1.StatusReasonMethodNotAllowed,
+			Message: `delete is not supported on resources of kind "widgets.example.com"`, Details: &metav1.StatusDetails{Group: "example.com", Kind: "widgets"}}},
+		{"post on an object", "POST", widgets + "/w", metav1.Status{Code: 405, Reason: metav1.StatusReasonMethodNotAllowed,
+			Message: `create is not supported on resources of kind "widgets.example.com"`, Details: &metav1.StatusDetails{Group: "example.com", Kind: "widgets"}}},
+		{"delete collection across namespaces", "DELETE", "/apis/example.com/v1/widgets?labelSelector=a%3Db", metav1.Status{Code: 404, Reason: metav1.StatusReasonNotFound,
+			Message: "the server could not find the requested resource", Details: &metav1.StatusDetails{}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api.do(tt.method, tt.path, "").expectStatus(t, tt.want)
+		})
+	}
+}
