@@ -183,7 +183,7 @@ func TestApplyStrictness(t *testing.T) {
 func TestApplyCreateWhileCRDTerminating(t *testing.T) {
 	api := sqliteAPI(t)
 	api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCRD).expect(t, http.StatusCreated)
-	api.do("POST", widgets, `{"metadata":{"name":"kept","finalizers":["example.com/keep"]}}`).expect(t, http.StatusCreated)
+	api.do("POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"kept","finalizers":["example.com/keep"]}}`).expect(t, http.StatusCreated)
 	api.do("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com", "").expect(t, http.StatusOK)
 	api.do("PATCH", widgets+"/new?fieldManager=a", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: new\n", applyPatch).expectStatus(t, metav1.Status{
 		Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,

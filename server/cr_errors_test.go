@@ -15,20 +15,26 @@ func TestCustomResourceRequestErrors(t *testing.T) {
 	const widgets = "/apis/example.com/v1/namespaces/default/widgets"
 	api.do("POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"}}`).expect(t, http.StatusCreated)
 	for _, tt := range []struct {
-		name, method, path string
-		want               metav1.Status
+		name, method, path, body string
+		want                     metav1.Status
 	}{
-		{"unknown subresource", "GET", widgets + "/w/nope", metav1.Status{Code: 404, Reason: metav1.StatusReasonNotFound,
+		{"create without a kind", "POST", widgets, `{}`, metav1.Status{Code: 400, Reason: metav1.StatusReasonBadRequest,
+			Message: `the object provided is unrecognized (must be of type Widget): Object 'Kind' is missing in '{}' ({})`}},
+		{"create of another kind", "POST", widgets, `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g"}}`, metav1.Status{
+			Code: 422, Reason: metav1.StatusReasonInvalid, Message: `Gadget.example.com "g" is invalid: kind: Invalid value: "Gadget": must be Widget`,
+			Details: &metav1.StatusDetails{Name: "g", Group: "example.com", Kind: "Gadget", Causes: []metav1.StatusCause{{
+				Type: metav1.CauseTypeFieldValueInvalid, Message: `Invalid value: "Gadget": must be Widget`, Field: "kind"}}}}},
+		{"unknown subresource", "GET", widgets + "/w/nope", "", metav1.Status{Code: 404, Reason: metav1.StatusReasonNotFound,
 			Message: `widgets.example.com "w" not found`, Details: &metav1.StatusDetails{Name: "w", Group: "example.com", Kind: "widgets"}}},
-		{"delete on status", "DELETE", widgets + "/w/status", metav1.Status{Code: 405, Reason: metav1.StatusReasonMethodNotAllowed,
+		{"delete on status", "DELETE", widgets + "/w/status", "", metav1.Status{Code: 405, Reason: metav1.StatusReasonMethodNotAllowed,
 			Message: `delete is not supported on resources of kind "widgets.example.com"`, Details: &metav1.StatusDetails{Group: "example.com", Kind: "widgets"}}},
-		{"post on an object", "POST", widgets + "/w", metav1.Status{Code: 405, Reason: metav1.StatusReasonMethodNotAllowed,
+		{"post on an object", "POST", widgets + "/w", "", metav1.Status{Code: 405, Reason: metav1.StatusReasonMethodNotAllowed,
 			Message: `create is not supported on resources of kind "widgets.example.com"`, Details: &metav1.StatusDetails{Group: "example.com", Kind: "widgets"}}},
-		{"delete collection across namespaces", "DELETE", "/apis/example.com/v1/widgets?labelSelector=a%3Db", metav1.Status{Code: 404, Reason: metav1.StatusReasonNotFound,
+		{"delete collection across namespaces", "DELETE", "/apis/example.com/v1/widgets?labelSelector=a%3Db", "", metav1.Status{Code: 404, Reason: metav1.StatusReasonNotFound,
 			Message: "the server could not find the requested resource", Details: &metav1.StatusDetails{}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			api.do(tt.method, tt.path, "").expectStatus(t, tt.want)
+			api.do(tt.method, tt.path, tt.body).expectStatus(t, tt.want)
 		})
 	}
 }

@@ -40,11 +40,11 @@ func TestCustomResources(t *testing.T) {
 	}
 	api.do("POST", widgets, `{"apiVersion":"example.com/v9","kind":"Widget","metadata":{"name":"v9"}}`).expectStatus(t, metav1.Status{
 		Code: 400, Reason: metav1.StatusReasonBadRequest, Message: "the API version in the data (example.com/v9) does not match the expected API version (example.com/v1)"})
-	api.do("POST", widgets+"?fieldValidation=Strict", `{"metadata":{"name":"strict"},"spec":{"extra":1}}`).expectStatus(t, metav1.Status{
+	api.do("POST", widgets+"?fieldValidation=Strict", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"strict"},"spec":{"extra":1}}`).expectStatus(t, metav1.Status{
 		Code: 400, Reason: metav1.StatusReasonBadRequest, Message: `Widget in version "v1" cannot be handled as a Widget: strict decoding error: unknown field "spec.extra"`})
 
 	// Custom resources need a resourceVersion to be updated.
-	api.do("PUT", widgets+"/w", `{"metadata":{"name":"w"},"spec":{"color":"blue"}}`).expectStatus(t, metav1.Status{
+	api.do("PUT", widgets+"/w", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"blue"}}`).expectStatus(t, metav1.Status{
 		Code: 422, Reason: metav1.StatusReasonInvalid, Message: `widgets.example.com "w" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`,
 		Details: &metav1.StatusDetails{Name: "w", Group: "example.com", Kind: "widgets", Causes: []metav1.StatusCause{{
 			Type: metav1.CauseTypeFieldValueInvalid, Message: "Invalid value: 0: must be specified for an update", Field: "metadata.resourceVersion"}}}})
@@ -72,7 +72,7 @@ func TestCustomResources(t *testing.T) {
 	}
 
 	// Selectable fields and printer columns.
-	api.do("POST", widgets, `{"metadata":{"name":"w2"},"spec":{"color":"red"}}`).expect(t, http.StatusCreated)
+	api.do("POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w2"},"spec":{"color":"red"}}`).expect(t, http.StatusCreated)
 	if names := api.list(t, widgets+"?fieldSelector="+url.QueryEscape("spec.color=red")).names(); !slices.Equal(names, []string{"w2"}) {
 		t.Fatalf("spec.color=red selected %v", names)
 	}

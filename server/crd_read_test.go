@@ -78,7 +78,7 @@ const doodadCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourc
 func TestReadThroughAnotherVersion(t *testing.T) {
 	api := sqliteAPI(t)
 	api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", doodadCRD).expect(t, http.StatusCreated)
-	api.do("POST", "/apis/example.com/v1/namespaces/default/doodads", `{"metadata":{"name":"d"},"spec":{"legacy":"x"}}`).expect(t, http.StatusCreated)
+	api.do("POST", "/apis/example.com/v1/namespaces/default/doodads", `{"apiVersion":"example.com/v1","kind":"Doodad","metadata":{"name":"d"},"spec":{"legacy":"x"}}`).expect(t, http.StatusCreated)
 	api.do("PATCH", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/doodads.example.com",
 		`[{"op":"add","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/size/default","value":2}]`,
 		"Content-Type: application/json-patch+json").expect(t, http.StatusOK)
@@ -94,7 +94,7 @@ func TestReadThroughAnotherVersion(t *testing.T) {
 	}
 
 	// Written through v2, an object loses what v1, the storage version, does not have.
-	created := api.do("POST", "/apis/example.com/v2/namespaces/default/doodads", `{"metadata":{"name":"d2"},"spec":{"size":5,"shiny":false}}`).expect(t, http.StatusCreated).object(t)
+	created := api.do("POST", "/apis/example.com/v2/namespaces/default/doodads", `{"apiVersion":"example.com/v2","kind":"Doodad","metadata":{"name":"d2"},"spec":{"size":5,"shiny":false}}`).expect(t, http.StatusCreated).object(t)
 	stored, _ := readObject(t, api.store, sqlstore.Key{Resource: api.exampleResource(t, "doodads").StorageName, Namespace: "default", Name: "d2"})
 	if !equalJSON(created["spec"], map[string]any{"size": 5}) || !equalJSON(stored.Object["spec"], map[string]any{"size": 5}) {
 		t.Errorf("created through v2: answered %v, stored %v", created["spec"], stored.Object["spec"])

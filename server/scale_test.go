@@ -94,7 +94,7 @@ func TestScaleSubresource(t *testing.T) {
 				Type: metav1.CauseTypeFieldValueInvalid, Message: "Invalid value: -1: should be a non-negative integer", Field: ".spec.replicas"}}}})
 
 		// Without spec replicas, GET is an internal error and a patch must set them.
-		api.do("POST", sprockets, `{"metadata":{"name":"empty"},"spec":{}}`).expect(t, http.StatusCreated)
+		api.do("POST", sprockets, `{"apiVersion":"example.com/v1","kind":"Sprocket","metadata":{"name":"empty"},"spec":{}}`).expect(t, http.StatusCreated)
 		api.do("GET", sprockets+"/empty/scale", "").expectStatus(t, metav1.Status{
 			Code: 500, Reason: metav1.StatusReasonInternalError,
 			Message: `Internal error occurred: the spec replicas field ".spec.replicas" does not exist`,

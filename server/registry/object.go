@@ -93,6 +93,10 @@ func decodeCustomResource(res *resource.Resource, body []byte, isYAML bool) (*un
 	if err != nil {
 		return nil, nil, err
 	}
+	if obj.GetKind() == "" {
+		// The custom resource decoder reads the kind first, and takes none from the path.
+		return nil, nil, undecodable(res.Kind, body, runtime.NewMissingKindErr(string(body)))
+	}
 	if err := checkTypeMeta(obj, res); err != nil {
 		return nil, nil, err
 	}
@@ -268,6 +272,9 @@ func checkTypeMeta(obj *unstructured.Unstructured, res *resource.Resource) error
 	if res.CRDName != "" && apiVersion != res.APIVersion() {
 		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", apiVersion, res.APIVersion()))
 	}
+	if res.CRDName != "" {
+		return nil // another kind is the schema's to refuse: 422, "kind: ... must be Widget"
+	}
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil {
 		gv = schema.GroupVersion{Version: apiVersion}
@@ -321,11 +328,18 @@ func validateUpdate(res *resource.Resource, mode updateMode, obj, old *unstructu
 	return invalid(res, obj, errs)
 }
 
+// invalid is the 422 for errs, naming the object by its own kind, as kube-apiserver's
+// BeforeCreate and BeforeUpdate do (a custom resource's body may name another kind, which its
+// validation refuses).
 func invalid(res *resource.Resource, obj *unstructured.Unstructured, errs field.ErrorList) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return apierrors.NewInvalid(res.GroupKind(), obj.GetName(), errs)
+	kind := res.GroupKind()
+	if k := obj.GetKind(); k != "" {
+		kind.Kind = k
+	}
+	return apierrors.NewInvalid(kind, obj.GetName(), errs)
 }
 
 // generationUntracked are the served built-in types whose kube-apiserver strategies never set
