@@ -1,0 +1,49 @@
+package server
+
+import (
+	"net/http"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	genericfilters "k8s.io/apiserver/pkg/endpoints/filters"
+	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/sqlkube/sqlkube/server/auth"
+)
+
+// statusCodecs encode the Status of a refused request (401, 403) in the media type the client
+// asked for, as kube-apiserver's filters do.
+var statusCodecs = func() runtime.NegotiatedSerializer {
+	scheme := runtime.NewScheme()
+	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
+	return serializer.NewCodecFactory(scheme).WithoutConversion()
+}()
+
+// requestInfoResolver reads verb, API group, resource, namespace and name from a request as
+// kube-apiserver does, for the authorizer.
+var requestInfoResolver = &genericrequest.RequestInfoFactory{
+	APIPrefixes:          sets.NewString("api", "apis"),
+	GrouplessAPIPrefixes: sets.NewString("api"),
+}
+
+// withAuth is kube-apiserver's filter chain around the API: request info, then authentication
+// (401 for credentials no authenticator accepts), then authorization (403 with kube's message).
+// Without an authenticator every request is an unsecured admin (--plain-http); without an
+// authorizer every request is allowed.
+func (s *Server) withAuth(next http.Handler) http.Handler {
+	authn := s.opts.Authenticator
+	if authn == nil {
+		authn = auth.Unsecured
+	}
+	authz := s.opts.Authorizer
+	if authz == nil {
+		authz = authorizerfactory.NewAlwaysAllowAuthorizer()
+	}
+	h := genericfilters.WithAuthorization(next, authz, statusCodecs)
+	h = genericfilters.WithAuthentication(h, authn, genericfilters.Unauthorized(statusCodecs), s.opts.APIAudiences, nil)
+	return genericfilters.WithRequestInfo(h, requestInfoResolver)
+}
