@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	genericfilters "k8s.io/apiserver/pkg/endpoints/filters"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -30,20 +32,31 @@ var requestInfoResolver = &genericrequest.RequestInfoFactory{
 	GrouplessAPIPrefixes: sets.NewString("api"),
 }
 
+// Security is how a server authenticates and authorizes requests, from kube-apiserver's flags.
+type Security struct {
+	Authentication auth.Authentication
+	// AuthorizationModes are the authorizers, in order (--authorization-mode).
+	AuthorizationModes []string
+	// APIAudiences are the audiences a bearer token must be meant for (--api-audiences).
+	APIAudiences authenticator.Audiences
+}
+
 // withAuth is kube-apiserver's filter chain around the API: request info, then authentication
 // (401 for credentials no authenticator accepts), then authorization (403 with kube's message).
-// Without an authenticator every request is an unsecured admin (--plain-http); without an
-// authorizer every request is allowed.
-func (s *Server) withAuth(next http.Handler) http.Handler {
-	authn := s.opts.Authenticator
-	if authn == nil {
-		authn = auth.Unsecured
-	}
-	authz := s.opts.Authorizer
-	if authz == nil {
-		authz = authorizerfactory.NewAlwaysAllowAuthorizer()
+// Without Security every request is an unsecured admin (--plain-http).
+func (s *Server) withAuth(next http.Handler) (http.Handler, error) {
+	authn, authz, audiences := auth.Unsecured, authorizer.Authorizer(authorizerfactory.NewAlwaysAllowAuthorizer()), authenticator.Audiences(nil)
+	if sec := s.opts.Security; sec != nil {
+		var err error
+		if authn, err = auth.NewAuthenticator(sec.Authentication); err != nil {
+			return nil, err
+		}
+		if authz, err = auth.NewAuthorizer(sec.AuthorizationModes, nil); err != nil {
+			return nil, err
+		}
+		audiences = sec.APIAudiences
 	}
 	h := genericfilters.WithAuthorization(next, authz, statusCodecs)
-	h = genericfilters.WithAuthentication(h, authn, genericfilters.Unauthorized(statusCodecs), s.opts.APIAudiences, nil)
-	return genericfilters.WithRequestInfo(h, requestInfoResolver)
+	h = genericfilters.WithAuthentication(h, authn, genericfilters.Unauthorized(statusCodecs), audiences, nil)
+	return genericfilters.WithRequestInfo(h, requestInfoResolver), nil
 }

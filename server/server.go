@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
-	"k8s.io/apiserver/pkg/authentication/authenticator"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/controllers"
@@ -44,13 +42,9 @@ type Options struct {
 	WatchBookmarkInterval time.Duration
 	// MaxRequestBodyBytes bounds request bodies; 0 picks kube-apiserver's 3 MiB.
 	MaxRequestBodyBytes int64
-	// Authenticator identifies each request's user; nil treats every request as an admin, which
-	// only --plain-http development serving should do.
-	Authenticator authenticator.Request
-	// Authorizer decides each request; nil allows every request.
-	Authorizer authorizer.Authorizer
-	// APIAudiences are the audiences a bearer token must be meant for (--api-audiences).
-	APIAudiences authenticator.Audiences
+	// Security is how requests are authenticated and authorized; nil treats every request as an
+	// admin, which only --plain-http development serving should do.
+	Security *Security
 	// RevisionWait bounds how long a read asking for a revision newer than the store's current
 	// one waits for it before answering 504; 0 picks kube-apiserver's 3 s.
 	RevisionWait time.Duration
@@ -93,7 +87,11 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	}
 	startControllers(ctx, controllers.Deps{Store: store, Registry: objects, Catalog: types, Log: opts.Logger}, namespaces)
 	s := &Server{store: store, opts: opts, log: opts.Logger, catalog: types, registry: objects, discovery: discovery.NewCache(types)}
-	s.handler = s.withRecovery(s.withLogging(s.withAuth(s.routes())))
+	guarded, err := s.withAuth(s.routes())
+	if err != nil {
+		return nil, err
+	}
+	s.handler = s.withRecovery(s.withLogging(guarded))
 	return s, nil
 }
 

@@ -24,6 +24,7 @@ type config struct {
 	RetentionMinRevisions int64
 	CompactionInterval    time.Duration
 	WatchBookmarkInterval time.Duration
+	Security              securityConfig
 }
 
 // serveFlags declares the server's flags on a new FlagSet, bound to cfg.
@@ -31,7 +32,7 @@ func serveFlags(cfg *config) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("sqlkube", pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080",
-		"address to serve the Kubernetes API on, over plain HTTP (host:port; :0 picks a free port)")
+		"address to serve the Kubernetes API on, over HTTPS unless --plain-http (host:port; :0 picks a free port)")
 	fs.StringVar(&cfg.DSN, "db", "sqlite://./sqlkube.db",
 		"database to keep objects in: sqlite://PATH, or postgres://USER@HOST:PORT/DB?sslmode=disable (postgresql:// also works)")
 	fs.Var((*levelValue)(&cfg.LogLevel), "log-level", "least severe log level written to stderr: debug, info, warn or error")
@@ -45,6 +46,7 @@ func serveFlags(cfg *config) *pflag.FlagSet {
 		"how often old history is discarded; 0 derives it from --retention")
 	fs.DurationVar(&cfg.WatchBookmarkInterval, "watch-bookmark-interval", time.Minute,
 		"how often a watch that allows bookmarks receives one")
+	addSecurityFlags(fs, &cfg.Security)
 	return fs
 }
 
@@ -96,7 +98,7 @@ func parseServe(args, env []string, usageOut io.Writer) (config, error) {
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	return cfg, nil
+	return cfg, cfg.Security.resolve(cfg.DSN)
 }
 
 func printServeUsage(w io.Writer, fs *pflag.FlagSet) {

@@ -65,6 +65,10 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
 	defer ln.Close()
+	secure, err := prepareSecurity(ctx, cfg.Security, ln.Addr(), log)
+	if err != nil {
+		return err
+	}
 
 	store, err := sqlstore.Open(ctx, storeOptions(cfg, log))
 	if err != nil {
@@ -72,11 +76,17 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	defer closeStore(store, log)
 
-	api, err := server.New(ctx, store, server.Options{Logger: log, WatchBookmarkInterval: cfg.WatchBookmarkInterval})
+	opts := server.Options{Logger: log, WatchBookmarkInterval: cfg.WatchBookmarkInterval}
+	if secure != nil {
+		if opts.Security, err = secure.options(ctx, cfg.Security); err != nil {
+			return err
+		}
+	}
+	api, err := server.New(ctx, store, opts)
 	if err != nil {
 		return fmt.Errorf("start API server: %w", err)
 	}
-	return serveUntilDone(ctx, ln, api, log)
+	return serveUntilDone(ctx, ln, api, secure, log)
 }
 
 func storeOptions(cfg config, log *slog.Logger) sqlstore.Options {
@@ -97,7 +107,7 @@ func closeStore(store *sqlstore.Store, log *slog.Logger) {
 }
 
 // serveUntilDone serves HTTP on ln until ctx ends or serving fails.
-func serveUntilDone(ctx context.Context, ln net.Listener, api http.Handler, log *slog.Logger) error {
+func serveUntilDone(ctx context.Context, ln net.Listener, api http.Handler, secure *secureServing, log *slog.Logger) error {
 	stopping, stopStreams := context.WithCancel(context.Background())
 	defer stopStreams()
 	srv := &http.Server{
@@ -106,8 +116,14 @@ func serveUntilDone(ctx context.Context, ln net.Listener, api http.Handler, log 
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	log.Info("serving", "addr", ln.Addr().String())
+	scheme := "http"
+	if secure == nil {
+		go func() { served <- srv.Serve(ln) }()
+	} else {
+		scheme, srv.TLSConfig = "https", secure.tls
+		go func() { served <- srv.ServeTLS(ln, "", "") }()
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "scheme", scheme)
 
 	select {
 	case err := <-served:

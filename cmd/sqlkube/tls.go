@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/request/x509"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/auth"
+	"github.com/sqlkube/sqlkube/server/pki"
+)
+
+// secureServing is what serving over TLS needs, ready before the API starts.
+type secureServing struct {
+	tls *tls.Config
+	// clientCA verifies client certificates, with the bundle as it is on disk now.
+	clientCA x509.VerifyOptionFunc
+	// caBundle is the CA clients verify the serving certificate with, published in every
+	// namespace as kube-root-ca.crt; nil when the serving certificate was given.
+	caBundle []byte
+}
+
+// prepareSecureServing makes or loads the certificates, starts reloading them when they change
+// on disk (until ctx ends), and writes the admin kubeconfig when sqlkube holds the CA that
+// signs both the serving and the client certificates.
+func prepareSecureServing(ctx context.Context, c securityConfig, listen net.Addr, log *slog.Logger) (*secureServing, error) {
+	certFile, keyFile, clientCAFile := c.TLSCertFile, c.TLSKeyFile, c.ClientCAFile
+	var ca *pki.CA
+	if certFile == "" || clientCAFile == "" {
+		dir := pki.Dir(c.CertDir)
+		var err error
+		if ca, err = dir.Ensure(servingHosts(listen, c.TLSSANs)); err != nil {
+			return nil, fmt.Errorf("certificates in %s: %w", c.CertDir, err)
+		}
+		if certFile == "" {
+			certFile, keyFile = dir.Path(pki.ServingCertFile), dir.Path(pki.ServingKeyFile)
+		}
+		if clientCAFile == "" {
+			clientCAFile = dir.Path(pki.CACertFile)
+		}
+	}
+	serving, err := dynamiccertificates.NewDynamicServingContentFromFiles("serving-cert", certFile, keyFile)
+	if err != nil {
+		return nil, err
+	}
+	clientCA, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca-bundle", clientCAFile)
+	if err != nil {
+		return nil, err
+	}
+	go serving.Run(ctx, 1)
+	go clientCA.Run(ctx, 1)
+	cfg, err := tlsConfig(c, serving)
+	if err != nil {
+		return nil, err
+	}
+	s := &secureServing{tls: cfg, clientCA: clientCA.VerifyOptions}
+	if ca != nil && c.TLSCertFile == "" {
+		s.caBundle = ca.CertPEM
+	}
+	return s, writeAdminKubeconfig(c, ca, listen, log)
+}
+
+// writeAdminKubeconfig writes a fresh system:masters kubeconfig at every start, so that it never
+// outlives its certificate; it needs the CA that signs both sides.
+func writeAdminKubeconfig(c securityConfig, ca *pki.CA, listen net.Addr, log *slog.Logger) error {
+	if c.AdminKubeconfig == "" {
+		return nil
+	}
+	if ca == nil || c.TLSCertFile != "" || c.ClientCAFile != "" {
+		log.Info("not writing an admin kubeconfig: the certificates were given, sqlkube does not hold their CA")
+		return nil
+	}
+	data, err := ca.Kubeconfig(serverURL(listen), "system:admin", []string{"system:masters"})
+	if err != nil {
+		return err
+	}
+	if err := pki.WriteKubeconfig(c.AdminKubeconfig, data); err != nil {
+		return err
+	}
+	log.Info("wrote the admin kubeconfig", "path", c.AdminKubeconfig)
+	return nil
+}
+
+// tlsConfig serves TLS 1.2+ (or --tls-min-version) with HTTP/2, the serving certificate as it is
+// on disk now, and asks for (without requiring) a client certificate: the authenticator checks
+// it, so that requests without one can still present a token or be anonymous.
+func tlsConfig(c securityConfig, serving *dynamiccertificates.DynamicCertKeyPairContent) (*tls.Config, error) {
+	minVersion, err := cliflag.TLSVersion(c.TLSMinVersion)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-min-version: %w", err)
+	}
+	suites, err := cliflag.TLSCipherSuites(c.TLSCipherSuites)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cipher-suites: %w", err)
+	}
+	cert := &currentCertificate{content: serving}
+	return &tls.Config{
+		MinVersion:     minVersion,
+		CipherSuites:   suites,
+		NextProtos:     []string{"h2", "http/1.1"},
+		ClientAuth:     tls.RequestClientCert,
+		GetCertificate: cert.get,
+	}, nil
+}
+
+// currentCertificate hands each handshake the serving certificate as last loaded from disk,
+// parsing it again only when it changed.
+type currentCertificate struct {
+	content *dynamiccertificates.DynamicCertKeyPairContent
+	mu      sync.Mutex
+	certPEM []byte
+	cert    *tls.Certificate
+}
+
+func (c *currentCertificate) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	certPEM, keyPEM := c.content.CurrentCertKeyContent()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cert != nil && bytes.Equal(certPEM, c.certPEM) {
+		return c.cert, nil
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	c.certPEM, c.cert = certPEM, &cert
+	return c.cert, nil
+}
+
+// prepareSecurity readies TLS serving, or warns that --plain-http serves without it.
+func prepareSecurity(ctx context.Context, c securityConfig, listen net.Addr, log *slog.Logger) (*secureServing, error) {
+	if c.PlainHTTP {
+		log.Warn("--plain-http: serving plain HTTP and treating every request as an admin; for development only")
+		return nil, nil
+	}
+	return prepareSecureServing(ctx, c, listen, log)
+}
+
+// options are the server's authentication and authorization. JWT issuers' keys are fetched in
+// the background until ctx ends.
+func (s *secureServing) options(ctx context.Context, c securityConfig) (*server.Security, error) {
+	jwt, err := jwtAuthenticators(ctx, c.AuthenticationConfig, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &server.Security{
+		Authentication: auth.Authentication{
+			ClientCA:      s.clientCA,
+			TokenAuthFile: c.TokenAuthFile,
+			JWT:           jwt,
+			Anonymous:     c.AnonymousAuth,
+		},
+		AuthorizationModes: c.AuthorizationModes,
+		APIAudiences:       c.APIAudiences,
+	}, nil
+}
+
+// jwtAuthenticators verifies the tokens of the issuers in the --authentication-config file, if
+// any. No issuer may claim to be one of disallowedIssuers (the ServiceAccount issuer).
+func jwtAuthenticators(ctx context.Context, path string, disallowedIssuers []string) ([]authenticator.Token, error) {
+	if path == "" {
+		return nil, nil
+	}
+	cfg, err := auth.LoadAuthenticationConfig(path, disallowedIssuers)
+	if err != nil {
+		return nil, fmt.Errorf("--authentication-config: %w", err)
+	}
+	return auth.JWTAuthenticators(ctx, cfg, disallowedIssuers)
+}
