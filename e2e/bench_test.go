@@ -55,7 +55,7 @@ func runBench(t *testing.T, s *sqlkubeServer, args ...string) benchReport {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binaryPath, append([]string{"bench", "--server", s.URL(), "--output", "json"}, args...)...)
+	cmd := exec.CommandContext(ctx, binaryPath, append([]string{"bench", "--kubeconfig", s.kubeconfigPath(), "--server", s.URL(), "--output", "json"}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -15,14 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 )
-
-// restConfig points client-go at the running process, without client-side throttling so that
-// tests are not slowed down.
-func (s *sqlkubeServer) restConfig() *rest.Config {
-	return &rest.Config{Host: s.URL(), QPS: -1}
-}
 
 func (s *sqlkubeServer) clientset() kubernetes.Interface {
 	s.t.Helper()
@@ -64,8 +57,8 @@ func (s *sqlkubeServer) kubectl(t testing.TB, stdin string, args ...string) (str
 func (s *sqlkubeServer) kubectlStreams(t testing.TB, stdin string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	home := s.kubectlHome
-	cmd := exec.Command("kubectl", append([]string{"--server", s.URL(), "--cache-dir", filepath.Join(home, "cache")}, args...)...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(home, "config"), "HOME="+home)
+	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", s.kubeconfigPath(), "--server", s.URL(), "--cache-dir", filepath.Join(home, "cache")}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+home)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -112,7 +105,7 @@ func (s *sqlkubeServer) do(t testing.TB, method, path string, body []byte, heade
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.httpClient().Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -24,9 +25,9 @@ const (
 	stopTimeout = 30 * time.Second
 )
 
-// listeningAddr finds the address in the server's "serving" log line; the servers listen on
-// port 0 so that parallel runs never collide.
-var listeningAddr = regexp.MustCompile(`msg=serving addr=(\S+)`)
+// listeningAddr finds the address and scheme in the server's "serving" log line; the servers
+// listen on port 0 so that parallel runs never collide.
+var listeningAddr = regexp.MustCompile(`msg=serving addr=(\S+) scheme=(\S+)`)
 
 // sqlkubeServer is one database served by a sequence of sqlkube processes: stop, kill and
 // restart keep the database, so tests can check what survives.
@@ -36,8 +37,10 @@ type sqlkubeServer struct {
 	args []string
 	log  *syncBuffer // output of every process, in order, shown when the test fails
 	proc *process
-	// kubectlHome is kubectl's private HOME, KUBECONFIG and cache directory.
+	// kubectlHome is kubectl's private HOME and cache directory.
 	kubectlHome string
+	// pkiDir is the server's --cert-dir; its admin kubeconfig is written there too.
+	pkiDir string
 }
 
 // process is one running sqlkube.
@@ -52,7 +55,7 @@ type process struct {
 // killed when the test ends, and its output is logged if the test failed.
 func startServer(t testing.TB, dsn string, extraArgs ...string) *sqlkubeServer {
 	t.Helper()
-	s := &sqlkubeServer{t: t, dsn: dsn, args: extraArgs, log: &syncBuffer{}, kubectlHome: t.TempDir()}
+	s := &sqlkubeServer{t: t, dsn: dsn, args: extraArgs, log: &syncBuffer{}, kubectlHome: t.TempDir(), pkiDir: t.TempDir()}
 	t.Cleanup(func() {
 		s.killIfRunning()
 		if t.Failed() {
@@ -68,7 +71,8 @@ func (s *sqlkubeServer) URL() string { return s.proc.url }
 
 func (s *sqlkubeServer) start() {
 	s.t.Helper()
-	args := append([]string{"--listen=127.0.0.1:0", "--db=" + s.dsn, "--log-level=info"}, s.args...)
+	args := append([]string{"--listen=127.0.0.1:0", "--db=" + s.dsn, "--log-level=info",
+		"--cert-dir=" + s.pkiDir, "--admin-kubeconfig=" + s.adminKubeconfig()}, s.args...)
 	fmt.Fprintf(s.log, "--- sqlkube %v\n", args)
 	p, err := launch(binary(s.t), s.log, args)
 	if err != nil {
@@ -135,15 +139,14 @@ func launch(binary string, log *syncBuffer, args []string) (*process, error) {
 		return nil, err
 	}
 	p := &process{cmd: cmd, exited: make(chan struct{})}
-	addr := make(chan string, 1)
+	url := make(chan string, 1)
 	go func() {
-		copyLinesFindingAddr(stderr, log, addr)
+		copyLinesFindingURL(stderr, log, url)
 		p.err = cmd.Wait()
 		close(p.exited)
 	}()
 	select {
-	case a := <-addr:
-		p.url = "http://" + a
+	case p.url = <-url:
 		return p, nil
 	case <-p.exited:
 		return nil, fmt.Errorf("sqlkube exited before listening: %v", p.err)
@@ -154,8 +157,9 @@ func launch(binary string, log *syncBuffer, args []string) (*process, error) {
 	}
 }
 
-// copyLinesFindingAddr copies r to log line by line, sending the first listening address seen.
-func copyLinesFindingAddr(r io.Reader, log io.Writer, addr chan<- string) {
+// copyLinesFindingURL copies r to log line by line, sending the URL of the first listening
+// address seen.
+func copyLinesFindingURL(r io.Reader, log io.Writer, url chan<- string) {
 	sent := false
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
@@ -163,7 +167,7 @@ func copyLinesFindingAddr(r io.Reader, log io.Writer, addr chan<- string) {
 		line := sc.Text()
 		fmt.Fprintln(log, line)
 		if m := listeningAddr.FindStringSubmatch(line); m != nil && !sent {
-			addr <- m[1]
+			url <- m[2] + "://" + m[1]
 			sent = true
 		}
 	}
@@ -199,12 +203,16 @@ func (p *process) waitReady(timeout time.Duration) error {
 	}
 }
 
+// probeClient asks whether a server is ready as a load balancer would: anonymously, over TLS
+// without checking whose certificate it is.
+var probeClient = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+
 func probeReady(ctx context.Context, baseURL string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/readyz", nil)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := probeClient.Do(req)
 	if err != nil {
 		return err
 	}

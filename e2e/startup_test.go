@@ -31,7 +31,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 		s.stop()
 		bumpSchemaVersion(t, dsn, 9999)
 
-		code, out := runToExit(t, nil, "--listen=127.0.0.1:0", "--db="+dsn)
+		code, out := runToExit(t, nil, "--listen=127.0.0.1:0", "--db="+dsn, "--cert-dir="+t.TempDir())
 		if code == 0 || !strings.Contains(out, "database schema version 9999 is newer than this sqlkube supports") {
 			t.Fatalf("start on a newer schema: exit %d, output:\n%s\nwant a non-zero exit saying the schema is newer", code, out)
 		}
@@ -67,8 +67,14 @@ func TestStartupErrors(t *testing.T) {
 			`unsupported database scheme "mysql": accepted schemes are sqlite://, postgres:// and postgresql://`},
 		{"unknown scheme from the environment", nil, []string{"SQLKUBE_DB=oracle://x"}, `unsupported database scheme "oracle"`},
 		{"bad flag value", []string{"--retention=forever"}, nil, `invalid argument "forever" for "--retention"`},
-		{"unreachable PostgreSQL", []string{"--db=postgres://postgres@127.0.0.1:1/nope?sslmode=disable"}, nil,
+		{"unreachable PostgreSQL", []string{"--db=postgres://postgres@127.0.0.1:1/nope?sslmode=disable", "--cert-dir=" + t.TempDir()}, nil,
 			"sqlkube: open database: connecting to PostgreSQL at 127.0.0.1:1"},
+		{"PostgreSQL without a certificate directory", []string{"--db=postgres://postgres@127.0.0.1:1/nope?sslmode=disable"}, nil,
+			"sqlkube: --cert-dir is required on PostgreSQL unless --tls-cert-file, --tls-private-key-file and --client-ca-file are given"},
+		{"half a serving key pair", []string{"--tls-cert-file=/x.crt"}, nil,
+			"sqlkube: --tls-cert-file and --tls-private-key-file go together"},
+		{"unknown authorization mode", []string{"--authorization-mode=RBAC,Magic"}, nil,
+			`unknown authorization mode "Magic"`},
 		{"SQLite in a missing directory", []string{"--db=sqlite:///nonexistent-dir/x.db"}, nil,
 			"sqlkube: open database: opening SQLite database /nonexistent-dir/x.db"},
 		{"port taken", []string{"--listen=" + taken.Addr().String(), "--db=sqlite://" + filepath.Join(t.TempDir(), "x.db")}, nil,

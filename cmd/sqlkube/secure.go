@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -73,10 +74,19 @@ func sqliteDir(dsn string) string {
 	return filepath.Dir(path)
 }
 
+func isPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
 // resolve fills the defaults that depend on the database and checks the flags fit together.
 func (c *securityConfig) resolve(dsn string) error {
 	if c.PlainHTTP {
 		return nil
+	}
+	for _, mode := range c.AuthorizationModes {
+		if !slices.Contains(auth.Modes, mode) {
+			return fmt.Errorf("--authorization-mode: unknown authorization mode %q (known: %s)", mode, strings.Join(auth.Modes, ", "))
+		}
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		return errors.New("--tls-cert-file and --tls-private-key-file go together")
@@ -85,7 +95,7 @@ func (c *securityConfig) resolve(dsn string) error {
 	if c.CertDir == "" && dir != "" {
 		c.CertDir = filepath.Join(dir, "sqlkube-pki")
 	}
-	if c.CertDir == "" && (c.TLSCertFile == "" || c.ClientCAFile == "") {
+	if c.CertDir == "" && isPostgres(dsn) && (c.TLSCertFile == "" || c.ClientCAFile == "") {
 		return errors.New("--cert-dir is required on PostgreSQL unless --tls-cert-file, --tls-private-key-file and --client-ca-file are given: replicas sharing the database must share one CA (give them the same directory)")
 	}
 	if c.AdminKubeconfig == "" && c.CertDir != "" {

@@ -65,16 +65,16 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
 	defer ln.Close()
-	secure, err := prepareSecurity(ctx, cfg.Security, ln.Addr(), log)
-	if err != nil {
-		return err
-	}
 
 	store, err := sqlstore.Open(ctx, storeOptions(cfg, log))
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
 	defer closeStore(store, log)
+	secure, err := prepareSecurity(ctx, cfg.Security, ln.Addr(), log)
+	if err != nil {
+		return err
+	}
 
 	opts := server.Options{Logger: log, WatchBookmarkInterval: cfg.WatchBookmarkInterval}
 	if secure != nil {
