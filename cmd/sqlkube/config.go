@@ -107,6 +107,7 @@ func printServeUsage(w io.Writer, fs *pflag.FlagSet) {
 Usage:
   sqlkube [flags]        serve the API
   sqlkube version        print the version
+  sqlkube kubeconfig     mint a client-certificate kubeconfig (see sqlkube kubeconfig --help)
   sqlkube bench [flags]  load-test a running server (see sqlkube bench --help)
 
 Every flag can also be set with an environment variable: %s<FLAG>, upper case, dashes

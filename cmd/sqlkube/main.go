@@ -5,6 +5,7 @@
 //
 //	sqlkube [flags]   serve the API (see sqlkube --help)
 //	sqlkube version   print the version
+//	sqlkube kubeconfig  mint a client-certificate kubeconfig (see sqlkube kubeconfig --help)
 //	sqlkube bench     load-test a Kubernetes API server (see sqlkube bench --help)
 package main
 
@@ -31,7 +32,8 @@ func main() {
 type subcommand func(ctx context.Context, args, env []string, stdout, stderr io.Writer) int
 
 var subcommands = map[string]subcommand{
-	"version": runVersion,
+	"version":    runVersion,
+	"kubeconfig": runKubeconfig,
 	"bench": func(ctx context.Context, args, _ []string, stdout, stderr io.Writer) int {
 		return bench.Main(ctx, args, stdout, stderr)
 	},
