@@ -1,0 +1,88 @@
+package rbac
+
+import (
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+)
+
+func resourceAttrs(verb, group, resource, subresource, namespace, name string) authorizer.AttributesRecord {
+	return authorizer.AttributesRecord{User: &user.DefaultInfo{Name: "alice"}, Verb: verb, APIGroup: group, Resource: resource,
+		Subresource: subresource, Namespace: namespace, Name: name, ResourceRequest: true}
+}
+
+func pathAttrs(verb, path string) authorizer.AttributesRecord {
+	return authorizer.AttributesRecord{User: &user.DefaultInfo{Name: "alice"}, Verb: verb, Path: path}
+}
+
+// TestRuleAllows follows the rules of the RBAC documentation: wildcards, subresources, resource
+// names and non-resource URLs.
+func TestRuleAllows(t *testing.T) {
+	cm := func(verbs ...string) rbacv1.PolicyRule { return rule(verbs, "", "configmaps") }
+	tests := []struct {
+		name  string
+		rule  rbacv1.PolicyRule
+		attrs authorizer.AttributesRecord
+		want  bool
+	}{
+		{"exact verb, group, resource", cm("get"), resourceAttrs("get", "", "configmaps", "", "ns", "x"), true},
+		{"other verb", cm("get"), resourceAttrs("list", "", "configmaps", "", "ns", ""), false},
+		{"verb wildcard", cm("*"), resourceAttrs("deletecollection", "", "configmaps", "", "ns", ""), true},
+		{"other group", cm("get"), resourceAttrs("get", "apps", "configmaps", "", "ns", "x"), false},
+		{"group wildcard", rule([]string{"get"}, "*", "configmaps"), resourceAttrs("get", "apps", "configmaps", "", "ns", "x"), true},
+		{"resource wildcard covers subresources", rule([]string{"get"}, "", "*"), resourceAttrs("get", "", "namespaces", "status", "", "x"), true},
+		{"resource does not cover its subresource", rule([]string{"get"}, "", "namespaces"), resourceAttrs("get", "", "namespaces", "status", "", "x"), false},
+		{"subresource named", rule([]string{"get"}, "", "namespaces/status"), resourceAttrs("get", "", "namespaces", "status", "", "x"), true},
+		{"subresource does not cover its resource", rule([]string{"get"}, "", "namespaces/status"), resourceAttrs("get", "", "namespaces", "", "", "x"), false},
+		{"*/subresource", rule([]string{"update"}, "", "*/scale"), resourceAttrs("update", "", "widgets", "scale", "ns", "x"), true},
+		{"*/subresource not the resource", rule([]string{"update"}, "", "*/scale"), resourceAttrs("update", "", "widgets", "", "ns", "x"), false},
+		{"resource/* is not a wildcard", rule([]string{"get"}, "", "namespaces/*"), resourceAttrs("get", "", "namespaces", "status", "", "x"), false},
+		{"resource name matches", rbacv1.PolicyRule{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"x"}},
+			resourceAttrs("get", "", "configmaps", "", "ns", "x"), true},
+		{"other resource name", rbacv1.PolicyRule{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"x"}},
+			resourceAttrs("get", "", "configmaps", "", "ns", "y"), false},
+		{"resource names never cover a list", rbacv1.PolicyRule{Verbs: []string{"list"}, APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"x"}},
+			resourceAttrs("list", "", "configmaps", "", "ns", ""), false},
+		{"non-resource exact", urlRule([]string{"get"}, "/healthz"), pathAttrs("get", "/healthz"), true},
+		{"non-resource other path", urlRule([]string{"get"}, "/healthz"), pathAttrs("get", "/healthz/etcd"), false},
+		{"non-resource prefix", urlRule([]string{"get"}, "/healthz/*"), pathAttrs("get", "/healthz/etcd"), true},
+		{"non-resource prefix is not the parent", urlRule([]string{"get"}, "/healthz/*"), pathAttrs("get", "/healthz"), false},
+		{"non-resource wildcard", urlRule([]string{"*"}, "*"), pathAttrs("post", "/anything"), true},
+		{"non-resource verb", urlRule([]string{"get"}, "/metrics"), pathAttrs("post", "/metrics"), false},
+		{"resource rule never allows a path", rule([]string{"*"}, "*", "*"), pathAttrs("get", "/healthz"), false},
+		{"path rule never allows a resource", urlRule([]string{"*"}, "*"), resourceAttrs("get", "", "configmaps", "", "ns", "x"), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := RuleAllows(tc.attrs, &tc.rule); got != tc.want {
+				t.Errorf("RuleAllows(%+v) = %v, want %v", tc.rule, got, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzRuleAllows checks that a rule of wildcards allows every request and that a rule never
+// allows what its verbs leave out, whatever the request.
+func FuzzRuleAllows(f *testing.F) {
+	f.Add("get", "", "configmaps", "", "x", "/healthz", true)
+	f.Add("update", "apps", "deployments", "scale", "", "/", false)
+	f.Add("*", "*", "*/*", "*", "*", "*", true)
+	f.Fuzz(func(t *testing.T, verb, group, resource, subresource, name, path string, isResource bool) {
+		attrs := authorizer.AttributesRecord{User: &user.DefaultInfo{Name: "u"}, Verb: verb, APIGroup: group,
+			Resource: resource, Subresource: subresource, Name: name, Path: path, ResourceRequest: isResource}
+		all := rbacv1.PolicyRule{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}
+		if isResource && !RuleAllows(attrs, &all) {
+			t.Fatalf("the all-resources rule refused %+v", attrs)
+		}
+		allURLs := urlRule([]string{"*"}, "*")
+		if !isResource && !RuleAllows(attrs, &allURLs) {
+			t.Fatalf("the all-URLs rule refused %+v", attrs)
+		}
+		other := rbacv1.PolicyRule{Verbs: []string{verb + "x"}, APIGroups: []string{"*"}, Resources: []string{"*"}, NonResourceURLs: []string{"*"}}
+		if verb != "*" && RuleAllows(attrs, &other) && verb+"x" != verb {
+			t.Fatalf("a rule for verb %q allowed verb %q", verb+"x", verb)
+		}
+	})
+}
