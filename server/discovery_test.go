@@ -73,6 +73,7 @@ func TestLegacyDiscoveryOfBuiltins(t *testing.T) {
 	{"name":"secrets","singularName":"secret","namespaced":true,"kind":"Secret","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"S6u1pOWzb84="},
 	{"name":"serviceaccounts","singularName":"serviceaccount","namespaced":true,"kind":"ServiceAccount","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["sa"],"storageVersionHash":"pbx9ZvyFpBE="}]}`)
 	sameJSON(t, "/apis", getDoc(t, srv.URL+"/apis", "", 200, mediaTypeJSON), `{"kind":"APIGroupList","apiVersion":"v1","groups":[
+	{"name":"rbac.authorization.k8s.io","versions":[{"groupVersion":"rbac.authorization.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"rbac.authorization.k8s.io/v1","version":"v1"}},
 	{"name":"apiextensions.k8s.io","versions":[{"groupVersion":"apiextensions.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"apiextensions.k8s.io/v1","version":"v1"}},
 	{"name":"coordination.k8s.io","versions":[{"groupVersion":"coordination.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"coordination.k8s.io/v1","version":"v1"}}]}`)
 	sameJSON(t, "/apis/coordination.k8s.io", getDoc(t, srv.URL+"/apis/coordination.k8s.io", "", 200, mediaTypeJSON),
@@ -129,11 +130,11 @@ func TestAggregatedDiscoveryOfBuiltins(t *testing.T) {
 	for _, g := range groups {
 		names = append(names, g.Name+"="+g.PreferredVersion.Version)
 	}
-	if want := []string{"=v1", "apiextensions.k8s.io=v1", "coordination.k8s.io=v1"}; !slices.Equal(names, want) {
+	if want := []string{"=v1", "rbac.authorization.k8s.io=v1", "apiextensions.k8s.io=v1", "coordination.k8s.io=v1"}; !slices.Equal(names, want) {
 		t.Errorf("groups %v, want %v", names, want)
 	}
-	if len(resources) != 3 {
-		t.Errorf("%d resource lists, want 3", len(resources))
+	if len(resources) != 4 {
+		t.Errorf("%d resource lists, want 4", len(resources))
 	}
 }
 
@@ -220,7 +221,7 @@ func TestOpenAPIV3TellsKubectlFieldValidationIsServerSide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantGVs := []schema.GroupVersion{{Group: "apiextensions.k8s.io", Version: "v1"}, {Group: "coordination.k8s.io", Version: "v1"}, {Group: "example.com", Version: "v1"}, {Version: "v1"}}
+	wantGVs := []schema.GroupVersion{{Group: "apiextensions.k8s.io", Version: "v1"}, {Group: "coordination.k8s.io", Version: "v1"}, {Group: "example.com", Version: "v1"}, {Group: "rbac.authorization.k8s.io", Version: "v1"}, {Version: "v1"}}
 	slices.SortFunc(gvs, func(a, b schema.GroupVersion) int { return strings.Compare(a.String(), b.String()) })
 	if !slices.Equal(gvs, wantGVs) {
 		t.Errorf("OpenAPI group versions %v, want %v", gvs, wantGVs)

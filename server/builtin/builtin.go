@@ -8,6 +8,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/sqlkube/sqlkube/server/resource"
@@ -23,13 +24,17 @@ const (
 // goTypes are the built-ins' Go types, by storage name: strategic merge patches take their merge
 // keys from them, and OpenAPI their schemas.
 var goTypes = map[string]reflect.Type{
-	"configmaps":                  reflect.TypeFor[corev1.ConfigMap](),
-	"secrets":                     reflect.TypeFor[corev1.Secret](),
-	"namespaces":                  reflect.TypeFor[corev1.Namespace](),
-	"serviceaccounts":             reflect.TypeFor[corev1.ServiceAccount](),
-	"events":                      reflect.TypeFor[corev1.Event](),
-	"leases." + CoordinationGroup: reflect.TypeFor[coordinationv1.Lease](),
-	CRDStorageName:                reflect.TypeFor[apiextensionsv1.CustomResourceDefinition](),
+	"configmaps":                       reflect.TypeFor[corev1.ConfigMap](),
+	"secrets":                          reflect.TypeFor[corev1.Secret](),
+	"namespaces":                       reflect.TypeFor[corev1.Namespace](),
+	"serviceaccounts":                  reflect.TypeFor[corev1.ServiceAccount](),
+	"events":                           reflect.TypeFor[corev1.Event](),
+	"leases." + CoordinationGroup:      reflect.TypeFor[coordinationv1.Lease](),
+	CRDStorageName:                     reflect.TypeFor[apiextensionsv1.CustomResourceDefinition](),
+	"roles." + RBACGroup:               reflect.TypeFor[rbacv1.Role](),
+	"clusterroles." + RBACGroup:        reflect.TypeFor[rbacv1.ClusterRole](),
+	"rolebindings." + RBACGroup:        reflect.TypeFor[rbacv1.RoleBinding](),
+	"clusterrolebindings." + RBACGroup: reflect.TypeFor[rbacv1.ClusterRoleBinding](),
 }
 
 // The verbs kube-apiserver's discovery lists for the built-ins, sorted as it lists them.
@@ -59,6 +64,10 @@ func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
 			r.ShortNames = []string{"ev"}
 		}),
 		builtin(CoordinationGroup, "v1", "leases", "Lease", true, verbsAll, nil),
+		builtin(RBACGroup, "v1", "roles", "Role", true, verbsAll, nil),
+		builtin(RBACGroup, "v1", "clusterroles", "ClusterRole", false, verbsAll, nil),
+		builtin(RBACGroup, "v1", "rolebindings", "RoleBinding", true, verbsAll, nil),
+		builtin(RBACGroup, "v1", "clusterrolebindings", "ClusterRoleBinding", false, verbsAll, nil),
 		builtin(APIExtensionsGroup, "v1", "customresourcedefinitions", "CustomResourceDefinition", false, verbsAll, func(r *resource.Resource) {
 			r.ShortNames = []string{"crd", "crds"}
 			r.Categories = []string{"api-extensions"}

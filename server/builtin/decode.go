@@ -7,6 +7,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -18,13 +19,17 @@ type bodyDecoder = func(data []byte) (content map[string]any, strictErrs []error
 
 // decoders read the built-ins' request bodies as their Go types, by storage name.
 var decoders = map[string]bodyDecoder{
-	"configmaps":                  decodeAs[corev1.ConfigMap](nil),
-	"secrets":                     decodeAs(decodeSecret),
-	"namespaces":                  decodeAs[corev1.Namespace](nil),
-	"serviceaccounts":             decodeAs[corev1.ServiceAccount](nil),
-	"events":                      decodeAs[corev1.Event](nil),
-	"leases." + CoordinationGroup: decodeAs[coordinationv1.Lease](nil),
-	CRDStorageName:                decodeAs(apiextensionsv1.SetObjectDefaults_CustomResourceDefinition),
+	"configmaps":                       decodeAs[corev1.ConfigMap](nil),
+	"secrets":                          decodeAs(decodeSecret),
+	"namespaces":                       decodeAs[corev1.Namespace](nil),
+	"serviceaccounts":                  decodeAs[corev1.ServiceAccount](nil),
+	"events":                           decodeAs[corev1.Event](nil),
+	"leases." + CoordinationGroup:      decodeAs[coordinationv1.Lease](nil),
+	CRDStorageName:                     decodeAs(apiextensionsv1.SetObjectDefaults_CustomResourceDefinition),
+	"roles." + RBACGroup:               decodeAs[rbacv1.Role](nil),
+	"clusterroles." + RBACGroup:        decodeAs[rbacv1.ClusterRole](nil),
+	"rolebindings." + RBACGroup:        decodeAs(defaultRoleBinding),
+	"clusterrolebindings." + RBACGroup: decodeAs(defaultClusterRoleBinding),
 }
 
 // decodeAs is the Decode hook of a built-in whose Go type is T: the JSON body is decoded once,

@@ -103,6 +103,10 @@ var tables = map[string]builtinTable{
 		columns: eventColumns(),
 		cells:   eventCells,
 	},
+	"roles." + RBACGroup:               roleTable,
+	"clusterroles." + RBACGroup:        roleTable,
+	"rolebindings." + RBACGroup:        bindingTable,
+	"clusterrolebindings." + RBACGroup: bindingTable,
 	"leases." + CoordinationGroup: {
 		columns: []metav1.TableColumnDefinition{nameColumn,
 			{Name: "Holder", Type: "string", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},

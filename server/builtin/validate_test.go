@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+
 	"github.com/sqlkube/sqlkube/server/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -156,6 +158,28 @@ func TestBuiltinValidation(t *testing.T) {
 				field.NotSupported(field.NewPath("spec", "strategy"), "Newest", []string{"OldestEmulationVersion"}),
 				field.Forbidden(field.NewPath("spec", "preferredHolder"), "may only be specified if `holderIdentity` is set"),
 			}},
+		// RBAC
+		{name: "role: rule without verbs, resources or groups; URLs in a Role", resource: "roles." + RBACGroup,
+			obj: `{metadata: {name: "system:r", namespace: ns1}, rules: [{apiGroups: [""]}, {verbs: [get], nonResourceURLs: [/healthz]}]}`,
+			want: field.ErrorList{
+				field.Required(field.NewPath("rules").Index(0).Child("verbs"), "verbs must contain at least one value"),
+				field.Required(field.NewPath("rules").Index(0).Child("resources"), "resource rules must supply at least one resource"),
+				field.Invalid(field.NewPath("rules").Index(1).Child("nonResourceURLs"), []string{"/healthz"}, "namespaced rules cannot apply to non-resource URLs"),
+			}},
+		{name: "clusterrole: URLs mixed with resources", resource: "clusterroles." + RBACGroup,
+			obj:  `{metadata: {name: c}, rules: [{verbs: [get], apiGroups: [""], resources: [configmaps], nonResourceURLs: [/x]}]}`,
+			want: field.ErrorList{field.Invalid(field.NewPath("rules").Index(0).Child("nonResourceURLs"), []string{"/x"}, "rules cannot apply to both regular resources and non-resource URLs")}},
+		{name: "clusterrolebinding: Role ref, subject kinds, SA without namespace", resource: "clusterrolebindings." + RBACGroup,
+			obj: `{metadata: {name: b}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: r}, subjects: [{kind: ServiceAccount, name: sa}, {kind: Robot, name: x}]}`,
+			want: field.ErrorList{
+				field.NotSupported(field.NewPath("roleRef", "kind"), "Role", []string{"ClusterRole"}),
+				field.Required(field.NewPath("subjects").Index(0).Child("namespace"), ""),
+				field.NotSupported(field.NewPath("subjects").Index(1).Child("kind"), "Robot", []string{"ServiceAccount", "User", "Group"}),
+			}},
+		{name: "rolebinding: roleRef changed", resource: "rolebindings." + RBACGroup,
+			old:  `{metadata: {name: b, namespace: ns1}, roleRef: {kind: ClusterRole, name: view}, subjects: [{kind: User, name: u}]}`,
+			obj:  `{metadata: {name: b, namespace: ns1}, roleRef: {kind: ClusterRole, name: edit}, subjects: [{kind: User, name: u}]}`,
+			want: field.ErrorList{field.Invalid(field.NewPath("roleRef"), rbacv1.RoleRef{APIGroup: RBACGroup, Kind: "ClusterRole", Name: "edit"}, "cannot change roleRef")}},
 		{name: "lease: valid", resource: "leases." + CoordinationGroup,
 			obj: `{metadata: {name: l}, spec: {holderIdentity: h, preferredHolder: p, leaseDurationSeconds: 15, leaseTransitions: 0, strategy: example.com/mine}}`},
 	} {

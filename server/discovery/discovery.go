@@ -17,7 +17,10 @@ import (
 
 // groupPriorities orders the built-in groups as kube-apiserver lists them (its aggregator's
 // group priority minimums); CRD groups come after them, by name.
-var groupPriorities = map[string]int{"": 18000, builtin.APIExtensionsGroup: 16700, builtin.CoordinationGroup: 16500}
+var groupPriorities = map[string]int{
+	"": 18000, "authentication.k8s.io": 17700, "authorization.k8s.io": 17600, builtin.RBACGroup: 17000,
+	builtin.APIExtensionsGroup: 16700, builtin.CoordinationGroup: 16500,
+}
 
 const crdGroupPriority = 1000
 

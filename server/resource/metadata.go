@@ -2,6 +2,7 @@ package resource
 
 import (
 	"k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -18,11 +19,18 @@ func ValidateMetadata(res *Resource, obj, old metav1.Object) field.ErrorList {
 	return errs
 }
 
-// nameValidator is how kube-apiserver validates names of res: namespaces are DNS labels, every
-// other type we serve a DNS subdomain.
+// nameValidator is how kube-apiserver validates names of res: namespaces are DNS labels, RBAC
+// roles and bindings any name that fits in a URL path segment (so that "system:basic-user" is
+// one), every other type we serve a DNS subdomain.
 func nameValidator(res *Resource) validation.ValidateNameFunc {
-	if res.Group == "" && res.Name == "namespaces" {
+	switch {
+	case res.Group == "" && res.Name == "namespaces":
 		return validation.NameIsDNSLabel
+	case res.Group == rbacGroup:
+		return path.ValidatePathSegmentName
 	}
 	return validation.NameIsDNSSubdomain
 }
+
+const rbacGroup = "rbac.authorization.k8s.io"
+
