@@ -51,7 +51,7 @@ func (s *Server) withAuth(next http.Handler) (http.Handler, error) {
 		if authn, err = auth.NewAuthenticator(sec.Authentication); err != nil {
 			return nil, err
 		}
-		if authz, err = auth.NewAuthorizer(sec.AuthorizationModes, nil); err != nil {
+		if authz, err = auth.NewAuthorizer(sec.AuthorizationModes, s.rbac); err != nil {
 			return nil, err
 		}
 		audiences = sec.APIAudiences

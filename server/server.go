@@ -12,6 +12,9 @@ import (
 	"net/http"
 	"time"
 
+	rbaccontroller "github.com/sqlkube/sqlkube/server/controllers/rbac"
+	"github.com/sqlkube/sqlkube/server/rbac"
+
 	"github.com/gorilla/mux"
 
 	"github.com/sqlkube/sqlkube/server/catalog"
@@ -59,6 +62,9 @@ type Server struct {
 	registry  *registry.Registry
 	discovery *discovery.Cache
 	handler   http.Handler
+	// rbac is the RBAC authorizer, which rbacController keeps current.
+	rbac           *rbac.Authorizer
+	rbacController *rbaccontroller.Controller
 }
 
 const defaultMaxRequestBodyBytes = 3 << 20
@@ -85,8 +91,11 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	startControllers(ctx, controllers.Deps{Store: store, Registry: objects, Catalog: types, Log: opts.Logger}, namespaces)
-	s := &Server{store: store, opts: opts, log: opts.Logger, catalog: types, registry: objects, discovery: discovery.NewCache(types)}
+	s := &Server{store: store, opts: opts, log: opts.Logger, catalog: types, registry: objects, discovery: discovery.NewCache(types),
+		rbac: rbac.NewAuthorizer()}
+	if s.rbacController, err = startControllers(ctx, controllers.Deps{Store: store, Registry: objects, Catalog: types, Log: opts.Logger}, namespaces, s.rbac); err != nil {
+		return nil, err
+	}
 	guarded, err := s.withAuth(s.routes())
 	if err != nil {
 		return nil, err
@@ -96,10 +105,17 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 }
 
 // startControllers runs, until ctx ends, the controllers kube-controller-manager would run for
-// deletion to behave as on a cluster: the namespace controller and the garbage collector.
-func startControllers(ctx context.Context, deps controllers.Deps, namespaces *resource.Resource) {
+// deletion to behave as on a cluster (the namespace controller and the garbage collector) and
+// the RBAC controller, which feeds authorizer.
+func startControllers(ctx context.Context, deps controllers.Deps, namespaces *resource.Resource, authorizer *rbac.Authorizer) (*rbaccontroller.Controller, error) {
+	rbacController, err := rbaccontroller.New(deps, authorizer)
+	if err != nil {
+		return nil, err
+	}
 	go namespace.Run(ctx, deps, namespaces)
 	go gc.Run(ctx, deps)
+	go rbacController.Run(ctx)
+	return rbacController, nil
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
@@ -132,6 +148,11 @@ func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
 	if err := s.store.Ready(r.Context()); err != nil {
 		w.WriteHeader(http.StatusInternalServerError)
 		_, _ = w.Write([]byte("[-]storage failed: " + err.Error() + "\nreadyz check failed"))
+		return
+	}
+	if !s.rbacController.Synced() {
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte("[-]poststarthook/rbac/bootstrap-roles failed: not finished\nreadyz check failed"))
 		return
 	}
 	_, _ = w.Write([]byte("ok"))
