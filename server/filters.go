@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	genericfilters "k8s.io/apiserver/pkg/endpoints/filters"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -45,7 +44,7 @@ type Security struct {
 // (401 for credentials no authenticator accepts), then authorization (403 with kube's message).
 // Without Security every request is an unsecured admin (--plain-http).
 func (s *Server) withAuth(next http.Handler) (http.Handler, error) {
-	authn, authz, audiences := auth.Unsecured, authorizer.Authorizer(authorizerfactory.NewAlwaysAllowAuthorizer()), authenticator.Audiences(nil)
+	authn, authz, audiences := auth.Unsecured, auth.RuleAuthorizer(authorizerfactory.NewAlwaysAllowAuthorizer()), authenticator.Audiences(nil)
 	if sec := s.opts.Security; sec != nil {
 		var err error
 		if authn, err = auth.NewAuthenticator(sec.Authentication); err != nil {
@@ -56,6 +55,7 @@ func (s *Server) withAuth(next http.Handler) (http.Handler, error) {
 		}
 		audiences = sec.APIAudiences
 	}
+	s.authorizer, s.ruleResolver = authz, authz
 	h := genericfilters.WithAuthorization(next, authz, statusCodecs)
 	h = genericfilters.WithAuthentication(h, authn, genericfilters.Unauthorized(statusCodecs), audiences, nil)
 	return genericfilters.WithRequestInfo(h, requestInfoResolver), nil

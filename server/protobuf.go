@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -31,6 +33,8 @@ func newProtobufDecoder() runtime.Decoder {
 	utilruntime.Must(corev1.AddToScheme(scheme))
 	utilruntime.Must(coordinationv1.AddToScheme(scheme))
 	utilruntime.Must(rbacv1.AddToScheme(scheme))
+	utilruntime.Must(authorizationv1.AddToScheme(scheme))
+	utilruntime.Must(authenticationv1.AddToScheme(scheme))
 	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
 	metav1.AddToGroupVersion(scheme, metav1.SchemeGroupVersion)
 	return protobuf.NewSerializer(scheme, scheme)

@@ -14,6 +14,7 @@ import (
 
 	rbaccontroller "github.com/sqlkube/sqlkube/server/controllers/rbac"
 	"github.com/sqlkube/sqlkube/server/rbac"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/gorilla/mux"
 
@@ -65,6 +66,9 @@ type Server struct {
 	// rbac is the RBAC authorizer, which rbacController keeps current.
 	rbac           *rbac.Authorizer
 	rbacController *rbaccontroller.Controller
+	// authorizer decides requests and reviews; ruleResolver lists a user's rules.
+	authorizer   authorizer.Authorizer
+	ruleResolver authorizer.RuleResolver
 }
 
 const defaultMaxRequestBodyBytes = 3 << 20
@@ -128,6 +132,7 @@ func (s *Server) routes() http.Handler {
 	m.HandleFunc("/livez", s.serveAlive)
 	m.HandleFunc("/readyz", s.serveReady)
 	s.routeDiscovery(m)
+	s.routeReviews(m)
 	m.PathPrefix("/api/v1/").HandlerFunc(s.serveCoreAPI)
 	m.PathPrefix("/apis/{group}/{version}/").HandlerFunc(s.serveGroupAPI)
 	m.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
