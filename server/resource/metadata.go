@@ -33,4 +33,3 @@ func nameValidator(res *Resource) validation.ValidateNameFunc {
 }
 
 const rbacGroup = "rbac.authorization.k8s.io"
-
