@@ -31,6 +31,8 @@ const (
 	CAKeyFile       = "ca.key"
 	ServingCertFile = "apiserver.crt"
 	ServingKeyFile  = "apiserver.key"
+	// ServiceAccountKeyFile signs ServiceAccount tokens (kubeadm's name for it).
+	ServiceAccountKeyFile = "sa.key"
 )
 
 const (
@@ -54,7 +56,8 @@ type Dir string
 // Path is the path of the named file in the directory.
 func (d Dir) Path(name string) string { return filepath.Join(string(d), name) }
 
-// Ensure makes sure the directory holds a CA and a serving certificate for hosts (DNS names or
+// Ensure makes sure the directory holds a CA, a ServiceAccount signing key and a serving
+// certificate for hosts (DNS names or
 // IP addresses) and returns the CA. It creates the CA on first use and reuses it afterwards; it
 // reissues the serving certificate when it is missing, does not cover every host, or expires
 // within 30 days. Concurrent processes (replicas starting together on a shared directory) are
@@ -70,6 +73,9 @@ func (d Dir) Ensure(hosts []string) (*CA, error) {
 	defer unlock()
 	ca, err := d.loadOrCreateCA()
 	if err != nil {
+		return nil, err
+	}
+	if _, _, err := keyutil.LoadOrGenerateKeyFile(d.Path(ServiceAccountKeyFile)); err != nil {
 		return nil, err
 	}
 	if d.servingCertCovers(ca, hosts) {
