@@ -36,27 +36,58 @@ type Security struct {
 	Authentication auth.Authentication
 	// AuthorizationModes are the authorizers, in order (--authorization-mode).
 	AuthorizationModes []string
-	// APIAudiences are the audiences a bearer token must be meant for (--api-audiences).
+	// APIAudiences are the audiences a bearer token must be meant for (--api-audiences); the
+	// ServiceAccount issuer when empty.
 	APIAudiences authenticator.Audiences
+	// ServiceAccounts issues and verifies ServiceAccount tokens; nil for neither.
+	ServiceAccounts *ServiceAccounts
 }
 
-// withAuth is kube-apiserver's filter chain around the API: request info, then authentication
+// authFilters are kube-apiserver's filter chain around the API: request info, then authentication
 // (401 for credentials no authenticator accepts), then authorization (403 with kube's message).
 // Without Security every request is an unsecured admin (--plain-http).
-func (s *Server) withAuth(next http.Handler) (http.Handler, error) {
+// It sets up the server's authorizer and TokenRequest first, so that it runs before routes.
+func (s *Server) authFilters() (func(http.Handler) http.Handler, error) {
 	authn, authz, audiences := auth.Unsecured, auth.RuleAuthorizer(authorizerfactory.NewAlwaysAllowAuthorizer()), authenticator.Audiences(nil)
 	if sec := s.opts.Security; sec != nil {
-		var err error
-		if authn, err = auth.NewAuthenticator(sec.Authentication); err != nil {
+		authentication, err := s.withServiceAccountTokens(sec)
+		if err != nil {
+			return nil, err
+		}
+		if authn, err = auth.NewAuthenticator(authentication); err != nil {
 			return nil, err
 		}
 		if authz, err = auth.NewAuthorizer(sec.AuthorizationModes, s.rbac); err != nil {
 			return nil, err
 		}
 		audiences = sec.APIAudiences
+		if len(audiences) == 0 && sec.ServiceAccounts != nil {
+			audiences = authenticator.Audiences{sec.ServiceAccounts.Issuer}
+		}
 	}
 	s.authorizer, s.ruleResolver = authz, authz
-	h := genericfilters.WithAuthorization(next, authz, statusCodecs)
-	h = genericfilters.WithAuthentication(h, authn, genericfilters.Unauthorized(statusCodecs), audiences, nil)
-	return genericfilters.WithRequestInfo(h, requestInfoResolver), nil
+	return func(next http.Handler) http.Handler {
+		h := genericfilters.WithAuthorization(next, authz, statusCodecs)
+		h = genericfilters.WithAuthentication(h, authn, genericfilters.Unauthorized(statusCodecs), audiences, nil)
+		return genericfilters.WithRequestInfo(h, requestInfoResolver)
+	}, nil
+}
+
+// withServiceAccountTokens adds the ServiceAccount token verifier to sec's authentication and
+// sets up TokenRequest.
+func (s *Server) withServiceAccountTokens(sec *Security) (auth.Authentication, error) {
+	a := sec.Authentication
+	if sec.ServiceAccounts == nil {
+		return a, nil
+	}
+	audiences := sec.APIAudiences
+	if len(audiences) == 0 {
+		audiences = []string{sec.ServiceAccounts.Issuer}
+	}
+	tokens, verifier, err := s.newServiceAccountTokens(sec.ServiceAccounts, audiences)
+	if err != nil {
+		return a, err
+	}
+	s.tokens, a.ServiceAccountTokens = tokens, verifier
+	return a, nil
 }

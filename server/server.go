@@ -69,6 +69,8 @@ type Server struct {
 	// authorizer decides requests and reviews; ruleResolver lists a user's rules.
 	authorizer   authorizer.Authorizer
 	ruleResolver authorizer.RuleResolver
+	// tokens issues ServiceAccount tokens; nil when the server issues none.
+	tokens *tokenIssuing
 }
 
 const defaultMaxRequestBodyBytes = 3 << 20
@@ -100,11 +102,11 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	if s.rbacController, err = startControllers(ctx, controllers.Deps{Store: store, Registry: objects, Catalog: types, Log: opts.Logger}, namespaces, s.rbac); err != nil {
 		return nil, err
 	}
-	guarded, err := s.withAuth(s.routes())
+	guard, err := s.authFilters()
 	if err != nil {
 		return nil, err
 	}
-	s.handler = s.withRecovery(s.withLogging(guarded))
+	s.handler = s.withRecovery(s.withLogging(guard(s.routes())))
 	return s, nil
 }
 
@@ -133,6 +135,7 @@ func (s *Server) routes() http.Handler {
 	m.HandleFunc("/readyz", s.serveReady)
 	s.routeDiscovery(m)
 	s.routeReviews(m)
+	s.routeServiceAccountTokens(m)
 	m.PathPrefix("/api/v1/").HandlerFunc(s.serveCoreAPI)
 	m.PathPrefix("/apis/{group}/{version}/").HandlerFunc(s.serveGroupAPI)
 	m.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

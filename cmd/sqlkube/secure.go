@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
 
 	"github.com/sqlkube/sqlkube/server/auth"
+	"github.com/sqlkube/sqlkube/server/pki"
 )
 
 // securityConfig is how sqlkube secures its API: TLS, authentication and authorization, with
@@ -32,6 +34,11 @@ type securityConfig struct {
 	AuthenticationConfig string
 	AuthorizationModes   []string
 	APIAudiences         []string
+	SAIssuer             string
+	SAKeyFiles           []string
+	SASigningKeyFile     string
+	SAJWKSURI            string
+	SAMaxExpiration      time.Duration
 }
 
 func addSecurityFlags(fs *pflag.FlagSet, c *securityConfig) {
@@ -62,6 +69,16 @@ func addSecurityFlags(fs *pflag.FlagSet, c *securityConfig) {
 		"authorizers, in order: "+strings.Join(auth.Modes, ", ")+" (members of system:masters are always allowed)")
 	fs.StringSliceVar(&c.APIAudiences, "api-audiences", nil,
 		"audiences a bearer token must be meant for (default: the ServiceAccount issuer)")
+	fs.StringVar(&c.SAIssuer, "service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+		"issuer (iss claim) of ServiceAccount tokens, and of the discovery document at /.well-known/openid-configuration")
+	fs.StringVar(&c.SASigningKeyFile, "service-account-signing-key-file", "",
+		"private key (PEM) that signs ServiceAccount tokens (default: sa.key in --cert-dir, generated on first start)")
+	fs.StringSliceVar(&c.SAKeyFiles, "service-account-key-file", nil,
+		"public or private keys (PEM) that verify ServiceAccount tokens; repeatable (default: the signing key)")
+	fs.StringVar(&c.SAJWKSURI, "service-account-jwks-uri", "",
+		"URL of the token key set in the discovery document (default: the issuer's /openid/v1/jwks)")
+	fs.DurationVar(&c.SAMaxExpiration, "service-account-max-token-expiration", 0,
+		"longest lifetime a TokenRequest may ask for; longer requests are shortened to it (0: no limit)")
 }
 
 // sqliteDir is the directory of the SQLite file a DSN names, or "" if the DSN is not SQLite.
@@ -103,6 +120,9 @@ func (c *securityConfig) resolve(dsn string) error {
 		if dir != "" {
 			c.AdminKubeconfig = filepath.Join(dir, "sqlkube.kubeconfig")
 		}
+	}
+	if c.SASigningKeyFile == "" && c.CertDir != "" {
+		c.SASigningKeyFile = filepath.Join(c.CertDir, pki.ServiceAccountKeyFile)
 	}
 	if c.AdminKubeconfig == "-" {
 		c.AdminKubeconfig = ""

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/sqlkube/sqlkube/server"
 	"github.com/sqlkube/sqlkube/server/auth"
 	"github.com/sqlkube/sqlkube/server/pki"
+	"github.com/sqlkube/sqlkube/server/serviceaccount"
 )
 
 // secureServing is what serving over TLS needs, ready before the API starts.
@@ -148,11 +150,16 @@ func prepareSecurity(ctx context.Context, c securityConfig, listen net.Addr, log
 // options are the server's authentication and authorization. JWT issuers' keys are fetched in
 // the background until ctx ends.
 func (s *secureServing) options(ctx context.Context, c securityConfig) (*server.Security, error) {
-	jwt, err := jwtAuthenticators(ctx, c.AuthenticationConfig, nil)
+	jwt, err := jwtAuthenticators(ctx, c.AuthenticationConfig, []string{c.SAIssuer})
+	if err != nil {
+		return nil, err
+	}
+	sa, err := serviceAccounts(c)
 	if err != nil {
 		return nil, err
 	}
 	return &server.Security{
+		ServiceAccounts: sa,
 		Authentication: auth.Authentication{
 			ClientCA:      s.clientCA,
 			TokenAuthFile: c.TokenAuthFile,
@@ -175,4 +182,24 @@ func jwtAuthenticators(ctx context.Context, path string, disallowedIssuers []str
 		return nil, fmt.Errorf("--authentication-config: %w", err)
 	}
 	return auth.JWTAuthenticators(ctx, cfg, disallowedIssuers)
+}
+
+// serviceAccounts loads the ServiceAccount token keys. Without a signing key (PostgreSQL with
+// certificates given and no --cert-dir) the server issues and verifies no ServiceAccount tokens.
+func serviceAccounts(c securityConfig) (*server.ServiceAccounts, error) {
+	if c.SASigningKeyFile == "" {
+		return nil, nil
+	}
+	key, err := serviceaccount.LoadSigningKey(c.SASigningKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--service-account-signing-key-file: %w", err)
+	}
+	keys := []crypto.PublicKey{key.Public()}
+	if len(c.SAKeyFiles) > 0 {
+		if keys, err = serviceaccount.PublicKeys(c.SAKeyFiles); err != nil {
+			return nil, fmt.Errorf("--service-account-key-file: %w", err)
+		}
+	}
+	return &server.ServiceAccounts{Issuer: c.SAIssuer, SigningKey: key, PublicKeys: keys,
+		JWKSURI: c.SAJWKSURI, MaxExpiration: c.SAMaxExpiration}, nil
 }

@@ -49,6 +49,8 @@ func BootstrapClusterRoles() []rbacv1.ClusterRole {
 			urlRule([]string{"get"}, "/healthz", "/livez", "/readyz", "/version", "/version/")),
 		clusterRole("system:monitoring", nil,
 			urlRule([]string{"get"}, "/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis", "/readyz", "/readyz/*")),
+		clusterRole("system:service-account-issuer-discovery", nil,
+			urlRule([]string{"get"}, "/.well-known/openid-configuration", "/.well-known/openid-configuration/", "/openid/v1/jwks", "/openid/v1/jwks/")),
 		aggregated("admin", nil, aggregateToAdmin),
 		aggregated("edit", map[string]string{aggregateToAdmin: "true"}, aggregateToEdit),
 		aggregated("view", map[string]string{aggregateToEdit: "true"}, aggregateToView),
@@ -77,6 +79,7 @@ func BootstrapClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		clusterBinding("system:basic-user", user.AllAuthenticated),
 		clusterBinding("system:public-info-viewer", user.AllAuthenticated, user.AllUnauthenticated),
 		clusterBinding("system:monitoring", "system:monitoring"),
+		clusterBinding("system:service-account-issuer-discovery", "system:serviceaccounts"),
 	}
 }
 
