@@ -39,6 +39,9 @@ type Security struct {
 	// APIAudiences are the audiences a bearer token must be meant for (--api-audiences); the
 	// ServiceAccount issuer when empty.
 	APIAudiences authenticator.Audiences
+	// RootCA is the CA bundle that verifies the serving certificate, published in every
+	// namespace as the kube-root-ca.crt ConfigMap; nil when unknown.
+	RootCA []byte
 	// ServiceAccounts issues and verifies ServiceAccount tokens; nil for neither.
 	ServiceAccounts *ServiceAccounts
 }

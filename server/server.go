@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/sqlkube/sqlkube/server/controllers/perns"
 	rbaccontroller "github.com/sqlkube/sqlkube/server/controllers/rbac"
 	"github.com/sqlkube/sqlkube/server/rbac"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -99,7 +100,7 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	}
 	s := &Server{store: store, opts: opts, log: opts.Logger, catalog: types, registry: objects, discovery: discovery.NewCache(types),
 		rbac: rbac.NewAuthorizer()}
-	if s.rbacController, err = startControllers(ctx, controllers.Deps{Store: store, Registry: objects, Catalog: types, Log: opts.Logger}, namespaces, s.rbac); err != nil {
+	if s.rbacController, err = s.startControllers(ctx, controllers.Deps{Store: store, Registry: objects, Catalog: types, Log: opts.Logger}, namespaces); err != nil {
 		return nil, err
 	}
 	guard, err := s.authFilters()
@@ -111,17 +112,40 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 }
 
 // startControllers runs, until ctx ends, the controllers kube-controller-manager would run for
-// deletion to behave as on a cluster (the namespace controller and the garbage collector) and
-// the RBAC controller, which feeds authorizer.
-func startControllers(ctx context.Context, deps controllers.Deps, namespaces *resource.Resource, authorizer *rbac.Authorizer) (*rbaccontroller.Controller, error) {
-	rbacController, err := rbaccontroller.New(deps, authorizer)
+// deletion to behave as on a cluster (the namespace controller and the garbage collector), the
+// RBAC controller, which feeds the RBAC authorizer, and those that keep a default
+// ServiceAccount and the root CA bundle in every namespace.
+func (s *Server) startControllers(ctx context.Context, deps controllers.Deps, namespaces *resource.Resource) (*rbaccontroller.Controller, error) {
+	rbacController, err := rbaccontroller.New(deps, s.rbac)
 	if err != nil {
 		return nil, err
 	}
 	go namespace.Run(ctx, deps, namespaces)
 	go gc.Run(ctx, deps)
 	go rbacController.Run(ctx)
+	for _, obj := range s.perNamespaceObjects() {
+		go perns.Run(ctx, deps, namespaces, obj)
+	}
 	return rbacController, nil
+}
+
+// rootCADescription is the annotation kube-controller-manager puts on kube-root-ca.crt.
+const rootCADescription = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters."
+
+// perNamespaceObjects are what every namespace holds: a default ServiceAccount, and the CA
+// bundle clients verify the server with, when the server knows it.
+func (s *Server) perNamespaceObjects() []perns.Object {
+	var objs []perns.Object
+	if sa, ok := s.catalog.Lookup("", "v1", "serviceaccounts"); ok {
+		objs = append(objs, perns.Object{Resource: sa, Name: "default"})
+	}
+	cm, ok := s.catalog.Lookup("", "v1", "configmaps")
+	if sec := s.opts.Security; ok && sec != nil && len(sec.RootCA) > 0 {
+		objs = append(objs, perns.Object{Resource: cm, Name: "kube-root-ca.crt",
+			Content:     map[string]any{"data": map[string]any{"ca.crt": string(sec.RootCA)}},
+			Annotations: map[string]string{"kubernetes.io/description": rootCADescription}})
+	}
+	return objs
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }

@@ -159,6 +159,7 @@ func (s *secureServing) options(ctx context.Context, c securityConfig) (*server.
 		return nil, err
 	}
 	return &server.Security{
+		RootCA:          s.caBundle,
 		ServiceAccounts: sa,
 		Authentication: auth.Authentication{
 			ClientCA:      s.clientCA,
