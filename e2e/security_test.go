@@ -296,3 +296,42 @@ func TestPlainHTTPIsAdmin(t *testing.T) {
 		t.Error("no warning at start")
 	}
 }
+
+// TestEscalationIsRefused: a user allowed to write roles and bindings may grant only what it
+// holds; more is kube's 403 naming what is missing.
+func TestEscalationIsRefused(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s *sqlkubeServer) {
+		admin := s.clientset()
+		createNamespace(t, admin, "demo")
+		writer := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "rbac-writer"}, Rules: []rbacv1.PolicyRule{
+			{Verbs: []string{"create"}, APIGroups: []string{rbacv1.GroupName}, Resources: []string{"roles", "rolebindings"}},
+			{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"configmaps"}},
+		}}
+		if _, err := admin.RbacV1().Roles("demo").Create(ctx, writer, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := admin.RbacV1().RoleBindings("demo").Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "carol-writer"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "rbac-writer"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "carol"}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		carol := kubernetes.NewForConfigOrDie(s.userConfig(t, "carol"))
+		held := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "cm-get"},
+			Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"configmaps"}}}}
+		eventually(t, 10*time.Second, "carol grants a rule she holds", func() (bool, error) {
+			_, err := carol.RbacV1().Roles("demo").Create(ctx, held, metav1.CreateOptions{})
+			return err == nil, err
+		})
+		more := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "secret-delete"},
+			Rules: []rbacv1.PolicyRule{{Verbs: []string{"delete"}, APIGroups: []string{""}, Resources: []string{"secrets"}}}}
+		_, err := carol.RbacV1().Roles("demo").Create(ctx, more, metav1.CreateOptions{})
+		assertAPIError(t, err, apierrors.NewForbidden(rbacv1.Resource("roles"), "secret-delete", fmt.Errorf(
+			"user \"carol\" (groups=[\"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"delete\"]}")))
+		_, err = carol.RbacV1().RoleBindings("demo").Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "carol-admin"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "carol"}}}, metav1.CreateOptions{})
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "is attempting to grant RBAC permissions not currently held") {
+			t.Errorf("binding herself to admin: %v, want 403 naming the missing permissions", err)
+		}
+	})
+}

@@ -68,7 +68,7 @@ func (s *Server) authFilters() (func(http.Handler) http.Handler, error) {
 			audiences = authenticator.Audiences{sec.ServiceAccounts.Issuer}
 		}
 	}
-	s.authorizer, s.ruleResolver = authz, authz
+	s.authorizer, s.ruleResolver, s.escalation.Authorizer = authz, authz, authz
 	return func(next http.Handler) http.Handler {
 		h := genericfilters.WithAuthorization(next, authz, statusCodecs)
 		h = genericfilters.WithAuthentication(h, authn, genericfilters.Unauthorized(statusCodecs), audiences, nil)

@@ -33,6 +33,8 @@ func newTestAPI(t testing.TB, dsn string, opts Options) *testAPI {
 	if err != nil {
 		t.Fatalf("opening store: %v", err)
 	}
+	// The object rules are tested on exact revisions: no object of the server's own.
+	opts.NoDefaultObjects = true
 	srv, err := New(ctx, store, opts)
 	if err != nil {
 		t.Fatalf("server.New: %v", err)

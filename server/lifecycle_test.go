@@ -40,7 +40,7 @@ func TestInitialNamespaces(t *testing.T) {
 		}
 		// A second server on the same database starts fine and creates nothing.
 		before, _ := api.store.CurrentRevision(t.Context())
-		if _, err := New(t.Context(), api.store, Options{}); err != nil {
+		if _, err := New(t.Context(), api.store, Options{NoDefaultObjects: true}); err != nil {
 			t.Fatal(err)
 		}
 		if after, _ := api.store.CurrentRevision(t.Context()); after != before {

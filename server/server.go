@@ -12,9 +12,11 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/controllers/perns"
 	rbaccontroller "github.com/sqlkube/sqlkube/server/controllers/rbac"
 	"github.com/sqlkube/sqlkube/server/rbac"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/gorilla/mux"
@@ -47,6 +49,10 @@ type Options struct {
 	WatchBookmarkInterval time.Duration
 	// MaxRequestBodyBytes bounds request bodies; 0 picks kube-apiserver's 3 MiB.
 	MaxRequestBodyBytes int64
+	// NoDefaultObjects: the server writes no objects of its own beyond the initial namespaces
+	// (no bootstrap RBAC policy, default ServiceAccounts or root CA ConfigMaps), for tests that
+	// count revisions and objects.
+	NoDefaultObjects bool
 	// Security is how requests are authenticated and authorized; nil treats every request as an
 	// admin, which only --plain-http development serving should do.
 	Security *Security
@@ -70,6 +76,9 @@ type Server struct {
 	// authorizer decides requests and reviews; ruleResolver lists a user's rules.
 	authorizer   authorizer.Authorizer
 	ruleResolver authorizer.RuleResolver
+	// escalation refuses RBAC writes granting more than the writer holds; its Authorizer is
+	// the server's, set with it.
+	escalation *rbac.Escalation
 	// tokens issues ServiceAccount tokens; nil when the server issues none.
 	tokens *tokenIssuing
 }
@@ -94,12 +103,20 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	if !ok {
 		return nil, errors.New("the catalog serves no namespaces")
 	}
-	objects, err := registry.New(ctx, store, namespaces, registry.Options{Logger: opts.Logger, RevisionWait: opts.RevisionWait})
+	rbacAuthorizer := rbac.NewAuthorizer()
+	escalation := &rbac.Escalation{RBAC: rbacAuthorizer}
+	objects, err := registry.New(ctx, store, namespaces, registry.Options{Logger: opts.Logger, RevisionWait: opts.RevisionWait,
+		Admit: func(ctx context.Context, res *resource.Resource, obj, old *unstructured.Unstructured) error {
+			if res.Group != builtin.RBACGroup {
+				return nil
+			}
+			return escalation.Check(ctx, res.Name, obj, old)
+		}})
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{store: store, opts: opts, log: opts.Logger, catalog: types, registry: objects, discovery: discovery.NewCache(types),
-		rbac: rbac.NewAuthorizer()}
+		rbac: rbacAuthorizer, escalation: escalation}
 	if s.rbacController, err = s.startControllers(ctx, controllers.Deps{Store: store, Registry: objects, Catalog: types, Log: opts.Logger}, namespaces); err != nil {
 		return nil, err
 	}
@@ -122,9 +139,11 @@ func (s *Server) startControllers(ctx context.Context, deps controllers.Deps, na
 	}
 	go namespace.Run(ctx, deps, namespaces)
 	go gc.Run(ctx, deps)
-	go rbacController.Run(ctx)
-	for _, obj := range s.perNamespaceObjects() {
-		go perns.Run(ctx, deps, namespaces, obj)
+	go rbacController.Run(ctx, !s.opts.NoDefaultObjects)
+	if !s.opts.NoDefaultObjects {
+		for _, obj := range s.perNamespaceObjects() {
+			go perns.Run(ctx, deps, namespaces, obj)
+		}
 	}
 	return rbacController, nil
 }
@@ -182,7 +201,7 @@ func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("[-]storage failed: " + err.Error() + "\nreadyz check failed"))
 		return
 	}
-	if !s.rbacController.Synced() {
+	if s.opts.Security != nil && !s.rbacController.Synced() {
 		w.WriteHeader(http.StatusInternalServerError)
 		_, _ = w.Write([]byte("[-]poststarthook/rbac/bootstrap-roles failed: not finished\nreadyz check failed"))
 		return

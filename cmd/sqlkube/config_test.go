@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestParseServeDefaults(t *testing.T) {
@@ -20,9 +22,18 @@ func TestParseServeDefaults(t *testing.T) {
 		Retention:             5 * time.Minute,
 		RetentionMinRevisions: 1000,
 		WatchBookmarkInterval: time.Minute,
+		Security: securityConfig{
+			CertDir:            "sqlkube-pki",
+			AdminKubeconfig:    "sqlkube.kubeconfig",
+			TLSMinVersion:      "VersionTLS12",
+			AnonymousAuth:      true,
+			AuthorizationModes: []string{"RBAC"},
+			SAIssuer:           "https://kubernetes.default.svc.cluster.local",
+			SASigningKeyFile:   "sqlkube-pki/sa.key",
+		},
 	}
-	if cfg != want {
-		t.Fatalf("defaults = %+v, want %+v", cfg, want)
+	if diff := cmp.Diff(want, cfg); diff != "" {
+		t.Fatalf("defaults (-want +got):\n%s", diff)
 	}
 }
 
@@ -36,6 +47,8 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 		"SQLKUBE_RETENTION_MIN_REVISIONS=50",
 		"SQLKUBE_COMPACTION_INTERVAL=30s",
 		"SQLKUBE_WATCH_BOOKMARK_INTERVAL=5s",
+		"SQLKUBE_CERT_DIR=/pki",
+		"SQLKUBE_AUTHORIZATION_MODE=RBAC,AlwaysDeny",
 		"UNRELATED=x",
 	}
 	cfg, err := parseServe([]string{"--listen", "127.0.0.1:9001", "--log-level=warn"}, env, &bytes.Buffer{})
@@ -51,9 +64,18 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 		RetentionMinRevisions: 50,
 		CompactionInterval:    30 * time.Second,
 		WatchBookmarkInterval: 5 * time.Second,
+		Security: securityConfig{
+			CertDir:            "/pki",
+			AdminKubeconfig:    "/pki/admin.kubeconfig", // PostgreSQL has no database file to sit beside
+			TLSMinVersion:      "VersionTLS12",
+			AnonymousAuth:      true,
+			AuthorizationModes: []string{"RBAC", "AlwaysDeny"},
+			SAIssuer:           "https://kubernetes.default.svc.cluster.local",
+			SASigningKeyFile:   "/pki/sa.key",
+		},
 	}
-	if cfg != want {
-		t.Fatalf("config = %+v, want %+v", cfg, want)
+	if diff := cmp.Diff(want, cfg); diff != "" {
+		t.Fatalf("config (-want +got):\n%s", diff)
 	}
 }
 

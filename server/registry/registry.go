@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/sqlkube/sqlkube/server/resource"
@@ -34,6 +35,9 @@ type Options struct {
 	// RevisionWait bounds how long a read asking for a revision newer than the store's current
 	// one waits for it before answering 504; 0 picks kube-apiserver's 3 s.
 	RevisionWait time.Duration
+	// Admit, if set, decides whether the requester may write obj once it passed validation (old
+	// is nil on a create): kube's validating admission. Its error is the request's answer.
+	Admit func(ctx context.Context, res *resource.Resource, obj, old *unstructured.Unstructured) error
 }
 
 const defaultRevisionWait = 3 * time.Second

@@ -89,6 +89,9 @@ func (r *Registry) storeNew(ctx context.Context, req *request, obj *unstructured
 	if err := validateCreate(req.res, obj); err != nil {
 		return sqlstore.Object{}, err
 	}
+	if err := r.admit(ctx, req.res, obj, nil); err != nil {
+		return sqlstore.Object{}, err
+	}
 	key := sqlstore.Key{Resource: req.res.StorageName, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpCreate, Key: key, Render: render(req.res, obj)})
 	if err != nil {
@@ -242,6 +245,9 @@ func (r *Registry) applyUpdate(ctx context.Context, req *request, current sqlsto
 		return sqlstore.Object{}, err
 	}
 	if err := validateUpdate(req.res, mode, obj, old); err != nil {
+		return sqlstore.Object{}, err
+	}
+	if err := r.admit(ctx, req.res, obj, old); err != nil {
 		return sqlstore.Object{}, err
 	}
 	if equalObjects(obj, old) {
@@ -436,4 +442,12 @@ func etcdKey(req *request) string {
 		return prefix + "/" + req.namespace + "/" + req.name
 	}
 	return prefix + "/" + req.name
+}
+
+// admit runs the Admit option, if any.
+func (r *Registry) admit(ctx context.Context, res *resource.Resource, obj, old *unstructured.Unstructured) error {
+	if r.opts.Admit == nil {
+		return nil
+	}
+	return r.opts.Admit(ctx, res, obj, old)
 }

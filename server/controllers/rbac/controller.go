@@ -57,9 +57,11 @@ func New(deps controllers.Deps, authorizer *rbac.Authorizer) (*Controller, error
 // refuse what a binding it has not read yet allows.
 func (c *Controller) Synced() bool { return c.synced.Load() == int32(len(c.types)) }
 
-// Run writes the bootstrap policy, then follows the RBAC types until ctx ends.
-func (c *Controller) Run(ctx context.Context) {
-	c.bootstrap(ctx)
+// Run writes the bootstrap policy (if bootstrap), then follows the RBAC types until ctx ends.
+func (c *Controller) Run(ctx context.Context, bootstrap bool) {
+	if bootstrap {
+		c.bootstrap(ctx)
+	}
 	for name, r := range c.types {
 		go follow.Resource(ctx, c.deps.Store, c.deps.Log, r.StorageName, &observer{c: c, kind: name})
 	}
