@@ -142,8 +142,8 @@ func assertNothingStored(t *testing.T, s *sqlkubeServer) {
 		list, err := s.clientset().CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Errorf("list configmaps in %s: %v", ns, err)
-		} else if len(list.Items) != 0 {
-			t.Errorf("configmaps in %s after rejected requests: %v; want none", ns, names(t, list))
+		} else if got := clientNames(t, list); len(got) != 0 {
+			t.Errorf("configmaps in %s after rejected requests: %v; want none", ns, got)
 		}
 	}
 	if _, err := s.clientset().CoreV1().Namespaces().Get(ctx, "nope", metav1.GetOptions{}); !apierrors.IsNotFound(err) {

@@ -90,10 +90,10 @@ func checkKubectlGet(t *testing.T, s *sqlkubeServer) {
 	if diff := cmp.Diff(fromJSON, kubectlConfigMap(t, s, "yaml")); diff != "" {
 		t.Errorf("-o yaml differs from -o json (-json +yaml):\n%s", diff)
 	}
-	table := s.mustKubectl(t, "", "-n", "demo", "get", "configmaps")
+	table := s.mustKubectl(t, "", "-n", "demo", "get", "configmaps", "x")
 	rows := tableRows(table)
 	if len(rows) != 2 || !cmp.Equal(rows[0], []string{"NAME", "DATA", "AGE"}) || !cmp.Equal(rows[1][:2], []string{"x", "1"}) {
-		t.Errorf("kubectl get configmaps printed:\n%s", table)
+		t.Errorf("kubectl get configmaps x printed:\n%s", table)
 	}
 }
 

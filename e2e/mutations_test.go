@@ -315,7 +315,7 @@ func dryRunCases(namespace string) []dryRunCase {
 		{"", []string{"annotate", "configmap", "dry", "note=x"}, "configmap/dry annotated (server dry run)"},
 		{"", []string{"scale", "widget/dry", "--replicas=3"}, "widget.e2e.example.com/dry scaled (server dry run)"},
 		{"", []string{"delete", "configmap", "dry"}, `configmap "dry" deleted (server dry run)`},
-		{"", []string{"delete", "configmap", "--all"}, `configmap "dry" deleted (server dry run)`},
+		{"", []string{"delete", "configmap", "--all"}, "configmap \"dry\" deleted (server dry run)\nconfigmap \"kube-root-ca.crt\" deleted (server dry run)"},
 		{"", []string{"delete", "widget", "dry"}, `widget.e2e.example.com "dry" deleted (server dry run)`},
 	}
 }
@@ -329,7 +329,7 @@ func checkDeleteByLabel(t *testing.T, k namespacedKubectl) {
 	k.must(t, "", "label", "configmap", "x1", "x2", "app=x")
 	k.must(t, "", "label", "configmap", "y1", "app=y")
 	expectOutput(t, k.must(t, "", "delete", "configmap", "-l", "app=x"), "configmap \"x1\" deleted\nconfigmap \"x2\" deleted")
-	expectOutput(t, k.must(t, "", "get", "configmaps", "-o", "name"), "configmap/none\nconfigmap/y1")
+	expectOutput(t, k.must(t, "", "get", "configmaps", "-o", "name"), "configmap/kube-root-ca.crt\nconfigmap/none\nconfigmap/y1")
 
 	cms := k.s.clientset().CoreV1().ConfigMaps(k.namespace)
 	byLabel := metav1.ListOptions{LabelSelector: "app=y"}
@@ -340,7 +340,7 @@ func checkDeleteByLabel(t *testing.T, k namespacedKubectl) {
 	if err := cms.DeleteCollection(ctx, metav1.DeleteOptions{}, byLabel); err != nil {
 		t.Fatal(err)
 	}
-	expectOutput(t, k.must(t, "", "get", "configmaps", "-o", "name"), "configmap/none")
+	expectOutput(t, k.must(t, "", "get", "configmaps", "-o", "name"), "configmap/kube-root-ca.crt\nconfigmap/none")
 }
 
 // checkDeleteOptions sends the delete options kubectl has flags for, on objects without

@@ -179,6 +179,9 @@ func readUntilMarker(w watch.Interface, marker string, seen func(e logged, arriv
 			if !ok {
 				return fmt.Errorf("watch closed after %d events, before the marker", n)
 			}
+			if serverOwned(ev.Object) {
+				continue
+			}
 			e, err := loggedEvent(ev)
 			if err != nil || e.Key == marker {
 				return err

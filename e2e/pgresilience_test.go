@@ -264,6 +264,7 @@ func checkAcknowledgedStored(t *testing.T, replicas []*sqlkubeServer, namespace 
 		if err != nil {
 			t.Fatalf("list on replica %d: %v", i, err)
 		}
+		list.Items = slices.DeleteFunc(list.Items, func(cm corev1.ConfigMap) bool { return serverOwned(&cm) })
 		listed := map[string]corev1.ConfigMap{}
 		for _, cm := range list.Items {
 			cm.TypeMeta = metav1.TypeMeta{}

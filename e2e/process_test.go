@@ -55,7 +55,7 @@ type process struct {
 // killed when the test ends, and its output is logged if the test failed.
 func startServer(t testing.TB, dsn string, extraArgs ...string) *sqlkubeServer {
 	t.Helper()
-	s := &sqlkubeServer{t: t, dsn: dsn, args: extraArgs, log: &syncBuffer{}, kubectlHome: t.TempDir(), pkiDir: t.TempDir()}
+	s := &sqlkubeServer{t: t, dsn: dsn, args: extraArgs, log: &syncBuffer{}, kubectlHome: t.TempDir(), pkiDir: certDirFor(t, dsn)}
 	t.Cleanup(func() {
 		s.killIfRunning()
 		if t.Failed() {
@@ -64,6 +64,15 @@ func startServer(t testing.TB, dsn string, extraArgs ...string) *sqlkubeServer {
 	})
 	s.start()
 	return s
+}
+
+// certDirs are the certificate directories by database: replicas of one database share one, as
+// the README tells operators to, so that they share a CA and a ServiceAccount signing key.
+var certDirs sync.Map
+
+func certDirFor(t testing.TB, dsn string) string {
+	dir, _ := certDirs.LoadOrStore(dsn, t.TempDir())
+	return dir.(string)
 }
 
 // URL is the base URL of the running process.

@@ -100,6 +100,7 @@ func assertConfigMaps(t *testing.T, s *sqlkubeServer, namespace string, want map
 	if err != nil {
 		t.Fatalf("list after restart: %v", err)
 	}
+	list.Items = slices.DeleteFunc(list.Items, func(cm corev1.ConfigMap) bool { return serverOwned(&cm) })
 	if len(list.Items) != len(want) {
 		t.Errorf("%d configmaps after restart, want %d", len(list.Items), len(want))
 	}

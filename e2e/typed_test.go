@@ -190,7 +190,7 @@ func checkList[T object, L runtime.Object](t *testing.T, s *sqlkubeServer, c cru
 	if err != nil {
 		t.Fatalf("list: %v", err)
 	}
-	if got := names(t, list); !cmp.Equal(got, []string{"a", "b"}) {
+	if got := clientNames(t, list); !cmp.Equal(got, []string{"a", "b"}) {
 		t.Errorf("list names = %v, want [a b]", got)
 	}
 	listMeta, err := meta.ListAccessor(list)
@@ -309,12 +309,19 @@ func assertGet[T object, L runtime.Object](t *testing.T, client typedClient[T, L
 	}
 }
 
+// createNamespace creates a namespace and waits for what the server puts in each (the default
+// ServiceAccount, the root CA ConfigMap), so that tests see the namespace as it stays.
 func createNamespace(t *testing.T, cs kubernetes.Interface, name string) *corev1.Namespace {
 	t.Helper()
 	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create namespace %s: %v", name, err)
 	}
+	eventually(t, 10*time.Second, "the default ServiceAccount and root CA in namespace "+name, func() (bool, error) {
+		_, errSA := cs.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
+		_, errCM := cs.CoreV1().ConfigMaps(name).Get(ctx, rootCAConfigMap, metav1.GetOptions{})
+		return errSA == nil && errCM == nil, errors.Join(errSA, errCM)
+	})
 	return ns
 }
 
