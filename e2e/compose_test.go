@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,6 +22,7 @@ type composeService struct {
 	Environment map[string]string           `json:"environment"`
 	Ports       []string                    `json:"ports"`
 	Healthcheck *composeHealthcheck         `json:"healthcheck"`
+	Volumes     []string                    `json:"volumes"`
 	DependsOn   map[string]composeDependsOn `json:"depends_on"`
 }
 
@@ -47,7 +49,8 @@ func readCompose(t *testing.T) composeFile {
 
 // TestComposeFile checks docker-compose.yaml without a Docker engine: PostgreSQL plus two
 // replicas built from the Dockerfile, each published on its own port, health-checked on /readyz,
-// started after the database is healthy, and pointed at that database.
+// started after the database is healthy, pointed at that database, and sharing one certificate
+// directory.
 func TestComposeFile(t *testing.T) {
 	c := readCompose(t)
 	pg, ok := c.Services["postgres"]
@@ -86,11 +89,14 @@ func checkReplica(t *testing.T, name string, svc composeService, pg composeServi
 	if svc.Environment["SQLKUBE_LISTEN"] != "0.0.0.0:8080" {
 		t.Errorf("%s: SQLKUBE_LISTEN %q, want 0.0.0.0:8080", name, svc.Environment["SQLKUBE_LISTEN"])
 	}
-	if svc.Healthcheck == nil || !strings.Contains(strings.Join(svc.Healthcheck.Test, " "), "http://127.0.0.1:8080/readyz") {
+	if svc.Healthcheck == nil || !strings.Contains(strings.Join(svc.Healthcheck.Test, " "), "https://127.0.0.1:8080/readyz") {
 		t.Errorf("%s: health check %+v, want a probe of /readyz", name, svc.Healthcheck)
 	}
 	if svc.DependsOn["postgres"].Condition != "service_healthy" {
 		t.Errorf("%s: depends_on %+v, want postgres: service_healthy", name, svc.DependsOn)
+	}
+	if dir := svc.Environment["SQLKUBE_CERT_DIR"]; dir == "" || !slices.Contains(svc.Volumes, "pki:"+dir) {
+		t.Errorf("%s: certificate directory %q on volumes %v, want it on the shared pki volume", name, dir, svc.Volumes)
 	}
 	checkDSN(t, name, svc.Environment["SQLKUBE_DB"], pg.Environment)
 }
