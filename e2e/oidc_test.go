@@ -20,8 +20,6 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
 // oidcIssuer is a real HTTPS OpenID Connect issuer: discovery document, key set, and tokens
@@ -97,25 +95,26 @@ jwt:
 // the AuthenticationConfiguration says; one for another audience, or expired, is 401.
 func TestOIDCIssuer(t *testing.T) {
 	iss := startOIDCIssuer(t)
-	s := startServer(t, sqltest.SQLiteDSN(t), "--authentication-config="+iss.authenticationConfig(t))
-	token := iss.token(t, "jane", "sqlkube", []string{"platform"}, time.Hour)
-	jane := kubernetes.NewForConfigOrDie(s.tokenConfig(token))
-	var review *authenticationv1.SelfSubjectReview
-	eventually(t, 20*time.Second, "the issuer's keys are fetched and the token accepted", func() (bool, error) {
-		var err error
-		review, err = jane.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-		return err == nil, err
-	})
-	if got := review.Status.UserInfo; got.Username != "oidc:jane" || !slices.Equal(got.Groups, []string{"oidc:platform", "system:authenticated"}) {
-		t.Errorf("whoami: %+v, want oidc:jane in [oidc:platform system:authenticated]", got)
-	}
-	c := s.anonymousClient(t)
-	for name, bad := range map[string]string{
-		"other audience": iss.token(t, "jane", "vault", nil, time.Hour),
-		"expired":        iss.token(t, "jane", "sqlkube", nil, -time.Hour),
-	} {
-		if r := get(t, c, s.URL()+"/api", "Authorization", "Bearer "+bad); r.code != http.StatusUnauthorized {
-			t.Errorf("%s token: %d, want 401", name, r.code)
+	forEachServerWith(t, []string{"--authentication-config=" + iss.authenticationConfig(t)}, func(t *testing.T, s *sqlkubeServer) {
+		token := iss.token(t, "jane", "sqlkube", []string{"platform"}, time.Hour)
+		jane := kubernetes.NewForConfigOrDie(s.tokenConfig(token))
+		var review *authenticationv1.SelfSubjectReview
+		eventually(t, 20*time.Second, "the issuer's keys are fetched and the token accepted", func() (bool, error) {
+			var err error
+			review, err = jane.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+			return err == nil, err
+		})
+		if got := review.Status.UserInfo; got.Username != "oidc:jane" || !slices.Equal(got.Groups, []string{"oidc:platform", "system:authenticated"}) {
+			t.Errorf("whoami: %+v, want oidc:jane in [oidc:platform system:authenticated]", got)
 		}
-	}
+		c := s.anonymousClient(t)
+		for name, bad := range map[string]string{
+			"other audience": iss.token(t, "jane", "vault", nil, time.Hour),
+			"expired":        iss.token(t, "jane", "sqlkube", nil, -time.Hour),
+		} {
+			if r := get(t, c, s.URL()+"/api", "Authorization", "Bearer "+bad); r.code != http.StatusUnauthorized {
+				t.Errorf("%s token: %d, want 401", name, r.code)
+			}
+		}
+	})
 }

@@ -230,20 +230,21 @@ func assertCanIMatchesReality(t *testing.T, c kubernetes.Interface) {
 // TestWhoAmI: SelfSubjectReview reports the certificate's user and groups, as kubectl auth
 // whoami shows them.
 func TestWhoAmI(t *testing.T) {
-	s := startServer(t, sqltest.SQLiteDSN(t))
-	bob := kubernetes.NewForConfigOrDie(s.userConfig(t, "bob", "devs", "qa"))
-	review, err := bob.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A certificate's organizations come in DER order, not the order they were asked for.
-	if info := review.Status.UserInfo; info.Username != "bob" || !slices.Equal(slices.Sorted(slices.Values(info.Groups)), []string{"devs", "qa", "system:authenticated"}) {
-		t.Errorf("whoami: %+v, want bob in [devs qa system:authenticated]", info)
-	}
-	out := s.mustKubectl(t, "", "auth", "whoami")
-	if !strings.Contains(out, "system:admin") || !strings.Contains(out, "system:masters") {
-		t.Errorf("kubectl auth whoami with the admin kubeconfig:\n%s", out)
-	}
+	forEachServer(t, func(t *testing.T, s *sqlkubeServer) {
+		bob := kubernetes.NewForConfigOrDie(s.userConfig(t, "bob", "devs", "qa"))
+		review, err := bob.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A certificate's organizations come in DER order, not the order they were asked for.
+		if info := review.Status.UserInfo; info.Username != "bob" || !slices.Equal(slices.Sorted(slices.Values(info.Groups)), []string{"devs", "qa", "system:authenticated"}) {
+			t.Errorf("whoami: %+v, want bob in [devs qa system:authenticated]", info)
+		}
+		out := s.mustKubectl(t, "", "auth", "whoami")
+		if !strings.Contains(out, "system:admin") || !strings.Contains(out, "system:masters") {
+			t.Errorf("kubectl auth whoami with the admin kubeconfig:\n%s", out)
+		}
+	})
 }
 
 // TestTokenAuthFile: a static token from --token-auth-file authenticates as its user; an unknown
@@ -253,31 +254,33 @@ func TestTokenAuthFile(t *testing.T) {
 	if err := os.WriteFile(tokens, []byte("s3cret-token,carol,uid-carol,\"ops,dev\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, sqltest.SQLiteDSN(t), "--token-auth-file="+tokens)
-	c := s.anonymousClient(t)
-	r := get(t, c, s.URL()+"/api/v1/namespaces", "Authorization", "Bearer s3cret-token")
-	assertStatus(t, r.status(t), forbidden("carol", "list", "namespaces", ""))
-	assertStatus(t, get(t, c, s.URL()+"/api/v1/namespaces", "Authorization", "Bearer wrong").status(t), apierrors.NewUnauthorized("Unauthorized"))
+	forEachServerWith(t, []string{"--token-auth-file=" + tokens}, func(t *testing.T, s *sqlkubeServer) {
+		c := s.anonymousClient(t)
+		r := get(t, c, s.URL()+"/api/v1/namespaces", "Authorization", "Bearer s3cret-token")
+		assertStatus(t, r.status(t), forbidden("carol", "list", "namespaces", ""))
+		assertStatus(t, get(t, c, s.URL()+"/api/v1/namespaces", "Authorization", "Bearer wrong").status(t), apierrors.NewUnauthorized("Unauthorized"))
+	})
 }
 
 // TestServingCertificateReload: a serving certificate replaced on disk is served to new
 // connections without a restart.
 func TestServingCertificateReload(t *testing.T) {
-	s := startServer(t, sqltest.SQLiteDSN(t))
-	if err := os.Remove(filepath.Join(s.pkiDir, pki.ServingCertFile)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pki.Dir(s.pkiDir).Ensure([]string{"127.0.0.1", "reloaded.example"}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 90*time.Second, "the new serving certificate is served", func() (bool, error) {
-		conn, err := tls.Dial("tcp", strings.TrimPrefix(s.URL(), "https://"), &tls.Config{InsecureSkipVerify: true})
-		if err != nil {
-			return false, err
+	forEachServer(t, func(t *testing.T, s *sqlkubeServer) {
+		if err := os.Remove(filepath.Join(s.pkiDir, pki.ServingCertFile)); err != nil {
+			t.Fatal(err)
 		}
-		defer conn.Close()
-		names := conn.ConnectionState().PeerCertificates[0].DNSNames
-		return slices.Contains(names, "reloaded.example"), fmt.Errorf("serving %v", names)
+		if _, err := pki.Dir(s.pkiDir).Ensure([]string{"127.0.0.1", "reloaded.example"}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 90*time.Second, "the new serving certificate is served", func() (bool, error) {
+			conn, err := tls.Dial("tcp", strings.TrimPrefix(s.URL(), "https://"), &tls.Config{InsecureSkipVerify: true})
+			if err != nil {
+				return false, err
+			}
+			defer conn.Close()
+			names := conn.ConnectionState().PeerCertificates[0].DNSNames
+			return slices.Contains(names, "reloaded.example"), fmt.Errorf("serving %v", names)
+		})
 	})
 }
 

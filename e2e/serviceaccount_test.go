@@ -13,8 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-
-	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
 // tokenConfig is a client configuration that authenticates with a bearer token and trusts the
@@ -80,6 +78,10 @@ func TestServiceAccountTokens(t *testing.T) {
 		assertStatus(t, get(t, c, s.URL()+"/api/v1/namespaces/demo/configmaps", "Authorization", "Bearer "+other).status(t), apierrors.NewUnauthorized("Unauthorized"))
 		assertStatus(t, get(t, c, s.URL()+"/api/v1/namespaces/demo/configmaps", "Authorization", "Bearer "+token[:len(token)-4]+"AAAA").status(t), apierrors.NewUnauthorized("Unauthorized"))
 
+		reviewed, err := admin.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+		if err != nil || !reviewed.Status.Authenticated || reviewed.Status.User.Username != "system:serviceaccount:demo:bot" {
+			t.Errorf("TokenReview: %+v, %v", reviewed.Status, err)
+		}
 		assertTokenRequestErrors(t, admin)
 		if err := admin.CoreV1().ServiceAccounts("demo").Delete(ctx, "bot", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
@@ -106,21 +108,22 @@ func assertTokenRequestErrors(t *testing.T, admin kubernetes.Interface) {
 // TestIssuerDiscovery: ServiceAccounts may read the issuer discovery documents, which point at
 // the key set; anonymous requests may not.
 func TestIssuerDiscovery(t *testing.T) {
-	s := startServer(t, sqltest.SQLiteDSN(t))
-	admin := s.clientset()
-	if _, err := admin.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "verifier"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	token := requestToken(t, admin, "default", "verifier", authenticationv1.TokenRequestSpec{})
-	c := s.anonymousClient(t)
-	r := get(t, c, s.URL()+"/.well-known/openid-configuration", "Authorization", "Bearer "+token)
-	if r.code != http.StatusOK || !strings.Contains(string(r.body), `"jwks_uri":"https://kubernetes.default.svc.cluster.local/openid/v1/jwks"`) {
-		t.Fatalf("openid-configuration: %d %s", r.code, r.body)
-	}
-	if r := get(t, c, s.URL()+"/openid/v1/jwks", "Authorization", "Bearer "+token); r.code != http.StatusOK || !strings.Contains(string(r.body), `"use":"sig"`) {
-		t.Fatalf("jwks: %d %s", r.code, r.body)
-	}
-	if r := get(t, c, s.URL()+"/openid/v1/jwks"); r.code != http.StatusForbidden {
-		t.Fatalf("anonymous jwks: %d, want 403", r.code)
-	}
+	forEachServer(t, func(t *testing.T, s *sqlkubeServer) {
+		admin := s.clientset()
+		if _, err := admin.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "verifier"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		token := requestToken(t, admin, "default", "verifier", authenticationv1.TokenRequestSpec{})
+		c := s.anonymousClient(t)
+		r := get(t, c, s.URL()+"/.well-known/openid-configuration", "Authorization", "Bearer "+token)
+		if r.code != http.StatusOK || !strings.Contains(string(r.body), `"jwks_uri":"https://kubernetes.default.svc.cluster.local/openid/v1/jwks"`) {
+			t.Fatalf("openid-configuration: %d %s", r.code, r.body)
+		}
+		if r := get(t, c, s.URL()+"/openid/v1/jwks", "Authorization", "Bearer "+token); r.code != http.StatusOK || !strings.Contains(string(r.body), `"use":"sig"`) {
+			t.Fatalf("jwks: %d %s", r.code, r.body)
+		}
+		if r := get(t, c, s.URL()+"/openid/v1/jwks"); r.code != http.StatusForbidden {
+			t.Fatalf("anonymous jwks: %d, want 403", r.code)
+		}
+	})
 }

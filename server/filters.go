@@ -57,7 +57,7 @@ func (s *Server) authFilters() (func(http.Handler) http.Handler, error) {
 		if err != nil {
 			return nil, err
 		}
-		if authn, err = auth.NewAuthenticator(authentication); err != nil {
+		if authn, s.tokenReviewer, err = auth.NewAuthenticator(authentication); err != nil {
 			return nil, err
 		}
 		if authz, err = auth.NewAuthorizer(sec.AuthorizationModes, s.rbac); err != nil {

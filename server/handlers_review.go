@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -31,6 +32,7 @@ func (s *Server) routeReviews(m *mux.Router) {
 	m.Path(authorizationPrefix + "namespaces/{namespace}/localsubjectaccessreviews").HandlerFunc(s.review("localsubjectaccessreviews", s.localSubjectAccessReview))
 	m.Path(authorizationPrefix + "selfsubjectrulesreviews").HandlerFunc(s.review("selfsubjectrulesreviews", s.selfSubjectRulesReview))
 	m.Path(authenticationPrefix + "selfsubjectreviews").HandlerFunc(s.review("selfsubjectreviews", s.selfSubjectReview))
+	m.Path(authenticationPrefix + "tokenreviews").HandlerFunc(s.review("tokenreviews", s.tokenReview))
 }
 
 // reviewFunc answers one review: it decodes the body and returns the review with its status.
@@ -190,12 +192,37 @@ func (s *Server) selfSubjectRulesReview(r *http.Request, body []byte) (any, erro
 	return review, nil
 }
 
-func (s *Server) selfSubjectReview(r *http.Request, body []byte) (any, error) {
-	review := &authenticationv1.SelfSubjectReview{}
+// tokenReview authenticates spec.token with the server's bearer-token authenticators, for the
+// audiences asked (the API's by default), as kube's TokenReview does.
+func (s *Server) tokenReview(r *http.Request, body []byte) (any, error) {
+	review := &authenticationv1.TokenReview{}
 	if err := decodeReview(body, review); err != nil {
 		return nil, err
 	}
-	u := requester(r)
+	if review.Spec.Token == "" {
+		return nil, apierrors.NewBadRequest("token is required for TokenReview in authentication")
+	}
+	review.SetGroupVersionKind(authenticationv1.SchemeGroupVersion.WithKind("TokenReview"))
+	if s.tokenReviewer == nil {
+		return review, nil
+	}
+	ctx := r.Context()
+	if len(review.Spec.Audiences) > 0 {
+		ctx = authenticator.WithAudiences(ctx, review.Spec.Audiences)
+	}
+	resp, ok, err := s.tokenReviewer.AuthenticateToken(ctx, review.Spec.Token)
+	review.Status.Authenticated = ok
+	if err != nil {
+		review.Status.Error = err.Error()
+	}
+	if ok && resp != nil {
+		review.Status.User = userInfo(resp.User)
+		review.Status.Audiences = resp.Audiences
+	}
+	return review, nil
+}
+
+func userInfo(u user.Info) authenticationv1.UserInfo {
 	info := authenticationv1.UserInfo{Username: u.GetName(), UID: u.GetUID(), Groups: u.GetGroups()}
 	if extra := u.GetExtra(); len(extra) > 0 {
 		info.Extra = map[string]authenticationv1.ExtraValue{}
@@ -203,7 +230,15 @@ func (s *Server) selfSubjectReview(r *http.Request, body []byte) (any, error) {
 			info.Extra[k] = v
 		}
 	}
-	review.Status.UserInfo = info
+	return info
+}
+
+func (s *Server) selfSubjectReview(r *http.Request, body []byte) (any, error) {
+	review := &authenticationv1.SelfSubjectReview{}
+	if err := decodeReview(body, review); err != nil {
+		return nil, err
+	}
+	review.Status.UserInfo = userInfo(requester(r))
 	review.ObjectMeta = metav1.ObjectMeta{CreationTimestamp: metav1.Now()}
 	review.SetGroupVersionKind(authenticationv1.SchemeGroupVersion.WithKind("SelfSubjectReview"))
 	return review, nil

@@ -17,6 +17,7 @@ import (
 	rbaccontroller "github.com/sqlkube/sqlkube/server/controllers/rbac"
 	"github.com/sqlkube/sqlkube/server/rbac"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/gorilla/mux"
@@ -79,6 +80,8 @@ type Server struct {
 	// escalation refuses RBAC writes granting more than the writer holds; its Authorizer is
 	// the server's, set with it.
 	escalation *rbac.Escalation
+	// tokenReviewer answers TokenReview; nil without bearer-token authentication.
+	tokenReviewer authenticator.Token
 	// tokens issues ServiceAccount tokens; nil when the server issues none.
 	tokens *tokenIssuing
 }

@@ -44,24 +44,34 @@ type Authentication struct {
 // certificate, then bearer tokens (static file, ServiceAccount, JWT issuers). A request with
 // credentials none of them accepts is refused (401), never treated as anonymous; a request
 // with no credentials is anonymous if allowed. Authenticated users join system:authenticated.
-func NewAuthenticator(a Authentication) (authenticator.Request, error) {
+// It also returns the bearer-token part alone (nil if none), which TokenReview asks.
+func NewAuthenticator(a Authentication) (authenticator.Request, authenticator.Token, error) {
 	var requestAuths []authenticator.Request
 	if a.ClientCA != nil {
 		requestAuths = append(requestAuths, x509.NewDynamic(a.ClientCA, x509.CommonNameUserConversion))
 	}
-	tokens, err := tokenAuthenticators(a)
+	tokens, err := newTokenAuthenticator(a)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if len(tokens) > 0 {
-		cached := tokencache.New(tokenunion.New(tokens...), true, tokenSuccessTTL, 0)
-		requestAuths = append(requestAuths, bearertoken.New(cached))
+	if tokens != nil {
+		requestAuths = append(requestAuths, bearertoken.New(tokens))
 	}
 	auth := group.NewAuthenticatedGroupAdder(union.New(requestAuths...))
 	if a.Anonymous {
 		auth = union.NewFailOnError(auth, anonymous.NewAuthenticator(nil))
 	}
-	return auth, nil
+	return auth, tokens, nil
+}
+
+// newTokenAuthenticator is the bearer-token part of the chain (static file, ServiceAccount
+// tokens, JWT issuers) behind kube's token cache; nil when none is configured.
+func newTokenAuthenticator(a Authentication) (authenticator.Token, error) {
+	tokens, err := tokenAuthenticators(a)
+	if err != nil || len(tokens) == 0 {
+		return nil, err
+	}
+	return tokencache.New(tokenunion.New(tokens...), true, tokenSuccessTTL, 0), nil
 }
 
 func tokenAuthenticators(a Authentication) ([]authenticator.Token, error) {
