@@ -27,13 +27,19 @@ func serverOwned(obj runtime.Object) bool {
 // clientNames are the names of a list's items that a client wrote, in list order.
 func clientNames(t *testing.T, list runtime.Object) []string {
 	t.Helper()
+	return namesWhere(t, list, func(item runtime.Object) bool { return !serverOwned(item) })
+}
+
+// namesWhere are the names of a list's items that keep accepts, in list order.
+func namesWhere(t *testing.T, list runtime.Object, keep func(runtime.Object) bool) []string {
+	t.Helper()
 	items, err := meta.ExtractList(list)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := []string{}
 	for _, item := range items {
-		if serverOwned(item) {
+		if !keep(item) {
 			continue
 		}
 		m, err := meta.Accessor(item)

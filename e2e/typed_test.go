@@ -338,19 +338,7 @@ func revision(t *testing.T, obj metav1.Object) uint64 {
 
 func names(t *testing.T, list runtime.Object) []string {
 	t.Helper()
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := []string{}
-	for _, item := range items {
-		m, err := meta.Accessor(item)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, m.GetName())
-	}
-	return out
+	return namesWhere(t, list, func(runtime.Object) bool { return true })
 }
 
 // uuidPattern matches the UUIDs kube-apiserver gives as uids.
