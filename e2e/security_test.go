@@ -338,3 +338,52 @@ func TestEscalationIsRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestKubectlAuthCommands: kubectl's auth and token commands work against the secure default.
+func TestKubectlAuthCommands(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s *sqlkubeServer) {
+		if out := s.mustKubectl(t, "", "auth", "can-i", "delete", "secrets", "-n", "default"); strings.TrimSpace(out) != "yes" {
+			t.Errorf("kubectl auth can-i as admin: %q", out)
+		}
+		list := s.mustKubectl(t, "", "auth", "can-i", "--list", "-n", "default")
+		if !strings.Contains(list, "*.*") {
+			t.Errorf("kubectl auth can-i --list as admin:\n%s", list)
+		}
+		token := strings.TrimSpace(s.mustKubectl(t, "", "create", "token", "default", "-n", "default"))
+		if strings.Count(token, ".") != 2 {
+			t.Fatalf("kubectl create token printed %q, want a JWT", token)
+		}
+		r := get(t, s.anonymousClient(t), s.URL()+"/api/v1/namespaces/default/configmaps", "Authorization", "Bearer "+token)
+		assertStatus(t, r.status(t), forbidden("system:serviceaccount:default:default", "list", "configmaps", "default"))
+	})
+}
+
+// TestClusterRoleAggregation: a ClusterRole labelled to aggregate into view adds its rules to
+// view (and so to edit and admin), and a user bound to view gains them.
+func TestClusterRoleAggregation(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s *sqlkubeServer) {
+		admin := s.clientset()
+		widgets := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "widgets-view",
+			Labels: map[string]string{"rbac.authorization.k8s.io/aggregate-to-view": "true"}},
+			Rules: []rbacv1.PolicyRule{{Verbs: []string{"get", "list"}, APIGroups: []string{"example.com"}, Resources: []string{"widgets"}}}}
+		if _, err := admin.RbacV1().ClusterRoles().Create(ctx, widgets, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, role := range []string{"view", "edit", "admin"} {
+			eventually(t, 10*time.Second, role+" aggregates the widgets rule", func() (bool, error) {
+				r, err := admin.RbacV1().ClusterRoles().Get(ctx, role, metav1.GetOptions{})
+				if err != nil {
+					return false, err
+				}
+				return slices.ContainsFunc(r.Rules, func(rule rbacv1.PolicyRule) bool { return slices.Contains(rule.Resources, "widgets") }), nil
+			})
+		}
+		if err := admin.RbacV1().ClusterRoles().Delete(ctx, "widgets-view", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, "view drops the deleted role's rule", func() (bool, error) {
+			r, err := admin.RbacV1().ClusterRoles().Get(ctx, "view", metav1.GetOptions{})
+			return err == nil && !slices.ContainsFunc(r.Rules, func(rule rbacv1.PolicyRule) bool { return slices.Contains(rule.Resources, "widgets") }), err
+		})
+	})
+}
