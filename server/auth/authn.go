@@ -48,7 +48,7 @@ type Authentication struct {
 func NewAuthenticator(a Authentication) (authenticator.Request, authenticator.Token, error) {
 	var requestAuths []authenticator.Request
 	if a.ClientCA != nil {
-		requestAuths = append(requestAuths, x509.NewDynamic(a.ClientCA, x509.CommonNameUserConversion))
+		requestAuths = append(requestAuths, newCachedCertificates(a.ClientCA, x509.CommonNameUserConversion))
 	}
 	tokens, err := newTokenAuthenticator(a)
 	if err != nil {
