@@ -21,8 +21,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sqlkube/sqlkube/server/pki"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
@@ -385,5 +387,32 @@ func TestClusterRoleAggregation(t *testing.T) {
 			r, err := admin.RbacV1().ClusterRoles().Get(ctx, "view", metav1.GetOptions{})
 			return err == nil && !slices.ContainsFunc(r.Rules, func(rule rbacv1.PolicyRule) bool { return slices.Contains(rule.Resources, "widgets") }), err
 		})
+	})
+}
+
+// TestReviewsThroughDiscovery: a controller-runtime client finds the review kinds and the
+// ServiceAccount token subresource through discovery, as it does on kube-apiserver.
+func TestReviewsThroughDiscovery(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s *sqlkubeServer) {
+		c, err := client.New(s.restConfig(), client.Options{Scheme: scheme.Scheme})
+		if err != nil {
+			t.Fatal(err)
+		}
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "delete", Resource: "secrets", Namespace: "default"}}}
+		if err := c.Create(ctx, review); err != nil || !review.Status.Allowed {
+			t.Errorf("SelfSubjectAccessReview through controller-runtime: %v, allowed %v", err, review.Status.Allowed)
+		}
+		token := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{Audiences: []string{"vault"}}}
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "default"}}
+		if err := c.SubResource("token").Create(ctx, sa, token); err != nil || strings.Count(token.Status.Token, ".") != 2 {
+			t.Errorf("TokenRequest through controller-runtime: %v, token %q", err, token.Status.Token)
+		}
+		out := s.mustKubectl(t, "", "api-resources", "--api-group", "authorization.k8s.io", "-o", "name")
+		for _, want := range []string{"localsubjectaccessreviews.authorization.k8s.io", "selfsubjectaccessreviews.authorization.k8s.io", "selfsubjectrulesreviews.authorization.k8s.io", "subjectaccessreviews.authorization.k8s.io"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("kubectl api-resources does not list %s:\n%s", want, out)
+			}
+		}
 	})
 }

@@ -59,6 +59,7 @@ func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
 		builtin("", "v1", "secrets", "Secret", true, verbsAll, nil),
 		builtin("", "v1", "serviceaccounts", "ServiceAccount", true, verbsAll, func(r *resource.Resource) {
 			r.ShortNames = []string{"sa"}
+			r.TokenRequest = true
 		}),
 		builtin("", "v1", "events", "Event", true, verbsAll, func(r *resource.Resource) {
 			r.ShortNames = []string{"ev"}

@@ -28,6 +28,7 @@ const crdGroupPriority = 1000
 var (
 	verbsSubresource = []string{"get", "patch", "update"}
 	verbsFinalize    = []string{"update"}
+	verbsCreate      = []string{"create"}
 )
 
 // Find picks the document for r's path: the aggregated list (isAggregated) when asked for and
@@ -77,7 +78,7 @@ type discoveryVersion struct {
 
 // build encodes the discovery documents for a set of served resources.
 func build(resources map[string]*resource.Resource) *Docs {
-	groups := groupResources(resources)
+	groups := groupResources(withReviews(resources))
 	docs := &Docs{
 		legacy:     map[string]Doc{},
 		aggregated: map[string]Doc{},
@@ -237,6 +238,9 @@ func subresources(r *resource.Resource) []subresource {
 	}
 	if r.Status {
 		subs = append(subs, subresource{name: "status", kind: r.Kind, verbs: verbsSubresource})
+	}
+	if r.TokenRequest {
+		subs = append(subs, subresource{name: "token", group: "authentication.k8s.io", version: "v1", kind: "TokenRequest", verbs: verbsCreate})
 	}
 	return subs
 }

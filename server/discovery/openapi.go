@@ -3,6 +3,7 @@ package discovery
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -66,7 +67,9 @@ func groupVersionOpenAPI(group string, v discoveryVersion) (*spec3.OpenAPI, erro
 	schemas := openAPISchemas{}
 	for _, r := range v.resources {
 		if r.Definition == nil {
-			paths[objectPath(r)] = &spec3.Path{PathProps: spec3.PathProps{Patch: patchOperation(r)}}
+			if slices.Contains(r.Verbs, "patch") { // not the reviews
+				paths[objectPath(r)] = &spec3.Path{PathProps: spec3.PathProps{Patch: patchOperation(r)}}
+			}
 			schemas.addKind(r.GoType, r.Group, r.Version, r.Kind)
 			continue
 		}

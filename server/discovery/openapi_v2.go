@@ -3,6 +3,7 @@ package discovery
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -49,7 +50,9 @@ func buildOpenAPIV2(groups []discoveryGroup) (*spec.Swagger, error) {
 				switch {
 				case r.Definition == nil:
 					builtins.addKind(r.GoType, r.Group, r.Version, r.Kind)
-					builtinPaths[objectPath(r)] = patchPathV2(r)
+					if slices.Contains(r.Verbs, "patch") { // not the reviews
+						builtinPaths[objectPath(r)] = patchPathV2(r)
+					}
 				case !seen[r.CRDName]:
 					seen[r.CRDName] = true
 					s, err := crdschema.OpenAPIV2(r.Definition)

@@ -48,6 +48,8 @@ type Resource struct {
 	// Finalize is true when the type has a /finalize subresource (namespaces: an update that
 	// writes only spec.finalizers).
 	Finalize bool
+	// TokenRequest is true when the type has a /token subresource (serviceaccounts: TokenRequest).
+	TokenRequest bool
 	// CRDName names the CustomResourceDefinition this type comes from; empty for built-ins.
 	CRDName string
 	// Definition is that CustomResourceDefinition, as the registry read it.
@@ -148,6 +150,9 @@ func (r *Resource) NeedsConversion() bool {
 
 // StorageVersionHash is the hash discovery lists for r, as kube-apiserver computes it.
 func (r *Resource) StorageVersionHash() string {
+	if r.StorageName == "" {
+		return "" // not stored: the reviews
+	}
 	return discovery.StorageVersionHash(r.Group, cmp.Or(r.StorageVersionHashVersion, r.StorageVersion), r.Kind)
 }
 
