@@ -8,7 +8,7 @@ DB      ?= sqlite://./sqlkube.db
 # Fuzz targets are found by name; each runs for FUZZTIME.
 FUZZTIME ?= 20s
 
-.PHONY: build run test lint fuzz clean
+.PHONY: build run test clients lint fuzz clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sqlkube
@@ -19,6 +19,10 @@ run: build
 # Unit, conformance and e2e tests on SQLite and PostgreSQL; fuzz targets run their seed corpora.
 test:
 	go test ./... -count=1 -timeout 14m
+
+# The JavaScript client the e2e tests drive (the Python one is Debian's python3-kubernetes).
+clients:
+	npm ci --prefix e2e/testdata/js --no-audit --no-fund --loglevel=error
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

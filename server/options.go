@@ -37,8 +37,10 @@ func getOptions(r *http.Request) *metav1.GetOptions {
 	return &metav1.GetOptions{ResourceVersion: r.URL.Query().Get("resourceVersion")}
 }
 
-// decodeQuery reads query parameters into options as kube-apiserver does; a value of the wrong
-// type is 400.
+// decodeQuery reads query parameters into options as kube-apiserver does, with apimachinery's
+// parameter codec: a boolean is false only when absent, "0" or "false" in any case; of repeated
+// values the first counts, except for list fields (dryRun); unknown parameters are ignored. A
+// value of the wrong type is 400.
 func decodeQuery(r *http.Request, into runtime.Object) error {
 	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, into); err != nil {
 		return apierrors.NewBadRequest(err.Error())
@@ -61,8 +63,8 @@ const watchListEnabled = true
 // unparsable values (selectors, limit) are 400, invalid combinations 422 on ListOptions.
 func parseListOptions(r *http.Request) (*internalversion.ListOptions, error) {
 	opts := &internalversion.ListOptions{}
-	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
+	if err := decodeQuery(r, opts); err != nil {
+		return nil, err
 	}
 	internalversion.SetListOptionsDefaults(opts, watchListEnabled)
 	if errs := validation.ValidateListOptions(opts, watchListEnabled); len(errs) > 0 {
