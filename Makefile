@@ -8,7 +8,7 @@ DB      ?= sqlite://./sqlkube.db
 # Fuzz targets are found by name; each runs for FUZZTIME.
 FUZZTIME ?= 20s
 
-.PHONY: build run test clients lint fuzz clean
+.PHONY: build run test clients bench-restart lint fuzz clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sqlkube
@@ -19,6 +19,11 @@ run: build
 # Unit, conformance and e2e tests on SQLite and PostgreSQL; fuzz targets run their seed corpora.
 test:
 	go test ./... -count=1 -timeout 14m
+
+# Restart memory on N stored objects, on SQLite and PostgreSQL (docs/benchmarks.md).
+N ?= 100000
+bench-restart:
+	SQLKUBE_RESTART_OBJECTS=$(N) go test ./e2e -run '^TestRestartMemory$$' -count=1 -v -timeout 3h
 
 # The JavaScript client the e2e tests drive (the Python one is Debian's python3-kubernetes).
 clients:

@@ -84,6 +84,10 @@ type ListOptions struct {
 	Limit int64
 	// Filter, when set, keeps only the objects it returns true for. It applies before Limit.
 	Filter func(Object) bool
+	// ValueContains, when set, keeps only the objects whose stored value contains at least one
+	// of these byte strings (case-sensitive). The database evaluates it, so the objects it drops
+	// are never copied out of the database. It applies before Filter and Limit.
+	ValueContains [][]byte
 }
 
 // ListResult describes a finished List call.
@@ -93,8 +97,8 @@ type ListResult struct {
 	// More is true when Limit stopped the list and further keys exist after the last object
 	// returned (they may not match Filter).
 	More bool
-	// Remaining counts the keys after the last object returned when More is true and Filter is
-	// nil; -1 when unknown.
+	// Remaining counts the keys after the last object returned when More is true and neither
+	// Filter nor ValueContains is set; -1 when unknown.
 	Remaining int64
 }
 

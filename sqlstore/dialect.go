@@ -27,7 +27,9 @@ type database struct {
 	// readTx makes each read transaction one consistent snapshot.
 	readTx *sql.TxOptions
 	// rebind turns '?' placeholders into the dialect's.
-	rebind   func(string) string
+	rebind func(string) string
+	// contains is the condition that a BLOB/bytea column holds the bytes of one '?' parameter.
+	contains func(column string) string
 	classify func(error) dialects.Kind
 	// writeBatch is a batch plan's statements: they write it and store the new current revision
 	// (on PostgreSQL, also notifying other replicas of it when the transaction commits).
@@ -79,11 +81,12 @@ func openSQLite(ctx context.Context, dsn string) (*database, error) {
 		return nil, err
 	}
 	return &database{
-		name:   dialects.SQLite,
-		writer: db.Writer,
-		reader: db.Readers,
-		readTx: &sql.TxOptions{ReadOnly: true},
-		rebind: func(q string) string { return q },
+		name:     dialects.SQLite,
+		writer:   db.Writer,
+		reader:   db.Readers,
+		readTx:   &sql.TxOptions{ReadOnly: true},
+		rebind:   func(q string) string { return q },
+		contains: func(column string) string { return `instr(` + column + `, ?) > 0` },
 		writeBatch: func(plan batchPlan, current int64) []statement {
 			return append(plan.statements(), statement{sql: `UPDATE meta SET current = ? WHERE id = 1`, args: []any{current}})
 		},
@@ -121,6 +124,7 @@ func openPostgres(ctx context.Context, dsn string, maxConns int) (*database, err
 		// its rows agree.
 		readTx:         &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 		rebind:         postgres.Rebind,
+		contains:       func(column string) string { return `position(? in ` + column + `) > 0` },
 		classify:       postgres.Classify,
 		writeBatch:     writeBatchUnnest,
 		transact:       pipelinedTransact(db),

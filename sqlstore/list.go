@@ -41,7 +41,7 @@ func (s *Store) List(ctx context.Context, opts ListOptions, each func(Object) er
 		return ListResult{Revision: revision}, nil
 	}
 	opts.After = start
-	l := lister{s: s, tx: tx, opts: opts, query: newListQuery(opts, revision, revision == current)}
+	l := lister{s: s, tx: tx, opts: opts, query: newListQuery(opts, revision, revision == current, s.db.contains)}
 	result, err := l.run(ctx, each)
 	result.Revision = revision
 	return result, err
@@ -114,7 +114,7 @@ func (l *lister) run(ctx context.Context, each func(Object) error) (ListResult, 
 
 // chunkSize reads just one row past the limit when every row counts toward it.
 func (l *lister) chunkSize(matched int64) int {
-	if l.opts.Limit > 0 && l.opts.Filter == nil {
+	if l.opts.Limit > 0 && l.opts.Filter == nil { // ValueContains is in the query
 		return int(min(l.opts.Limit-matched+1, listChunk))
 	}
 	return listChunk
@@ -122,7 +122,7 @@ func (l *lister) chunkSize(matched int64) int {
 
 // stoppedAt describes a list that Limit stopped after last, with keys following it.
 func (l *lister) stoppedAt(ctx context.Context, last Key) (ListResult, error) {
-	if l.opts.Filter != nil {
+	if l.opts.Filter != nil || len(l.opts.ValueContains) > 0 {
 		return ListResult{More: true, Remaining: -1}, nil
 	}
 	var remaining int64
@@ -152,7 +152,8 @@ type listQuery struct {
 	namespace string
 }
 
-func newListQuery(opts ListOptions, revision int64, latest bool) listQuery {
+// contains is the dialect's condition that column holds the bytes of one parameter.
+func newListQuery(opts ListOptions, revision int64, latest bool, contains func(column string) string) listQuery {
 	q := listQuery{namespace: opts.Namespace}
 	var where strings.Builder
 	if latest {
@@ -171,6 +172,14 @@ func newListQuery(opts ListOptions, revision int64, latest bool) listQuery {
 	if opts.Namespace != "" {
 		where.WriteString(` AND r.namespace = ?`)
 		q.fixedArgs = append(q.fixedArgs, opts.Namespace)
+	}
+	if len(opts.ValueContains) > 0 {
+		conditions := make([]string, len(opts.ValueContains))
+		for i, part := range opts.ValueContains {
+			conditions[i] = contains(q.value)
+			q.fixedArgs = append(q.fixedArgs, part)
+		}
+		where.WriteString(` AND (` + strings.Join(conditions, ` OR `) + `)`)
 	}
 	q.where = where.String()
 	return q

@@ -245,3 +245,47 @@ func mustRemove(t testing.TB, s *sqlstore.Store, key sqlstore.Key, expected int6
 	}
 	return obj
 }
+
+// TestListValueContains: the database keeps the objects whose value holds one of the byte
+// strings (case-sensitive), across chunks, with Limit and Filter, at the latest revision and at
+// an older one.
+func TestListValueContains(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		s := openStore(t, dsn)
+		createMany(t, s, 2500, func(i int) (sqlstore.Key, string) {
+			return cm("ns", fmt.Sprintf("obj-%04d", i)), fmt.Sprintf("v%d", i%100)
+		})
+		v7orV42 := [][]byte{[]byte(`"v7"`), []byte(`"v42"`)}
+		objs, res := listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", ValueContains: v7orV42})
+		if len(objs) != 50 || res.More || objs[0].Name != "obj-0007" || objs[1].Name != "obj-0042" {
+			t.Fatalf("list of v7 or v42: %d objects %v, result %+v", len(objs), names(objs[:min(2, len(objs))]), res)
+		}
+		objs, res = listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", ValueContains: v7orV42, Limit: 3})
+		if got := names(objs); !slices.Equal(got, []string{"ns/obj-0007", "ns/obj-0042", "ns/obj-0107"}) || !res.More || res.Remaining != -1 {
+			t.Fatalf("limited list: %v, result %+v", got, res)
+		}
+		only42 := func(o sqlstore.Object) bool { return strings.Contains(string(o.Value), `"v42"`) }
+		objs, _ = listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", ValueContains: v7orV42, Filter: only42})
+		if len(objs) != 25 {
+			t.Fatalf("with a filter: %d objects", len(objs))
+		}
+		if objs, _ = listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", ValueContains: [][]byte{[]byte(`"V7"`)}}); len(objs) != 0 {
+			t.Fatalf("case-insensitive match: %v", names(objs))
+		}
+		before := res.Revision
+		mustUpdate(t, s, cm("ns", "obj-0007"), objs0007Revision(t, s), "changed")
+		objs, _ = listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", ValueContains: [][]byte{[]byte(`"v7"`)}})
+		if len(objs) != 24 {
+			t.Fatalf("after an update, latest: %d objects", len(objs))
+		}
+		objs, _ = listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", ValueContains: [][]byte{[]byte(`"v7"`)}, Revision: before})
+		if len(objs) != 25 || objs[0].Name != "obj-0007" {
+			t.Fatalf("at the revision before the update: %d objects", len(objs))
+		}
+	})
+}
+
+func objs0007Revision(t *testing.T, s *sqlstore.Store) int64 {
+	objs, _ := listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", Namespace: "ns", After: cm("ns", "obj-0006"), Limit: 1})
+	return objs[0].Revision
+}

@@ -42,6 +42,13 @@ type LapseObserver interface {
 	WatchEnded()
 }
 
+// Narrowed is an Observer whose lists need only the objects whose stored value contains one of
+// the byte strings ListedValuesContain returns: storage drops the others, so that a start or a
+// relist reads only what the observer keeps. Changes all come.
+type Narrowed interface {
+	ListedValuesContain() [][]byte
+}
+
 // Resource lists a resource and watches it from the list's revision until ctx ends, relisting
 // whenever the watch fails (compaction, a slow consumer, the database), as the CRD sync does:
 // storage, not this replica's requests, is what the controllers follow.
@@ -67,7 +74,11 @@ func Resource(ctx context.Context, store Storage, log *slog.Logger, resource str
 // listResource streams the resource's objects to o from one snapshot of storage.
 func listResource(ctx context.Context, store Storage, resource string, o Observer) (int64, error) {
 	o.Relisting()
-	list, err := store.List(ctx, sqlstore.ListOptions{Resource: resource}, func(obj sqlstore.Object) error {
+	opts := sqlstore.ListOptions{Resource: resource}
+	if narrowed, ok := o.(Narrowed); ok {
+		opts.ValueContains = narrowed.ListedValuesContain()
+	}
+	list, err := store.List(ctx, opts, func(obj sqlstore.Object) error {
 		o.Listed(obj)
 		return nil
 	})

@@ -238,8 +238,15 @@ func (gc *garbageCollector) observe(o sqlstore.Object) {
 // field names (which may also appear in data, making this only a pre-check) is much cheaper
 // than decoding the object.
 func mayConcernCollector(value []byte) bool {
-	return bytes.Contains(value, []byte(`"ownerReferences"`)) || bytes.Contains(value, []byte(`"deletionTimestamp"`))
+	return slices.ContainsFunc(collectorFields, func(field []byte) bool { return bytes.Contains(value, field) })
 }
+
+// collectorFields are the field names mayConcernCollector looks for.
+var collectorFields = [][]byte{[]byte(`"ownerReferences"`), []byte(`"deletionTimestamp"`)}
+
+// ListedValuesContain has storage list only the objects that may concern the collector: a start
+// on a million objects without ownerReferences reads none of them.
+func (o *gcObserver) ListedValuesContain() [][]byte { return collectorFields }
 
 // ownershipObject is the part of a stored object the collector follows. It sees every write,
 // so it decodes only these fields: the whole ObjectMeta (managedFields above all) cost about a

@@ -143,6 +143,12 @@ type objectObserver struct{ c *controller }
 func (o objectObserver) Relisting()             {}
 func (o objectObserver) ListDone(int64)         {}
 func (o objectObserver) Listed(sqlstore.Object) {}
+
+// ListedValuesContain keeps lists to the kept objects, as stored JSON names them: only changes
+// matter here, and a namespace of a million ConfigMaps needs not be read for its root CA.
+func (o objectObserver) ListedValuesContain() [][]byte {
+	return [][]byte{[]byte(`"name":"` + o.c.obj.Name + `"`)}
+}
 func (o objectObserver) Changed(ev *sqlstore.Event) {
 	if ev.Object.Name == o.c.obj.Name && (ev.Op == sqlstore.OpDelete || o.c.obj.Content != nil) {
 		o.c.queue.Add(ev.Object.Namespace)
