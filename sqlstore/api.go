@@ -88,6 +88,10 @@ type ListOptions struct {
 	// of these byte strings (case-sensitive). The database evaluates it, so the objects it drops
 	// are never copied out of the database. It applies before Filter and Limit.
 	ValueContains [][]byte
+	// Bulk marks a read of many rows that no client waits for (a controller's list): the
+	// database may serve it from connections that keep no cache or memory map, so that it
+	// costs the process no memory and displaces nothing the clients' reads use.
+	Bulk bool
 }
 
 // ListResult describes a finished List call.

@@ -24,6 +24,8 @@ type database struct {
 	// writer runs write and compaction transactions; reader runs reads. They are one pool on
 	// PostgreSQL; on SQLite the writer is a single connection.
 	writer, reader *sql.DB
+	// scanner runs the lists marked Bulk: reader unless the dialect has a pool for them.
+	scanner *sql.DB
 	// readTx makes each read transaction one consistent snapshot.
 	readTx *sql.TxOptions
 	// rebind turns '?' placeholders into the dialect's.
@@ -84,6 +86,7 @@ func openSQLite(ctx context.Context, dsn string) (*database, error) {
 		name:     dialects.SQLite,
 		writer:   db.Writer,
 		reader:   db.Readers,
+		scanner:  db.Scanners,
 		readTx:   &sql.TxOptions{ReadOnly: true},
 		rebind:   func(q string) string { return q },
 		contains: func(column string) string { return `instr(` + column + `, ?) > 0` },
@@ -117,9 +120,10 @@ func openPostgres(ctx context.Context, dsn string, maxConns int) (*database, err
 		return nil, fmt.Errorf("PostgreSQL database: analyzing tables: %w", err)
 	}
 	return &database{
-		name:   dialects.Postgres,
-		writer: db,
-		reader: db,
+		name:    dialects.Postgres,
+		writer:  db,
+		reader:  db,
+		scanner: db,
 		// REPEATABLE READ gives the whole transaction one snapshot, so a list's revision and
 		// its rows agree.
 		readTx:         &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},

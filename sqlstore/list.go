@@ -17,13 +17,17 @@ const listChunk = 1000
 // Lists at the latest revision read the live set only; lists at an older revision read, per key,
 // the newest log row at or below it, skipping keys whose newest such row is a delete.
 func (s *Store) List(ctx context.Context, opts ListOptions, each func(Object) error) (ListResult, error) {
-	tx, err := s.db.reader.BeginTx(ctx, s.db.readTx)
+	db := s.db.reader
+	if opts.Bulk {
+		db = s.db.scanner
+	}
+	tx, err := db.BeginTx(ctx, s.db.readTx)
 	if err != nil {
 		return ListResult{}, s.dbError(ctx, "starting a list", err)
 	}
 	defer tx.Rollback()
 
-	current, compacted, err := s.readMeta(ctx, tx)
+	current, compacted, err := s.readMetaIn(ctx, tx, db != s.db.reader)
 	if err != nil {
 		return ListResult{}, err
 	}

@@ -248,7 +248,7 @@ func mustRemove(t testing.TB, s *sqlstore.Store, key sqlstore.Key, expected int6
 
 // TestListValueContains: the database keeps the objects whose value holds one of the byte
 // strings (case-sensitive), across chunks, with Limit and Filter, at the latest revision and at
-// an older one.
+// an older one; a Bulk list reads the same.
 func TestListValueContains(t *testing.T) {
 	sqltest.Backends(t, func(t *testing.T, dsn string) {
 		s := openStore(t, dsn)
@@ -259,6 +259,10 @@ func TestListValueContains(t *testing.T) {
 		objs, res := listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", ValueContains: v7orV42})
 		if len(objs) != 50 || res.More || objs[0].Name != "obj-0007" || objs[1].Name != "obj-0042" {
 			t.Fatalf("list of v7 or v42: %d objects %v, result %+v", len(objs), names(objs[:min(2, len(objs))]), res)
+		}
+		bulk, _ := listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", ValueContains: v7orV42, Bulk: true})
+		if !slices.Equal(names(bulk), names(objs)) {
+			t.Fatalf("a bulk list (on its own connections) differs: %v", names(bulk))
 		}
 		objs, res = listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", ValueContains: v7orV42, Limit: 3})
 		if got := names(objs); !slices.Equal(got, []string{"ns/obj-0007", "ns/obj-0042", "ns/obj-0107"}) || !res.More || res.Remaining != -1 {

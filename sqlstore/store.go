@@ -79,7 +79,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("sqlstore: preparing reads: %w", err), db.close())
 	}
-	metaStmt, err := db.reader.PrepareContext(ctx, `SELECT current, compacted FROM meta WHERE id = 1`)
+	metaStmt, err := db.reader.PrepareContext(ctx, metaQuery)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("sqlstore: preparing reads: %w", err), getStmt.Close(), db.close())
 	}
@@ -201,13 +201,27 @@ func (s *Store) CompactedRevision(ctx context.Context) (int64, error) {
 	return compacted, err
 }
 
+// metaQuery reads the current and compacted revisions.
+const metaQuery = `SELECT current, compacted FROM meta WHERE id = 1`
+
 // readMeta reads the current and compacted revisions, in tx if not nil.
 func (s *Store) readMeta(ctx context.Context, tx *sql.Tx) (current, compacted int64, err error) {
-	stmt := s.metaStmt
-	if tx != nil {
-		stmt = tx.StmtContext(ctx, stmt)
+	return s.readMetaIn(ctx, tx, false)
+}
+
+// readMetaIn is readMeta in a transaction of another pool than the readers' (notPrepared), where
+// the statement prepared on the readers can't run.
+func (s *Store) readMetaIn(ctx context.Context, tx *sql.Tx, notPrepared bool) (current, compacted int64, err error) {
+	var row *sql.Row
+	switch {
+	case notPrepared:
+		row = tx.QueryRowContext(ctx, metaQuery)
+	case tx != nil:
+		row = tx.StmtContext(ctx, s.metaStmt).QueryRowContext(ctx)
+	default:
+		row = s.metaStmt.QueryRowContext(ctx)
 	}
-	if err := stmt.QueryRowContext(ctx).Scan(&current, &compacted); err != nil {
+	if err := row.Scan(&current, &compacted); err != nil {
 		return 0, 0, s.dbError(ctx, "reading the current revision", err)
 	}
 	return current, compacted, nil

@@ -23,6 +23,9 @@ const busyTimeoutMillis = 10000
 // client, so there are enough that slow clients leave others room.
 const maxReaders = 16
 
+// maxScanners bounds the connections of bulk reads; more controllers than this wait their turn.
+const maxScanners = 4
+
 // Path returns the file path of a "sqlite://PATH" DSN; relative paths are relative to the working
 // directory ("sqlite://./sqlkube.db"), absolute ones have three slashes ("sqlite:///var/lib/x.db").
 func Path(dsn string) (string, error) {
@@ -43,6 +46,10 @@ type DB struct {
 	Writer *sql.DB
 	// Readers is a pool of query-only connections; each read transaction is a WAL snapshot.
 	Readers *sql.DB
+	// Scanners are query-only connections for bulk reads by the server's own controllers: no
+	// memory map and a small page cache, so that a scan of every row at start-up neither maps
+	// the database file into the process nor displaces the readers' caches.
+	Scanners *sql.DB
 	// checkpointer copies the WAL into the database file, off the write path.
 	checkpointer *sql.DB
 }
@@ -65,11 +72,15 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		_ = writer.Close()
 		return nil, err
 	}
-	checkpointer, err := openPool(ctx, path, "_pragma=wal_autocheckpoint(0)", 1)
+	scanners, err := openPool(ctx, path, "_pragma=query_only(1)&_pragma=mmap_size(0)&_pragma=cache_size(-2000)", maxScanners)
 	if err != nil {
 		return nil, errors.Join(err, writer.Close(), readers.Close())
 	}
-	return &DB{Writer: writer, Readers: readers, checkpointer: checkpointer}, nil
+	checkpointer, err := openPool(ctx, path, "_pragma=wal_autocheckpoint(0)", 1)
+	if err != nil {
+		return nil, errors.Join(err, writer.Close(), readers.Close(), scanners.Close())
+	}
+	return &DB{Writer: writer, Readers: readers, Scanners: scanners, checkpointer: checkpointer}, nil
 }
 
 // Checkpoint copies committed WAL frames into the database file without waiting for readers or
@@ -111,9 +122,9 @@ func OpenForMigrations(ctx context.Context, path string) (*sql.DB, error) {
 	return openPool(ctx, path, "_pragma=journal_mode(WAL)", 1)
 }
 
-// Close closes both pools.
+// Close closes the pools.
 func (db *DB) Close() error {
-	return errors.Join(db.checkpointer.Close(), db.Readers.Close(), db.Writer.Close())
+	return errors.Join(db.checkpointer.Close(), db.Scanners.Close(), db.Readers.Close(), db.Writer.Close())
 }
 
 func openPool(ctx context.Context, path, params string, conns int) (*sql.DB, error) {

@@ -74,7 +74,7 @@ func Resource(ctx context.Context, store Storage, log *slog.Logger, resource str
 // listResource streams the resource's objects to o from one snapshot of storage.
 func listResource(ctx context.Context, store Storage, resource string, o Observer) (int64, error) {
 	o.Relisting()
-	opts := sqlstore.ListOptions{Resource: resource}
+	opts := sqlstore.ListOptions{Resource: resource, Bulk: true}
 	if narrowed, ok := o.(Narrowed); ok {
 		opts.ValueContains = narrowed.ListedValuesContain()
 	}

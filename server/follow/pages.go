@@ -19,7 +19,7 @@ func Pages(ctx context.Context, store Storage, resource, namespace string, each 
 	var after sqlstore.Key
 	for {
 		var page []sqlstore.Object
-		result, err := store.List(ctx, sqlstore.ListOptions{Resource: resource, Namespace: namespace, After: after, Limit: pageSize}, func(o sqlstore.Object) error {
+		result, err := store.List(ctx, sqlstore.ListOptions{Resource: resource, Namespace: namespace, After: after, Limit: pageSize, Bulk: true}, func(o sqlstore.Object) error {
 			page = append(page, o)
 			return nil
 		})
