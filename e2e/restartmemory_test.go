@@ -22,7 +22,8 @@ import (
 // On each backend it stores N custom resources of 1 KiB with the bench tool, restarts the
 // server, and reports the time to ready, the peak resident memory (VmHWM) over the first minute
 // after the restart, a burst of gets included, and the resident and anonymous memory at its end.
-// An owner deleted right after the restart must still take its dependent with it.
+// An owner deleted right after the restart must still take its dependent with it; the report
+// says how long after the restart.
 func TestRestartMemory(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("SQLKUBE_RESTART_OBJECTS"))
 	if n <= 0 {
@@ -36,20 +37,21 @@ func TestRestartMemory(t *testing.T) {
 		started := time.Now()
 		s.restart()
 		ready := time.Since(started)
-		// The collector acts on an owner deleted at once.
+		// The collector acts on an owner deleted at once; how soon is part of the report.
 		if err := s.clientset().CoreV1().ConfigMaps("default").Delete(ctx, owner.Name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "the dependent collected after the restart", func() (bool, error) {
+		eventually(t, 2*time.Minute, "the dependent collected after the restart", func() (bool, error) {
 			_, err := s.clientset().CoreV1().ConfigMaps("default").Get(ctx, dependent.Name, metav1.GetOptions{})
 			return apierrors.IsNotFound(err), nil
 		})
+		collected := time.Since(started)
 		waitUntil(started.Add(20 * time.Second))
 		s.runBench(t, "--namespace=restart-gets", "--op=get", "--objects=1000", "--duration=10s")
 		waitUntil(started.Add(60 * time.Second))
 		mem := processMemory(t, s.proc.cmd.Process.Pid)
-		t.Logf("%d objects: ready %d ms after the restart; peak resident (VmHWM) over the first minute %d MiB; at 60 s resident %d MiB, anonymous %d MiB, file-backed %d MiB",
-			n, ready.Milliseconds(), mem["VmHWM"]>>10, mem["VmRSS"]>>10, mem["RssAnon"]>>10, mem["RssFile"]>>10)
+		t.Logf("%d objects: ready %d ms after the restart; a dependent collected %.1f s after it; peak resident (VmHWM) over the first minute %d MiB; at 60 s resident %d MiB, anonymous %d MiB, file-backed %d MiB",
+			n, ready.Milliseconds(), collected.Seconds(), mem["VmHWM"]>>10, mem["VmRSS"]>>10, mem["RssAnon"]>>10, mem["RssFile"]>>10)
 	})
 }
 

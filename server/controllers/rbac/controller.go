@@ -75,32 +75,70 @@ func (c *Controller) Run(ctx context.Context, bootstrap bool) {
 	}
 }
 
-// bootstrap creates the bootstrap roles and bindings that do not exist. Existing ones are left
-// as they are: an operator's edits win, as with kube's autoupdate set to false. Every replica
-// does this; a create that another one made first is a harmless AlreadyExists.
+// bootstrap creates the bootstrap roles and bindings that do not exist and reconciles those
+// that do (reconcile.go). Every replica does this; a write that another one made first is a
+// harmless AlreadyExists or Conflict.
 func (c *Controller) bootstrap(ctx context.Context) {
-	for _, role := range rbac.BootstrapClusterRoles() {
-		c.createIfMissing(ctx, c.types["clusterroles"], &role)
+	for _, want := range rbac.BootstrapClusterRoles() {
+		c.ensure(ctx, c.types["clusterroles"], &want, func(stored []byte) (runtime.Object, bool, error) {
+			var have rbacv1.ClusterRole
+			err := registry.UnmarshalStored(stored, &have)
+			return &have, err == nil && reconcileClusterRole(&have, &want), err
+		})
 	}
-	for _, b := range rbac.BootstrapClusterRoleBindings() {
-		c.createIfMissing(ctx, c.types["clusterrolebindings"], &b)
+	for _, want := range rbac.BootstrapClusterRoleBindings() {
+		c.ensure(ctx, c.types["clusterrolebindings"], &want, func(stored []byte) (runtime.Object, bool, error) {
+			var have rbacv1.ClusterRoleBinding
+			err := registry.UnmarshalStored(stored, &have)
+			return &have, err == nil && reconcileClusterRoleBinding(&have, &want), err
+		})
 	}
 }
 
-func (c *Controller) createIfMissing(ctx context.Context, r *resource.Resource, obj runtime.Object) {
+// ensure creates want, or updates the stored object as reconcile changes it.
+func (c *Controller) ensure(ctx context.Context, r *resource.Resource, want metav1.Object, reconcile func(stored []byte) (runtime.Object, bool, error)) {
+	ref := registry.Ref{Resource: r, Name: want.GetName()}
+	if err := c.createOrReconcile(ctx, ref, want.(runtime.Object), reconcile); err != nil && ctx.Err() == nil {
+		c.deps.Log.Error("rbac bootstrap", "kind", r.Kind, "name", ref.Name, "err", err)
+	}
+}
+
+func (c *Controller) createOrReconcile(ctx context.Context, ref registry.Ref, want runtime.Object, reconcile func(stored []byte) (runtime.Object, bool, error)) error {
+	u, err := toUnstructured(want, ref.Resource.Kind)
+	if err != nil {
+		return err
+	}
+	_, err = c.deps.Registry.Create(ctx, ref, u, &metav1.CreateOptions{FieldManager: controllers.FieldManager})
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	stored, err := c.deps.Registry.Get(ctx, ref, &metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	have, changed, err := reconcile(stored.Value)
+	if err != nil || !changed {
+		return err
+	}
+	if u, err = toUnstructured(have, ref.Resource.Kind); err != nil {
+		return err
+	}
+	_, _, err = c.deps.Registry.Update(ctx, ref, u, &metav1.UpdateOptions{FieldManager: controllers.FieldManager})
+	if apierrors.IsConflict(err) {
+		return nil // another replica reconciled it first
+	}
+	return err
+}
+
+func toUnstructured(obj runtime.Object, kind string) (*unstructured.Unstructured, error) {
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
-		c.deps.Log.Error("rbac bootstrap: encoding", "err", err)
-		return
+		return nil, err
 	}
 	u := &unstructured.Unstructured{Object: content}
 	u.SetAPIVersion(rbacv1.SchemeGroupVersion.String())
-	u.SetKind(r.Kind)
-	ref := registry.Ref{Resource: r, Name: u.GetName()}
-	_, err = c.deps.Registry.Create(ctx, ref, u, &metav1.CreateOptions{FieldManager: controllers.FieldManager})
-	if err != nil && !apierrors.IsAlreadyExists(err) && ctx.Err() == nil {
-		c.deps.Log.Error("rbac bootstrap: creating", "kind", r.Kind, "name", u.GetName(), "err", err)
-	}
+	u.SetKind(kind)
+	return u, nil
 }
 
 // observer passes one RBAC type's objects to the authorizer (and ClusterRoles to aggregation).
