@@ -88,6 +88,11 @@ type Server struct {
 
 const defaultMaxRequestBodyBytes = 3 << 20
 
+// StoreMark is the sqlstore.Options.Mark of a store the server runs on: it marks the objects
+// the garbage collector lists at start (ownerReferences, deletionTimestamp), so that a start on
+// a million other objects reads none of them.
+var StoreMark = gc.MayConcernCollector
+
 // New builds a Server on store. It makes sure the initial namespaces exist and loads the CRDs
 // already stored, so that their types are served from the first request. The namespace cache,
 // the namespace controller and the garbage collector run until ctx ends.

@@ -88,6 +88,10 @@ type ListOptions struct {
 	// of these byte strings (case-sensitive). The database evaluates it, so the objects it drops
 	// are never copied out of the database. It applies before Filter and Limit.
 	ValueContains [][]byte
+	// Marked keeps only the objects the store's Mark picked when they were written (and those
+	// written before the store had marks), read through an index: a list of a few marked objects
+	// among a million reads a few rows. At an older Revision it keeps every object.
+	Marked bool
 	// Bulk marks a read of many rows that no client waits for (a controller's list): the
 	// database may serve it from connections that keep no cache or memory map, so that it
 	// costs the process no memory and displaces nothing the clients' reads use.
@@ -101,8 +105,8 @@ type ListResult struct {
 	// More is true when Limit stopped the list and further keys exist after the last object
 	// returned (they may not match Filter).
 	More bool
-	// Remaining counts the keys after the last object returned when More is true and neither
-	// Filter nor ValueContains is set; -1 when unknown.
+	// Remaining counts the keys after the last object returned when More is true and none of
+	// Filter, ValueContains and Marked is set; -1 when unknown.
 	Remaining int64
 }
 

@@ -30,6 +30,17 @@ type logRow struct {
 	Object
 	op   Op
 	prev int64
+	// marked is 1 when the store's Mark picks the value (always without a Mark), else 0.
+	marked int
+}
+
+// markRows sets the marks of the plan's rows.
+func (plan batchPlan) markRows(mark func(value []byte) bool) {
+	for i := range plan.log {
+		if mark == nil || mark(plan.log[i].Value) {
+			plan.log[i].marked = 1
+		}
+	}
 }
 
 // applyBatch runs one batch transaction. It locks the counter row first, so that revisions are
@@ -50,6 +61,7 @@ func (s *Store) applyBatch(ctx context.Context, batch []*pendingWrite) (batchOut
 			return nil, errors.New("sqlstore: the meta row is missing")
 		}
 		plan := planBatch(batch, revisions, current)
+		plan.markRows(s.opts.Mark)
 		outcome.results = plan.results
 		if len(plan.log) == 0 {
 			return nil, nil
@@ -268,15 +280,15 @@ func (plan batchPlan) statements() []statement {
 	var upserts, deletes []any
 	for _, k := range plan.order {
 		if i := plan.live[k]; i >= 0 {
-			upserts = append(upserts, k.Resource, k.Namespace, k.Name, plan.log[i].Revision)
+			upserts = append(upserts, k.Resource, k.Namespace, k.Name, plan.log[i].Revision, plan.log[i].marked)
 		} else {
 			deletes = append(deletes, k.Resource, k.Namespace, k.Name)
 		}
 	}
 	if len(upserts) > 0 {
 		statements = append(statements, statement{
-			sql: `INSERT INTO objects (resource, namespace, name, revision) VALUES ` + placeholderRows(len(upserts)/4, 4) +
-				` ON CONFLICT (resource, namespace, name) DO UPDATE SET revision = excluded.revision`,
+			sql: `INSERT INTO objects (resource, namespace, name, revision, marked) VALUES ` + placeholderRows(len(upserts)/5, 5) +
+				` ON CONFLICT (resource, namespace, name) DO UPDATE SET revision = excluded.revision, marked = excluded.marked`,
 			args: upserts,
 		})
 	}

@@ -131,7 +131,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 		}
 		execRaw(t, dsn, "UPDATE schema_migrations SET version = 99")
 		_, err = sqlstore.Open(context.Background(), sqlstore.Options{DSN: dsn})
-		if err == nil || !strings.Contains(err.Error(), "database schema version 99 is newer than this sqlkube supports (1): upgrade sqlkube") {
+		if err == nil || !strings.Contains(err.Error(), "database schema version 99 is newer than this sqlkube supports (2): upgrade sqlkube") {
 			t.Fatalf("Open on a newer schema: %v", err)
 		}
 		execRaw(t, dsn, "UPDATE schema_migrations SET version = 1, dirty = true")

@@ -45,7 +45,7 @@ func (s *Store) List(ctx context.Context, opts ListOptions, each func(Object) er
 		return ListResult{Revision: revision}, nil
 	}
 	opts.After = start
-	l := lister{s: s, tx: tx, opts: opts, query: newListQuery(opts, revision, revision == current, s.db.contains)}
+	l := lister{s: s, tx: tx, opts: opts, query: newListQuery(opts, revision, revision == current, s.db)}
 	result, err := l.run(ctx, each)
 	result.Revision = revision
 	return result, err
@@ -126,7 +126,7 @@ func (l *lister) chunkSize(matched int64) int {
 
 // stoppedAt describes a list that Limit stopped after last, with keys following it.
 func (l *lister) stoppedAt(ctx context.Context, last Key) (ListResult, error) {
-	if l.opts.Filter != nil || len(l.opts.ValueContains) > 0 {
+	if l.opts.Filter != nil || len(l.opts.ValueContains) > 0 || l.opts.Marked {
 		return ListResult{More: true, Remaining: -1}, nil
 	}
 	var remaining int64
@@ -156,15 +156,21 @@ type listQuery struct {
 	namespace string
 }
 
-// contains is the dialect's condition that column holds the bytes of one parameter.
-func newListQuery(opts ListOptions, revision int64, latest bool, contains func(column string) string) listQuery {
+// db gives the dialect's conditions and table hints.
+func newListQuery(opts ListOptions, revision int64, latest bool, db *database) listQuery {
 	q := listQuery{namespace: opts.Namespace}
 	var where strings.Builder
 	if latest {
 		q.from = ` FROM objects r`
+		if opts.Marked {
+			q.from = ` FROM objects r` + db.markedIndexHint
+		}
 		q.withValue, q.value = ` JOIN revisions v ON v.revision = r.revision`, `v.value`
 		where.WriteString(` WHERE r.resource = ?`)
 		q.fixedArgs = append(q.fixedArgs, opts.Resource)
+		if opts.Marked {
+			where.WriteString(` AND r.marked = 1`) // the partial index objects_marked has these rows
+		}
 	} else {
 		q.from, q.value = ` FROM revisions r`, `r.value`
 		// The newest row of each key at or below revision, unless it is a delete.
@@ -180,7 +186,7 @@ func newListQuery(opts ListOptions, revision int64, latest bool, contains func(c
 	if len(opts.ValueContains) > 0 {
 		conditions := make([]string, len(opts.ValueContains))
 		for i, part := range opts.ValueContains {
-			conditions[i] = contains(q.value)
+			conditions[i] = db.contains(q.value)
 			q.fixedArgs = append(q.fixedArgs, part)
 		}
 		where.WriteString(` AND (` + strings.Join(conditions, ` OR `) + `)`)

@@ -293,3 +293,42 @@ func objs0007Revision(t *testing.T, s *sqlstore.Store) int64 {
 	objs, _ := listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", Namespace: "ns", After: cm("ns", "obj-0006"), Limit: 1})
 	return objs[0].Revision
 }
+
+// TestListMarked: a Marked list returns the objects Mark picked as last written, at the latest
+// revision; at an older one, every object.
+func TestListMarked(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		keep := func(value []byte) bool { return strings.Contains(string(value), "keep") }
+		s := openStoreWith(t, sqlstore.Options{DSN: dsn, Mark: keep})
+		createMany(t, s, 1500, func(i int) (sqlstore.Key, string) {
+			if i%500 == 7 {
+				return cm("ns", fmt.Sprintf("obj-%04d", i)), "keep"
+			}
+			return cm("ns", fmt.Sprintf("obj-%04d", i)), "drop"
+		})
+		marked := func(opts sqlstore.ListOptions) []string {
+			opts.Resource, opts.Marked = "configmaps", true
+			objs, _ := listAll(t, s, opts)
+			return names(objs)
+		}
+		if got := marked(sqlstore.ListOptions{}); !slices.Equal(got, []string{"ns/obj-0007", "ns/obj-0507", "ns/obj-1007"}) {
+			t.Fatalf("marked list: %v", got)
+		}
+		objs, _ := listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", Namespace: "ns", After: cm("ns", "obj-0506"), Limit: 1})
+		before := mustUpdate(t, s, objs[0].Key, objs[0].Revision, "no longer").Revision - 1
+		created := create(t, s, cm("ns", "late"), "keep now")
+		if got := marked(sqlstore.ListOptions{Bulk: true}); !slices.Equal(got, []string{"ns/late", "ns/obj-0007", "ns/obj-1007"}) {
+			t.Fatalf("marked list after an update and a create: %v", got)
+		}
+		if got := marked(sqlstore.ListOptions{Limit: 1}); !slices.Equal(got, []string{"ns/late"}) {
+			t.Fatalf("limited marked list: %v", got)
+		}
+		if got := marked(sqlstore.ListOptions{Revision: before}); len(got) != 1500 {
+			t.Fatalf("marked list at an older revision: %d objects, want all 1500", len(got))
+		}
+		mustRemove(t, s, cm("ns", "late"), created.Revision)
+		if got := marked(sqlstore.ListOptions{}); !slices.Equal(got, []string{"ns/obj-0007", "ns/obj-1007"}) {
+			t.Fatalf("marked list after a delete: %v", got)
+		}
+	})
+}

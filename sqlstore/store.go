@@ -34,6 +34,11 @@ type Options struct {
 	CompactionInterval    time.Duration
 	// WatchBuffer bounds each watcher's queue of undelivered events; 0 picks a default.
 	WatchBuffer int
+	// Mark picks, from its value, an object that lists with Marked return; nil marks every
+	// object. The database indexes the marked objects, so a marked list reads only them. Mark
+	// must be the same for every process of one database, and may only ever pick more objects
+	// than an earlier version did together with a migration that marks them.
+	Mark func(value []byte) bool
 }
 
 // Store is an open database with its change feed and compactor running.

@@ -97,6 +97,7 @@ func storeOptions(cfg config, log *slog.Logger) sqlstore.Options {
 		Retention:             cfg.Retention,
 		RetentionMinRevisions: cfg.RetentionMinRevisions,
 		CompactionInterval:    cfg.CompactionInterval,
+		Mark:                  server.StoreMark,
 	}
 }
 

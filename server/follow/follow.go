@@ -42,11 +42,11 @@ type LapseObserver interface {
 	WatchEnded()
 }
 
-// Narrowed is an Observer whose lists need only the objects whose stored value contains one of
-// the byte strings ListedValuesContain returns: storage drops the others, so that a start or a
-// relist reads only what the observer keeps. Changes all come.
+// Narrowed is an Observer whose lists need only some of the objects: NarrowList sets the list's
+// ValueContains or Marked, and storage drops the others, so that a start or a relist reads only
+// what the observer keeps. Changes all come.
 type Narrowed interface {
-	ListedValuesContain() [][]byte
+	NarrowList(opts *sqlstore.ListOptions)
 }
 
 // Resource lists a resource and watches it from the list's revision until ctx ends, relisting
@@ -76,7 +76,7 @@ func listResource(ctx context.Context, store Storage, resource string, o Observe
 	o.Relisting()
 	opts := sqlstore.ListOptions{Resource: resource, Bulk: true}
 	if narrowed, ok := o.(Narrowed); ok {
-		opts.ValueContains = narrowed.ListedValuesContain()
+		narrowed.NarrowList(&opts)
 	}
 	list, err := store.List(ctx, opts, func(obj sqlstore.Object) error {
 		o.Listed(obj)

@@ -211,7 +211,7 @@ func (gc *garbageCollector) relisted(resource string, present map[sqlstore.Key]b
 // waiting for that), and queues it as an owner when it is being deleted with the orphan or
 // foregroundDeletion finalizer.
 func (gc *garbageCollector) observe(o sqlstore.Object) {
-	if !mayConcernCollector(o.Value) && !gc.isIndexed(o.Key) {
+	if !MayConcernCollector(o.Value) && !gc.isIndexed(o.Key) {
 		return
 	}
 	var obj ownershipObject
@@ -233,20 +233,24 @@ func (gc *garbageCollector) observe(o sqlstore.Object) {
 	}
 }
 
-// mayConcernCollector says whether a stored object may have ownerReferences or be being
+// MayConcernCollector says whether a stored object may have ownerReferences or be being
 // deleted. Most writes have neither, and the collector sees every write: looking for the two
 // field names (which may also appear in data, making this only a pre-check) is much cheaper
-// than decoding the object.
-func mayConcernCollector(value []byte) bool {
+// than decoding the object. It is also the store's Mark (server.StoreMark), so that storage
+// indexes the objects the collector lists.
+func MayConcernCollector(value []byte) bool {
 	return slices.ContainsFunc(collectorFields, func(field []byte) bool { return bytes.Contains(value, field) })
 }
 
-// collectorFields are the field names mayConcernCollector looks for.
+// collectorFields are the field names MayConcernCollector looks for.
 var collectorFields = [][]byte{[]byte(`"ownerReferences"`), []byte(`"deletionTimestamp"`)}
 
-// ListedValuesContain has storage list only the objects that may concern the collector: a start
-// on a million objects without ownerReferences reads none of them.
-func (o *gcObserver) ListedValuesContain() [][]byte { return collectorFields }
+// NarrowList has storage list only the objects that may concern the collector: the marked ones
+// (see MayConcernCollector), and of those written before marks, the ones naming the fields. A
+// start on a million objects without ownerReferences reads none of them.
+func (o *gcObserver) NarrowList(opts *sqlstore.ListOptions) {
+	opts.Marked, opts.ValueContains = true, collectorFields
+}
 
 // ownershipObject is the part of a stored object the collector follows. It sees every write,
 // so it decodes only these fields: the whole ObjectMeta (managedFields above all) cost about a

@@ -84,8 +84,8 @@ func TestMayConcernCollector(t *testing.T) {
 		`{"metadata":{"name":"a","deletionTimestamp":"2026-11-22T00:00:00Z","finalizers":["x"]}}`: true,
 		`{"metadata":{"name":"a"},"data":{"ownerReferences":"v"}}`:                                true, // decoded, harmlessly
 	} {
-		if got := mayConcernCollector([]byte(value)); got != want {
-			t.Errorf("mayConcernCollector(%s) = %v, want %v", value, got, want)
+		if got := MayConcernCollector([]byte(value)); got != want {
+			t.Errorf("MayConcernCollector(%s) = %v, want %v", value, got, want)
 		}
 	}
 }

@@ -144,10 +144,10 @@ func (o objectObserver) Relisting()             {}
 func (o objectObserver) ListDone(int64)         {}
 func (o objectObserver) Listed(sqlstore.Object) {}
 
-// ListedValuesContain keeps lists to the kept objects, as stored JSON names them: only changes
-// matter here, and a namespace of a million ConfigMaps needs not be read for its root CA.
-func (o objectObserver) ListedValuesContain() [][]byte {
-	return [][]byte{[]byte(`"name":"` + o.c.obj.Name + `"`)}
+// NarrowList keeps lists to the kept objects, as stored JSON names them: only changes matter
+// here, and a namespace of a million ConfigMaps needs not be read for its root CA.
+func (o objectObserver) NarrowList(opts *sqlstore.ListOptions) {
+	opts.ValueContains = [][]byte{[]byte(`"name":"` + o.c.obj.Name + `"`)}
 }
 func (o objectObserver) Changed(ev *sqlstore.Event) {
 	if ev.Object.Name == o.c.obj.Name && (ev.Op == sqlstore.OpDelete || o.c.obj.Content != nil) {

@@ -1,0 +1,2 @@
+DROP INDEX objects_marked;
+ALTER TABLE objects DROP COLUMN marked;
