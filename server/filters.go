@@ -11,6 +11,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	genericfilters "k8s.io/apiserver/pkg/endpoints/filters"
+	"k8s.io/apiserver/pkg/endpoints/filters/impersonation"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/sqlkube/sqlkube/server/auth"
@@ -47,7 +48,9 @@ type Security struct {
 }
 
 // authFilters are kube-apiserver's filter chain around the API: request info, then authentication
-// (401 for credentials no authenticator accepts), then authorization (403 with kube's message).
+// (401 for credentials no authenticator accepts), then impersonation (the Impersonate-* headers,
+// each asked of the authorizer for the real user, as kube 1.37 does with constrained
+// impersonation on), then authorization (403 with kube's message).
 // Without Security every request is an unsecured admin (--plain-http).
 // It sets up the server's authorizer and TokenRequest first, so that it runs before routes.
 func (s *Server) authFilters() (func(http.Handler) http.Handler, error) {
@@ -71,6 +74,7 @@ func (s *Server) authFilters() (func(http.Handler) http.Handler, error) {
 	s.authorizer, s.ruleResolver, s.escalation.Authorizer = authz, authz, authz
 	return func(next http.Handler) http.Handler {
 		h := genericfilters.WithAuthorization(next, authz, statusCodecs)
+		h = impersonation.WithConstrainedImpersonation(h, authz, statusCodecs)
 		h = genericfilters.WithAuthentication(h, authn, genericfilters.Unauthorized(statusCodecs), audiences, nil)
 		return genericfilters.WithRequestInfo(h, requestInfoResolver)
 	}, nil
