@@ -24,7 +24,7 @@ func impersonating(t *testing.T, cfg *rest.Config, who rest.ImpersonationConfig)
 
 // TestImpersonation: kube's Impersonate-* headers, authorized for the real user: an admin acts
 // as a ServiceAccount and as a user in a group, and what the impersonated identity may do is
-// what can-i says; a user allowed to impersonate one user gets exactly that.
+// what can-i says; a ServiceAccount allowed to impersonate one user gets exactly that.
 func TestImpersonation(t *testing.T) {
 	forEachServer(t, func(t *testing.T, s *sqlkubeServer) {
 		admin := s.clientset()
@@ -47,28 +47,28 @@ func TestImpersonation(t *testing.T) {
 			t.Errorf("whoami --as alice --as-group devs: %q", out)
 		}
 
-		// bob may impersonate alice, and nobody else, nor any group or uid.
-		bobConfig := s.userConfig(t, "bob")
-		_, err = impersonating(t, bobConfig, rest.ImpersonationConfig{UserName: "alice"}).CoreV1().ConfigMaps("demo").List(ctx, metav1.ListOptions{})
-		assertAPIError(t, err, impersonationForbidden("bob", "list", "configmaps", "demo"))
+		// The bot ServiceAccount may impersonate alice, and nobody else, nor any group or uid.
+		botConfig := s.tokenConfig(requestToken(t, admin, "demo", "bot", authenticationv1.TokenRequestSpec{}))
+		_, err = impersonating(t, botConfig, rest.ImpersonationConfig{UserName: "alice"}).CoreV1().ConfigMaps("demo").List(ctx, metav1.ListOptions{})
+		assertAPIError(t, err, impersonationForbidden(bot, "list", "configmaps", "demo"))
 		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "impersonate-alice"},
 			Rules: []rbacv1.PolicyRule{{Verbs: []string{"impersonate"}, APIGroups: []string{""}, Resources: []string{"users"}, ResourceNames: []string{"alice"}}}}
 		if _, err := admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "bob-impersonates-alice"},
+		if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "bot-impersonates-alice"},
 			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "bob"}}}, metav1.CreateOptions{}); err != nil {
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "bot", Namespace: "demo"}}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "bob acts as alice", func() (bool, error) {
-			review, err := impersonating(t, bobConfig, rest.ImpersonationConfig{UserName: "alice"}).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		eventually(t, 10*time.Second, "the bot acts as alice", func() (bool, error) {
+			review, err := impersonating(t, botConfig, rest.ImpersonationConfig{UserName: "alice"}).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 			return err == nil && review.Status.UserInfo.Username == "alice", err
 		})
 		for _, who := range []rest.ImpersonationConfig{{UserName: "carol"}, {UserName: "alice", Groups: []string{"devs"}}, {UserName: "alice", UID: "1234"}} {
-			_, err := impersonating(t, bobConfig, who).CoreV1().ConfigMaps("demo").List(ctx, metav1.ListOptions{})
-			if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "bob" cannot impersonate`) {
-				t.Errorf("bob as %+v: %v, want 403 naming bob", who, err)
+			_, err := impersonating(t, botConfig, who).CoreV1().ConfigMaps("demo").List(ctx, metav1.ListOptions{})
+			if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "`+bot+`" cannot impersonate`) {
+				t.Errorf("the bot as %+v: %v, want 403 naming the bot", who, err)
 			}
 		}
 
