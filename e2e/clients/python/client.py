@@ -102,7 +102,8 @@ def watch_from_list(core, ns):
 def informer(core, ns):
     """What an informer does, as the client has none: list, then watch from the list's
     resourceVersion while another thread writes, keeping a cache by name, and watch again from
-    the last resourceVersion seen whenever a watch ends (each lasts at most 2 s here)."""
+    the last resourceVersion seen whenever a watch ends. Each watch lasts at most 2 s and is cut
+    after its first change, as a dropped connection would be, so that resuming is exercised."""
     selector = "informed"
     core.create_namespaced_config_map(ns, configmap("before", {selector: "yes"}, {"v": "0"}))
     listed = core.list_namespaced_config_map(ns, label_selector=selector)
@@ -148,11 +149,11 @@ def informer(core, ns):
                 seen.append("delete " + name)
             else:
                 check(False, "unexpected watch event %s" % ev["type"])
-            if name == "end":
-                w.stop()
+            w.stop()
     writer.join()
     want = ["add before", "add after", "update after 1", "delete before", "add end"]
     check(seen == want, "informer events: %s, want %s (in %d watches)" % (seen, want, watches))
+    check(watches >= 4, "4 changes in %d watches cut after their first change" % watches)
     check(sorted(cache) == ["after", "end"], "informer cache: %s" % sorted(cache))
     core.delete_collection_namespaced_config_map(ns, label_selector=selector)
     return "%s in %d watches" % (seen, watches)
