@@ -27,7 +27,7 @@ bench-restart:
 
 # The JavaScript client the e2e tests drive (the Python one is Debian's python3-kubernetes).
 clients:
-	npm ci --prefix e2e/testdata/js --no-audit --no-fund --loglevel=error
+	npm ci --prefix e2e/clients/js --no-audit --no-fund --loglevel=error
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -53,6 +53,12 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request
 		return
 	}
 	defer ws.closeGzipMember()
+	defer ws.stopIdleTimer()
+	// What is written after the watch (the gzip member's end, and the response's end that
+	// net/http writes once the handler returns) gets a deadline of its own: not what is left of
+	// the last event's, which may have passed, nor none, which would let a client that stopped
+	// reading hold the handler.
+	defer ws.setWriteDeadline()
 	ctx, cancel := context.WithTimeout(r.Context(), watchTimeout(opts))
 	defer cancel()
 	defer ws.watch.Close()
@@ -94,8 +100,11 @@ type watchStream struct {
 	// event is readable as soon as it is flushed.
 	gzip     bool
 	gzWriter *gzip.Writer
-	// deadlineSet is when the write deadline was last set.
+	// deadlineSet is when the write deadline was last set; zero when none is set.
 	deadlineSet time.Time
+	// idle fires shortly before the write deadline expires, so that a stream with nothing to send
+	// clears it: over HTTP/2 an expired deadline resets the stream even with no write pending.
+	idle *time.Timer
 }
 
 // newWatchStream reads a watch request: the same options, selectors and negotiation as a list.
@@ -196,6 +205,8 @@ func (ws *watchStream) follow(ctx context.Context) error {
 		case <-bookmarks.c():
 			watcher.RequestProgress()
 			bookmarks.next()
+		case <-ws.idleC():
+			ws.clearWriteDeadline()
 		case ev, ok := <-watcher.Events():
 			if !ok {
 				return watcher.Err()
@@ -383,6 +394,35 @@ func (ws *watchStream) setWriteDeadline() {
 	}
 	ws.deadlineSet = now
 	_ = ws.rc.SetWriteDeadline(now.Add(watchWriteTimeout)) // unsupported only in tests' recorders
+	before := watchWriteTimeout * 9 / 10
+	if ws.idle == nil {
+		ws.idle = time.NewTimer(before)
+	} else {
+		ws.idle.Reset(before)
+	}
+}
+
+// clearWriteDeadline removes the write deadline while the stream waits for events: the deadline
+// bounds writes, and over HTTP/2 it would end a stream that merely had nothing to send. The next
+// write sets a new one.
+func (ws *watchStream) clearWriteDeadline() {
+	ws.deadlineSet = time.Time{}
+	_ = ws.rc.SetWriteDeadline(time.Time{})
+}
+
+// idleC is the channel on which the write deadline is due to be cleared; nil (never ready)
+// before the first write.
+func (ws *watchStream) idleC() <-chan time.Time {
+	if ws.idle == nil {
+		return nil
+	}
+	return ws.idle.C
+}
+
+func (ws *watchStream) stopIdleTimer() {
+	if ws.idle != nil {
+		ws.idle.Stop()
+	}
 }
 
 // bookmarkSchedule times a watch's bookmarks as kube-apiserver's cacher does: every interval, and

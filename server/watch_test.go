@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -684,5 +685,51 @@ func TestWatchClientGoneEndsHandler(t *testing.T) {
 	case <-closed:
 	case <-time.After(eventWait):
 		t.Fatal("watch handlers still running after their clients disconnected")
+	}
+}
+
+// A watch idle for longer than the write timeout is still open: over HTTP/2 an expired write
+// deadline resets the stream even with no write pending, so the deadline of the last write must
+// not outlive it. And the watch ends cleanly at timeoutSeconds: the end of the response (the last
+// chunk, or HTTP/2's END_STREAM), written after the handler returns, must not run into that
+// deadline either. It did: the Python client (no bookmarks, timeoutSeconds=10) saw "bad record
+// mac" over TLS, and idle HTTP/2 watches were reset after 10 s.
+func TestWatchIdleLongerThanWriteTimeout(t *testing.T) {
+	defer func(d time.Duration) { watchWriteTimeout = d }(watchWriteTimeout)
+	watchWriteTimeout = 200 * time.Millisecond
+	api := sqliteAPI(t)
+	tlsServer := httptest.NewUnstartedServer(api.server)
+	tlsServer.EnableHTTP2 = true
+	tlsServer.StartTLS()
+	t.Cleanup(tlsServer.Close)
+	for _, tc := range []struct {
+		name string
+		hs   *httptest.Server
+		// proto is the protocol the answer must come in.
+		proto string
+	}{{"http1", api.http, "HTTP/1.1"}, {"http2-tls", tlsServer, "HTTP/2.0"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rv := api.listRV()
+			resp, err := tc.hs.Client().Get(tc.hs.URL + configMapsPath + "?watch=1&timeoutSeconds=2&resourceVersion=" + rv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || resp.Proto != tc.proto {
+				t.Fatalf("watch answered %d over %s, want 200 over %s", resp.StatusCode, resp.Proto, tc.proto)
+			}
+			// Idle past the write timeout, before and after an event.
+			time.Sleep(3 * watchWriteTimeout)
+			name := "idle-" + tc.name
+			created := api.put(name, nil, "1")
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatalf("an idle watch ended with %v after %q, want a clean end at timeoutSeconds", err, body)
+			}
+			var ev wireEvent
+			if err := json.Unmarshal(body, &ev); err != nil || ev.summary(t) != "ADDED "+name+" "+created {
+				t.Fatalf("an idle watch sent %q, want the one event ADDED %s %s", body, name, created)
+			}
+		})
 	}
 }

@@ -21,13 +21,28 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
 const configmap = (name, labels, data) => ({ metadata: { name, labels }, data });
 
-// until polls cond until it holds or the deadline passes.
-async function until(what, cond, ms = 10000) {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    check(Date.now() < deadline, what + ' within ' + ms + ' ms');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+// collector gathers events until done(events) holds; finished resolves then, and the script fails
+// with what it gathered if that takes longer than ms. No sleeps: the events drive it.
+function collector(what, done, ms = 10000) {
+  const events = [];
+  let resolve;
+  const finished = new Promise((r) => { resolve = r; });
+  const timer = setTimeout(() => check(false, `${what}: not within ${ms} ms; got ${JSON.stringify(events)}`), ms);
+  return {
+    events,
+    finished,
+    push(e) {
+      events.push(e);
+      if (done(events)) {
+        clearTimeout(timer);
+        resolve(events);
+      }
+    },
+    // fail ends the script when the watch ends or errs before done.
+    fail(err) {
+      check(done(events), `${what}: the watch ended (${err}) before the end; got ${JSON.stringify(events)}`);
+    },
+  };
 }
 
 async function status(promise) {
@@ -72,36 +87,51 @@ async function selectorsAndPages(core) {
   check(same(seen, ['a', 'b', 'c']) && pages === 2, 'pages of 2: ' + seen + ' in ' + pages + ' pages');
 }
 
+// The exact events of writes made after a list, watched from the list's resourceVersion. A last
+// write (the sentinel "end") closes the sequence, so that an extra event before it cannot go
+// unnoticed.
 async function watchFromList(core, kc) {
   const rv = (await core.listNamespacedConfigMap({ namespace: ns })).metadata.resourceVersion;
   await core.createNamespacedConfigMap({ namespace: ns, body: configmap('d', { app: 'w' }) });
   await core.patchNamespacedConfigMap({ name: 'd', namespace: ns, body: { data: { n: '1' } } }, mergePatch);
   await core.deleteNamespacedConfigMap({ name: 'd', namespace: ns });
-  const events = [];
-  const watch = new k8s.Watch(kc);
-  const req = await watch.watch(`/api/v1/namespaces/${ns}/configmaps`, { resourceVersion: rv, timeoutSeconds: 10 },
-    (type, obj) => events.push([type, obj.metadata.name]), () => {});
-  await until('three watch events', () => events.length >= 3);
+  await core.createNamespacedConfigMap({ namespace: ns, body: configmap('end') });
+  const got = collector('the watch from the list resourceVersion', (evs) => evs.some(([, name]) => name === 'end'));
+  // timeoutSeconds ends the watch on the server; the collector's deadline bounds it here.
+  const req = await new k8s.Watch(kc).watch(`/api/v1/namespaces/${ns}/configmaps`, { resourceVersion: rv, timeoutSeconds: 10 },
+    (type, obj) => got.push([type, obj.metadata.name]), (err) => got.fail(err));
+  const events = await got.finished;
   req.abort();
-  check(same(events, [['ADDED', 'd'], ['MODIFIED', 'd'], ['DELETED', 'd']]), 'watch from the list resourceVersion: ' + JSON.stringify(events));
+  const want = [['ADDED', 'd'], ['MODIFIED', 'd'], ['DELETED', 'd'], ['ADDED', 'end']];
+  check(same(events, want), 'watch from the list resourceVersion: ' + JSON.stringify(events) + ', want ' + JSON.stringify(want));
+  await core.deleteNamespacedConfigMap({ name: 'end', namespace: ns });
+  return JSON.stringify(events);
 }
 
+// makeInformer lists, then watches from the list's resourceVersion; its handlers must see the
+// exact changes, and its cache the end state.
 async function informer(core, kc) {
   const path = `/api/v1/namespaces/${ns}/configmaps`;
   const inf = k8s.makeInformer(kc, path, () => core.listNamespacedConfigMap({ namespace: ns, labelSelector: 'informed' }), 'informed');
-  const seen = [];
-  inf.on('add', (o) => seen.push('add ' + o.metadata.name));
-  inf.on('update', (o) => seen.push('update ' + o.metadata.name + ' ' + o.data.v));
-  inf.on('delete', (o) => seen.push('delete ' + o.metadata.name));
+  const got = collector('the informer sees the sentinel', (evs) => evs.includes('add end'));
+  inf.on('add', (o) => got.push('add ' + o.metadata.name));
+  inf.on('update', (o) => got.push('update ' + o.metadata.name + ' ' + o.data.v));
+  inf.on('delete', (o) => got.push('delete ' + o.metadata.name));
+  inf.on('error', (err) => got.fail(err));
   await core.createNamespacedConfigMap({ namespace: ns, body: configmap('before', { informed: 'yes' }, { v: '0' }) });
   await inf.start();
   await core.createNamespacedConfigMap({ namespace: ns, body: configmap('after', { informed: 'yes' }, { v: '0' }) });
   await core.patchNamespacedConfigMap({ name: 'after', namespace: ns, body: { data: { v: '1' } } }, mergePatch);
   await core.deleteNamespacedConfigMap({ name: 'before', namespace: ns });
-  await until('the informer sees four changes', () => seen.length >= 4);
+  await core.createNamespacedConfigMap({ namespace: ns, body: configmap('end', { informed: 'yes' }) });
+  const events = await got.finished;
   await inf.stop();
-  check(same(seen, ['add before', 'add after', 'update after 1', 'delete before']), 'informer events: ' + JSON.stringify(seen));
-  check(same(inf.list(ns).map((o) => o.metadata.name), ['after']), 'informer cache: ' + JSON.stringify(inf.list(ns).map((o) => o.metadata.name)));
+  const want = ['add before', 'add after', 'update after 1', 'delete before', 'add end'];
+  check(same(events, want), 'informer events: ' + JSON.stringify(events) + ', want ' + JSON.stringify(want));
+  const cached = inf.list(ns).map((o) => o.metadata.name).sort();
+  check(same(cached, ['after', 'end']), 'informer cache: ' + JSON.stringify(cached));
+  await core.deleteCollectionNamespacedConfigMap({ namespace: ns, labelSelector: 'informed' });
+  return JSON.stringify(events);
 }
 
 async function customObjects(kc) {
@@ -113,10 +143,15 @@ async function customObjects(kc) {
       versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} },
         schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } }] },
   } });
-  await until('the CRD is Established', async () => {
-    const crd = await ext.readCustomResourceDefinition({ name });
-    return (crd.status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True');
-  });
+  // Until Established, with a watch without resourceVersion: it starts with the CRD as it is (a
+  // synthetic ADDED), then its changes; the collector's deadline bounds it.
+  const established = (crd) => (crd.status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True');
+  const est = collector('the CRD is Established', (evs) => evs.some(([, crd]) => established(crd)));
+  const req = await new k8s.Watch(kc).watch('/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+    { fieldSelector: 'metadata.name=' + name, timeoutSeconds: 10 }, (type, obj) => est.push([type, obj]), (err) => est.fail(err));
+  const events = (await est.finished).map(([type, obj]) => [type, obj.metadata.name]);
+  req.abort();
+  check(same(events[0], ['ADDED', name]), 'a watch without resourceVersion starts with ADDED: ' + JSON.stringify(events));
   const co = kc.makeApiClient(k8s.CustomObjectsApi);
   const at = { group: GROUP, version: 'v1', namespace: ns, plural: PLURAL };
   await co.createNamespacedCustomObject({ ...at, body: { apiVersion: GROUP + '/v1', kind: 'Doohickey', metadata: { name: 'h1' }, spec: { size: 1 } } });
@@ -125,6 +160,7 @@ async function customObjects(kc) {
   check(same(got.status, { phase: 'Ready' }) && same(got.spec, { size: 1 }), 'custom object status: ' + JSON.stringify(got));
   const replaced = await co.replaceNamespacedCustomObject({ ...at, name: 'h1', body: { ...got, spec: { size: 2 }, status: { phase: 'Lost' } } });
   check(same(replaced.status, { phase: 'Ready' }) && same(replaced.spec, { size: 2 }), 'replace ignores status: ' + JSON.stringify(replaced));
+  return 'Established after watch events ' + JSON.stringify(events);
 }
 
 async function deleteCollection(core) {
@@ -136,10 +172,9 @@ async function deleteCollection(core) {
 const kc = new k8s.KubeConfig();
 kc.loadFromDefault();
 const core = kc.makeApiClient(k8s.CoreV1Api);
-await crud(core);
-await selectorsAndPages(core);
-await watchFromList(core, kc);
-await informer(core, kc);
-await customObjects(kc);
-await deleteCollection(core);
-console.log('ok');
+for (const [name, step] of [['crud', () => crud(core)], ['selectorsAndPages', () => selectorsAndPages(core)],
+  ['watchFromList', () => watchFromList(core, kc)], ['informer', () => informer(core, kc)],
+  ['customObjects', () => customObjects(kc)], ['deleteCollection', () => deleteCollection(core)]]) {
+  const detail = await step();
+  console.log(name + ': ok' + (detail ? ': ' + detail : ''));
+}
