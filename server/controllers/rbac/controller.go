@@ -95,10 +95,16 @@ func (c *Controller) bootstrap(ctx context.Context) {
 	}
 }
 
+// bootstrapObject is a ClusterRole or ClusterRoleBinding of the bootstrap policy.
+type bootstrapObject interface {
+	runtime.Object
+	metav1.Object
+}
+
 // ensure creates want, or updates the stored object as reconcile changes it.
-func (c *Controller) ensure(ctx context.Context, r *resource.Resource, want metav1.Object, reconcile func(stored []byte) (runtime.Object, bool, error)) {
+func (c *Controller) ensure(ctx context.Context, r *resource.Resource, want bootstrapObject, reconcile func(stored []byte) (runtime.Object, bool, error)) {
 	ref := registry.Ref{Resource: r, Name: want.GetName()}
-	if err := c.createOrReconcile(ctx, ref, want.(runtime.Object), reconcile); err != nil && ctx.Err() == nil {
+	if err := c.createOrReconcile(ctx, ref, want, reconcile); err != nil && ctx.Err() == nil {
 		c.deps.Log.Error("rbac bootstrap", "kind", r.Kind, "name", ref.Name, "err", err)
 	}
 }
