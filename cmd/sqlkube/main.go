@@ -7,6 +7,7 @@
 //	sqlkube version   print the version
 //	sqlkube kubeconfig  mint a client-certificate kubeconfig (see sqlkube kubeconfig --help)
 //	sqlkube bench     load-test a Kubernetes API server (see sqlkube bench --help)
+//	sqlkube snapshot  save, restore and check snapshots (see sqlkube snapshot --help)
 package main
 
 import (
@@ -34,6 +35,7 @@ type subcommand func(ctx context.Context, args, env []string, stdout, stderr io.
 var subcommands = map[string]subcommand{
 	"version":    runVersion,
 	"kubeconfig": runKubeconfig,
+	"snapshot":   runSnapshot,
 	"bench": func(ctx context.Context, args, _ []string, stdout, stderr io.Writer) int {
 		return bench.Main(ctx, args, stdout, stderr)
 	},
