@@ -8,7 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"text/tabwriter"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -130,10 +130,10 @@ func printSnapshotStatus(file, format string, stdout io.Writer) error {
 	case "json":
 		return json.NewEncoder(stdout).Encode(status)
 	case "table":
-		tw := tabwriter.NewWriter(stdout, 0, 8, 1, ' ', tabwriter.Debug)
-		fmt.Fprintln(tw, "HASH\tREVISION\tTOTAL KEYS\tTOTAL SIZE\tVERSION")
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\n", status.Hash, status.Revision, status.TotalKey, humanBytes(status.TotalSize), status.FormatVersion)
-		return tw.Flush()
+		_, err = io.WriteString(stdout, boxTable(
+			[]string{"HASH", "REVISION", "TOTAL KEYS", "TOTAL SIZE", "VERSION"},
+			[]string{status.Hash, fmt.Sprint(status.Revision), fmt.Sprint(status.TotalKey), humanBytes(status.TotalSize), fmt.Sprint(status.FormatVersion)}))
+		return err
 	}
 	_, err = fmt.Fprintf(stdout, "%s, %d, %d, %s, %d\n", status.Hash, status.Revision, status.TotalKey, humanBytes(status.TotalSize), status.FormatVersion)
 	return err
@@ -156,4 +156,17 @@ func humanBytes(n int64) string {
 // warnLogger logs the store's warnings to standard error.
 func warnLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// boxTable draws a header and one row in a box, as etcdutl's table output does.
+func boxTable(header, row []string) string {
+	var border, head, body strings.Builder
+	for i := range header {
+		width := max(len(header[i]), len(row[i]))
+		border.WriteString("+" + strings.Repeat("-", width+2))
+		fmt.Fprintf(&head, "| %-*s ", width, header[i])
+		fmt.Fprintf(&body, "| %-*s ", width, row[i])
+	}
+	line := border.String() + "+\n"
+	return line + head.String() + "|\n" + line + body.String() + "|\n" + line
 }
