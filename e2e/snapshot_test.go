@@ -96,7 +96,8 @@ func populateForSnapshot(t *testing.T, s *sqlkubeServer, name string) {
 // returns the snapshot's revision from `sqlkube snapshot status`.
 func saveWhileWriting(t *testing.T, s *sqlkubeServer, file string) int64 {
 	t.Helper()
-	createNamespace(t, s.clientset(), "busy-"+filepath.Base(file[:len(file)-len(".snapshot")]))
+	namespace := "busy-" + strings.TrimSuffix(filepath.Base(file), ".snapshot")
+	createNamespace(t, s.clientset(), namespace)
 	var written atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -110,7 +111,7 @@ func saveWhileWriting(t *testing.T, s *sqlkubeServer, file string) int64 {
 			default:
 			}
 			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("during-", i)}}
-			if _, err := s.clientset().CoreV1().ConfigMaps("busy-"+filepath.Base(file[:len(file)-len(".snapshot")])).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			if _, err := s.clientset().CoreV1().ConfigMaps(namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 				t.Errorf("write during the snapshot: %v", err)
 				return
 			}
