@@ -66,10 +66,11 @@ func runSnapshot(ctx context.Context, args, env []string, stdout, stderr io.Writ
 	if err == nil && fs.NArg() != 1 {
 		err = errors.New("expected one snapshot FILE argument")
 	}
-	if err == nil {
-		err = run(fs.Arg(0))
-	}
 	if err != nil {
+		fmt.Fprintf(stderr, "sqlkube snapshot %s: %v\n", args[0], err)
+		return 2
+	}
+	if err := run(fs.Arg(0)); err != nil {
 		fmt.Fprintf(stderr, "sqlkube snapshot %s: %v\n", args[0], err)
 		return 1
 	}
@@ -105,8 +106,10 @@ func checkSQLiteExists(dsn string) error {
 	if err != nil {
 		return err
 	}
-	_, err = os.Stat(path)
-	return err
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("no SQLite database to save at %s: %w", path, err)
+	}
+	return nil
 }
 
 func restoreSnapshot(ctx context.Context, dsn, file string, stdout io.Writer) error {
