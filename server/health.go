@@ -15,10 +15,10 @@ import (
 func (s *Server) routeHealth(m *mux.Router) {
 	mx := gorillaHealthMux{m}
 	alive := []healthz.HealthChecker{healthz.PingHealthz, healthz.LogHealthz, s.databaseCheck()}
-	ready := append(alive[:len(alive):len(alive)], s.startupChecks()...)
+	started := append(alive[:len(alive):len(alive)], s.postStartChecks()...)
 	healthz.InstallLivezHandler(mx, alive...)
-	healthz.InstallHandler(mx, ready...)
-	healthz.InstallReadyzHandler(mx, append(ready, healthz.NamedCheck("shutdown", s.shutdownCheck))...)
+	healthz.InstallHandler(mx, started...)
+	healthz.InstallReadyzHandler(mx, append(started, s.informerSyncCheck(), healthz.NamedCheck("shutdown", s.shutdownCheck))...)
 }
 
 // databaseCheck fails while the database does not answer, so that a load balancer stops sending
@@ -27,29 +27,27 @@ func (s *Server) databaseCheck() healthz.HealthChecker {
 	return healthz.NamedCheck("database", func(r *http.Request) error { return s.store.Ready(r.Context()) })
 }
 
-// startupChecks fail until what the server starts with is in place: the RBAC authorizer and
-// priority and fairness have read their objects, and the bootstrap RBAC policy and flow-control
-// configuration are written.
-func (s *Server) startupChecks() []healthz.HealthChecker {
-	var synced []func() bool
+// postStartChecks fail until what the server writes at start is written: the bootstrap RBAC
+// policy and flow-control configuration.
+func (s *Server) postStartChecks() []healthz.HealthChecker {
 	var checks []healthz.HealthChecker
 	if s.opts.Security != nil {
-		synced = append(synced, s.rbacController.Synced)
 		checks = append(checks, doneCheck("poststarthook/rbac/bootstrap-roles", s.rbacController.Bootstrapped))
 	}
-	if s.flowControl != nil {
-		synced = append(synced, s.flowControlSynced)
-		checks = append(checks, doneCheck("poststarthook/apiserver/bootstrap-system-flowcontrol-configuration", s.flowControlBootstrap.Done))
+	if s.limits.PriorityAndFairness { // started after the routes are made: look it up when asked
+		checks = append(checks, doneCheck("poststarthook/apiserver/bootstrap-system-flowcontrol-configuration",
+			func() bool { return s.flowControlBootstrap.Done() }))
 	}
-	informersSynced := func() bool {
-		for _, ok := range synced {
-			if !ok() {
-				return false
-			}
-		}
-		return true
-	}
-	return append([]healthz.HealthChecker{doneCheck("informer-sync", informersSynced)}, checks...)
+	return checks
+}
+
+// informerSyncCheck fails until the RBAC authorizer and priority and fairness have read their
+// objects: until then they may refuse or misclassify requests.
+func (s *Server) informerSyncCheck() healthz.HealthChecker {
+	return doneCheck("informer-sync", func() bool {
+		rbacSynced := s.opts.Security == nil || s.rbacController.Synced()
+		return rbacSynced && (s.flowControl == nil || s.flowControlSynced())
+	})
 }
 
 // doneCheck is the check name, failing until done.

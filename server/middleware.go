@@ -2,7 +2,7 @@ package server
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -86,6 +86,11 @@ func withLoggedUser(next http.Handler) http.Handler {
 	})
 }
 
+// errPanicked is the answer to a request whose handler panicked. It says no more, as
+// kube-apiserver: the panic's value and stack (which the request timeout filter adds) are for the
+// log, not for the client.
+var errPanicked = errors.New("this request caused sqlkube to panic; look in the logs for details")
+
 // withRecovery turns a panic into a logged 500 Status instead of a dropped connection. A handler
 // that already started streaming aborts with http.ErrAbortHandler, which is passed through so
 // the client sees a broken response rather than a truncated but well-formed one.
@@ -99,8 +104,9 @@ func (s *Server) withRecovery(next http.Handler) http.Handler {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v)
-			s.writeError(w, r, fmt.Errorf("panic: %v", v))
+			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v,
+				"auditID", audit.GetAuditIDTruncated(r.Context()))
+			s.writeError(w, r, errPanicked)
 		}()
 		next.ServeHTTP(w, r)
 	})
