@@ -151,6 +151,10 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	if s.rbacController, err = s.startControllers(ctx, deps, namespaces); err != nil {
 		return nil, err
 	}
+	guard, err := s.authFilters()
+	if err != nil {
+		return nil, err
+	}
 	routes := s.routes()
 	if s.limits.PriorityAndFairness {
 		if err := s.startPriorityAndFairness(ctx, deps, routes); err != nil {
@@ -158,10 +162,6 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 		}
 	} else {
 		genericfilters.StartMaxInFlightWatermarkMaintenance(ctx.Done())
-	}
-	guard, err := s.authFilters()
-	if err != nil {
-		return nil, err
 	}
 	s.handler = s.withRecovery(guard(routes))
 	return s, nil
