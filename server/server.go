@@ -31,6 +31,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/controllers/gc"
 	"github.com/sqlkube/sqlkube/server/controllers/namespace"
 	"github.com/sqlkube/sqlkube/server/discovery"
+	"github.com/sqlkube/sqlkube/server/metrics"
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
@@ -163,7 +164,8 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	} else {
 		genericfilters.StartMaxInFlightWatermarkMaintenance(ctx.Done())
 	}
-	s.handler = s.withRecovery(guard(routes))
+	s.startMetrics(ctx)
+	s.handler = s.withRecovery(guard(withRequestMetrics(routes)))
 	return s, nil
 }
 
@@ -213,6 +215,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 func (s *Server) routes() http.Handler {
 	m := mux.NewRouter()
 	s.routeHealth(m)
+	m.Handle("/metrics", metrics.Handler())
 	if s.opts.Profiling {
 		routeProfiling(m)
 	}

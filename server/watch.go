@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/sqlkube/sqlkube/server/metrics"
 	"io"
+	endpointsmetrics "k8s.io/apiserver/pkg/endpoints/metrics"
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
+	compbasemetrics "k8s.io/component-base/metrics"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -60,6 +63,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request
 	ctx, cancel := context.WithTimeout(r.Context(), watchTimeout(opts, s.limits.MinRequestTimeout))
 	defer cancel()
 	defer ws.watch.Close()
+	defer metrics.WatcherOpened(req.res.Group, req.res.Kind)()
 	if err := ws.watch.Start(ctx, ws.send); err != nil {
 		ws.sendError(err)
 		return
@@ -109,6 +113,10 @@ type watchStream struct {
 	// idle fires shortly before the write deadline expires, so that a stream with nothing to send
 	// clears it: over HTTP/2 an expired deadline resets the stream even with no write pending.
 	idle *time.Timer
+	// events and eventSizes are kube-apiserver's apiserver_watch_events_total and
+	// apiserver_watch_events_sizes of the watched type, looked up once per watch.
+	events     compbasemetrics.CounterMetric
+	eventSizes compbasemetrics.ObserverMetric
 }
 
 // newWatchStream reads a watch request: the same options, selectors and negotiation as a list.
@@ -137,6 +145,9 @@ func (s *Server) newWatchStream(w http.ResponseWriter, r *http.Request, req *req
 	}
 	ws := &watchStream{s: s, w: w, rc: http.NewResponseController(w), req: req, watch: watch, encode: encode,
 		bookmarks: opts.AllowWatchBookmarks, gzip: isWatchList(opts) && acceptsGzip(r)}
+	labels := []string{req.res.Group, req.res.Version, req.res.Name}
+	ws.events = endpointsmetrics.WatchEvents.WithContext(r.Context()).WithLabelValues(labels...)
+	ws.eventSizes = endpointsmetrics.WatchEventsSizes.WithContext(r.Context()).WithLabelValues(labels...)
 	return ws, opts, nil
 }
 
@@ -257,6 +268,8 @@ func (ws *watchStream) sendObject(eventType watch.EventType, value []byte) error
 	if err != nil {
 		return err
 	}
+	ws.events.Inc()
+	ws.eventSizes.Observe(float64(len(object)))
 	return ws.write(eventType, object)
 }
 

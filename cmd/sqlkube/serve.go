@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/metrics"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -106,6 +107,7 @@ func storeOptions(cfg config, log *slog.Logger) sqlstore.Options {
 		RetentionMinRevisions: cfg.RetentionMinRevisions,
 		CompactionInterval:    cfg.CompactionInterval,
 		Mark:                  server.StoreMark,
+		Observer:              metrics.Observer{},
 	}
 }
 
