@@ -50,7 +50,8 @@ type Security struct {
 // authFilters are kube-apiserver's filter chain around the API: request info, then authentication
 // (401 for credentials no authenticator accepts), then impersonation (the Impersonate-* headers,
 // each asked of the authorizer for the real user, as kube 1.37 does with constrained
-// impersonation on), then authorization (403 with kube's message).
+// impersonation on), then authorization (403 with kube's message). Auditing sits between
+// authentication and impersonation, as in kube-apiserver.
 // Without Security every request is an unsecured admin (--plain-http).
 // It sets up the server's authorizer and TokenRequest first, so that it runs before routes.
 func (s *Server) authFilters() (func(http.Handler) http.Handler, error) {
@@ -75,7 +76,8 @@ func (s *Server) authFilters() (func(http.Handler) http.Handler, error) {
 	return func(next http.Handler) http.Handler {
 		h := genericfilters.WithAuthorization(next, authz, statusCodecs)
 		h = impersonation.WithConstrainedImpersonation(h, authz, statusCodecs)
-		h = genericfilters.WithAuthentication(h, authn, genericfilters.Unauthorized(statusCodecs), audiences, nil)
+		h = s.opts.Audit.withAudit(h)
+		h = genericfilters.WithAuthentication(h, authn, s.opts.Audit.unauthorized(), audiences, nil)
 		return genericfilters.WithRequestInfo(h, requestInfoResolver)
 	}, nil
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericfilters "k8s.io/apiserver/pkg/endpoints/filters"
 
 	"github.com/gorilla/mux"
 
@@ -60,6 +61,8 @@ type Options struct {
 	// RevisionWait bounds how long a read asking for a revision newer than the store's current
 	// one waits for it before answering 504; 0 picks kube-apiserver's 3 s.
 	RevisionWait time.Duration
+	// Audit records requests in an audit log (--audit-policy-file and its backends).
+	Audit Audit
 }
 
 // Server is the HTTP API.
@@ -132,7 +135,8 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.handler = s.withRecovery(s.withLogging(guard(s.routes())))
+	// Outermost, as in kube-apiserver: every answer carries an Audit-Id header, audited or not.
+	s.handler = genericfilters.WithAuditInit(s.withRecovery(s.withLogging(guard(s.routes()))))
 	return s, nil
 }
 

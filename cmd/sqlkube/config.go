@@ -25,6 +25,7 @@ type config struct {
 	CompactionInterval    time.Duration
 	WatchBookmarkInterval time.Duration
 	Security              securityConfig
+	Audit                 auditConfig
 }
 
 // serveFlags declares the server's flags on a new FlagSet, bound to cfg.
@@ -47,6 +48,7 @@ func serveFlags(cfg *config) *pflag.FlagSet {
 	fs.DurationVar(&cfg.WatchBookmarkInterval, "watch-bookmark-interval", time.Minute,
 		"how often a watch that allows bookmarks receives one")
 	addSecurityFlags(fs, &cfg.Security)
+	addAuditFlags(fs, &cfg.Audit)
 	return fs
 }
 
