@@ -3,11 +3,17 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -277,4 +283,84 @@ func rawOf(obj *runtime.Unknown) string {
 		return "none"
 	}
 	return string(obj.Raw)
+}
+
+// auditWebhook is a real HTTPS server, with its own test CA, receiving audit events as
+// kube-apiserver's webhook backend sends them.
+type auditWebhook struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	events auditEvents
+	errs   []string
+}
+
+func startAuditWebhook(t *testing.T) *auditWebhook {
+	t.Helper()
+	h := &auditWebhook{events: auditEvents{}}
+	h.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		var list auditv1.EventList
+		err := json.NewDecoder(r.Body).Decode(&list)
+		if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" || err != nil ||
+			list.Kind != "EventList" || list.APIVersion != "audit.k8s.io/v1" {
+			h.errs = append(h.errs, fmt.Sprintf("%s %s: %v, kind %q, apiVersion %q", r.Method, r.Header.Get("Content-Type"), err, list.Kind, list.APIVersion))
+		}
+		for _, ev := range list.Items {
+			h.events[string(ev.AuditID)] = append(h.events[string(ev.AuditID)], ev)
+		}
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+// kubeconfig is the --audit-webhook-config-file pointing at the webhook and trusting its CA.
+func (h *auditWebhook) kubeconfig(t *testing.T) string {
+	t.Helper()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: h.srv.Certificate().Raw})
+	return writeTestFile(t, "webhook.kubeconfig", fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: audit
+  cluster:
+    server: %s/audit
+    certificate-authority-data: %s
+users:
+- name: sqlkube
+contexts:
+- name: audit
+  context: {cluster: audit, user: sqlkube}
+current-context: audit
+`, h.srv.URL, base64.StdEncoding.EncodeToString(ca)))
+}
+
+// TestAuditWebhook: events reach an HTTPS webhook in batches (audit.k8s.io/v1 EventList), each
+// request's stages complete.
+func TestAuditWebhook(t *testing.T) {
+	policy := writeTestFile(t, "policy.yaml", auditPolicy)
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		hook := startAuditWebhook(t)
+		s := startServer(t, dsn, "--audit-policy-file", policy, "--audit-webhook-config-file", hook.kubeconfig(t),
+			"--audit-webhook-batch-max-wait", "100ms")
+		r := s.do(t, "POST", "/api/v1/namespaces", []byte(`{"metadata":{"name":"hooked"}}`), "Content-Type", "application/json")
+		if r.code != 201 {
+			t.Fatalf("create namespace: %d %s", r.code, r.body)
+		}
+		want := auditedRequest{name: "create namespace", auditID: r.auditID(t), level: auditv1.LevelMetadata, verb: "create", user: "system:admin", code: 201,
+			objectRef: &auditv1.ObjectReference{Resource: "namespaces", Name: "hooked", APIVersion: "v1"},
+			stages:    []auditv1.Stage{auditv1.StageRequestReceived, auditv1.StageResponseComplete}}
+		var events []auditv1.Event
+		eventually(t, 10*time.Second, "the request's events at the webhook", func() (bool, error) {
+			hook.mu.Lock()
+			defer hook.mu.Unlock()
+			events = slices.Clone(hook.events[want.auditID])
+			return len(events) >= len(want.stages), nil
+		})
+		want.check(t, events)
+		hook.mu.Lock()
+		defer hook.mu.Unlock()
+		if len(hook.errs) > 0 {
+			t.Errorf("the webhook received malformed batches: %v", hook.errs)
+		}
+	})
 }
