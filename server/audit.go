@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,28 +54,20 @@ func auditLevel(ctx context.Context) auditinternal.Level {
 
 // auditRequestObject records the object a request sent, as kube-apiserver's handlers do: it
 // names the object in the event (name, uid, resourceVersion) at every level, and is the event's
-// requestObject from level Request on. Below that only its metadata is handed over, since the
-// library encodes whatever it gets and then drops it.
+// requestObject from level Request on.
 func auditRequestObject(ctx context.Context, obj *unstructured.Unstructured) {
 	level := auditLevel(ctx)
-	if level.Less(auditinternal.LevelMetadata) {
-		return
-	}
-	if level.Less(auditinternal.LevelRequest) {
-		named := &unstructured.Unstructured{}
-		named.SetGroupVersionKind(obj.GroupVersionKind())
-		named.SetNamespace(obj.GetNamespace())
-		named.SetName(obj.GetName())
-		named.SetUID(obj.GetUID())
-		named.SetResourceVersion(obj.GetResourceVersion())
-		obj = named
-	}
 	info, _ := genericrequest.RequestInfoFrom(ctx)
-	if info == nil {
+	if level.Less(auditinternal.LevelMetadata) || info == nil {
 		return
+	}
+	var encoding runtime.NegotiatedSerializer = statusCodecs
+	if level.Less(auditinternal.LevelRequest) {
+		// The library encodes the object, then drops it below Request.
+		encoding = discardEncoding{}
 	}
 	gvr := schema.GroupVersionResource{Group: info.APIGroup, Version: info.APIVersion, Resource: info.Resource}
-	audit.LogRequestObject(ctx, obj, gvr.GroupVersion(), gvr, info.Subresource, statusCodecs)
+	audit.LogRequestObject(ctx, obj, gvr.GroupVersion(), gvr, info.Subresource, encoding)
 }
 
 // auditRequestBody records a JSON request body as auditRequestObject does, for the handlers that
@@ -122,3 +115,25 @@ func auditResponseCopy(ctx context.Context) *bytes.Buffer {
 	}
 	return &bytes.Buffer{}
 }
+
+// discardEncoding encodes every object as nothing, for encodings nobody reads.
+type discardEncoding struct{}
+
+func (discardEncoding) SupportedMediaTypes() []runtime.SerializerInfo {
+	return []runtime.SerializerInfo{{MediaType: runtime.ContentTypeJSON, Serializer: discardEncoder{}}}
+}
+
+func (discardEncoding) EncoderForVersion(e runtime.Encoder, _ runtime.GroupVersioner) runtime.Encoder {
+	return e
+}
+
+func (discardEncoding) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVersioner) runtime.Decoder {
+	return d
+}
+
+// discardEncoder writes nothing; it is never asked to decode.
+type discardEncoder struct{ runtime.Decoder }
+
+func (discardEncoder) Encode(runtime.Object, io.Writer) error { return nil }
+
+func (discardEncoder) Identifier() runtime.Identifier { return "discard" }
