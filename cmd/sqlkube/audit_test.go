@@ -2,13 +2,18 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"gopkg.in/natefinch/lumberjack.v2"
+	"k8s.io/apimachinery/pkg/types"
+	auditinternal "k8s.io/apiserver/pkg/apis/audit"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 )
 
 // kubeAuditDefaults are kube-apiserver's defaults for the audit flags sqlkube has.
@@ -18,6 +23,7 @@ var kubeAuditDefaults = auditConfig{
 	LogMaxSize:            100,
 	LogFormat:             "json",
 	LogMode:               "blocking",
+	LogBatchMaxSize:       1,
 	WebhookInitialBackoff: 10 * time.Second,
 	WebhookMode:           "batch",
 	WebhookBatchMaxSize:   400,
@@ -97,5 +103,41 @@ func TestAuditLogWriter(t *testing.T) {
 		t.Errorf("--audit-log-maxsize 0: %#v, %v; want the plain file", w, err)
 	} else {
 		f.Close()
+	}
+}
+
+// TestAuditLogBatches: in batch mode every event reaches the log, in order, by Shutdown.
+func TestAuditLogBatches(t *testing.T) {
+	dir := t.TempDir()
+	policy, path := filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "audit.log")
+	if err := os.WriteFile(policy, []byte(metadataPolicy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := parseAudit(t, "--audit-policy-file", policy, "--audit-log-path", path, "--audit-log-mode", "batch",
+		"--audit-log-batch-max-size", "2", "--audit-log-batch-max-wait", "10ms").audit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := runAuditBackend(a.Backend)
+	for _, id := range []string{"a", "b", "c"} {
+		if !a.Backend.ProcessEvents(&auditinternal.Event{AuditID: types.UID(id), Stage: auditinternal.StageResponseComplete}) {
+			t.Fatalf("event %s refused", id)
+		}
+	}
+	stop()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var ev auditv1.Event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		ids = append(ids, string(ev.AuditID))
+	}
+	if !slices.Equal(ids, []string{"a", "b", "c"}) {
+		t.Errorf("logged %v, want a, b, c", ids)
 	}
 }
