@@ -98,6 +98,20 @@ func TestAuditLogWriter(t *testing.T) {
 	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
 		t.Errorf("log file: %v, %v; want mode 0600", info, err)
 	}
+	w, err = parseAudit(t, "--audit-log-path", path, "--audit-log-maxsize", "1").logWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := []byte(strings.Repeat("x", 1023) + "\n")
+	for range 1100 { // 1.1 MB: past --audit-log-maxsize 1
+		if _, err := w.Write(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.(*lumberjack.Logger).Close()
+	if files, _ := os.ReadDir(filepath.Dir(path)); len(files) != 2 {
+		t.Errorf("after 1.1 MB at --audit-log-maxsize 1: %d files, want the log and one rotated file", len(files))
+	}
 	w, err = parseAudit(t, "--audit-log-path", path, "--audit-log-maxsize", "0").logWriter()
 	if f, ok := w.(*os.File); !ok || err != nil {
 		t.Errorf("--audit-log-maxsize 0: %#v, %v; want the plain file", w, err)
