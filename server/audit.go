@@ -25,22 +25,16 @@ type Audit struct {
 }
 
 // withAudit records every authenticated request's events (stages RequestReceived, ResponseStarted
-// for watches, ResponseComplete or Panic), as kube-apiserver's WithAudit does in its place inside
+// for long-running requests (watches), ResponseComplete or Panic), as kube-apiserver's WithAudit does in its place inside
 // authentication and outside impersonation, so that an event names both the user and the user
 // impersonated.
 func (a Audit) withAudit(next http.Handler) http.Handler {
-	return genericfilters.WithAudit(next, a.Backend, a.Policy, isLongRunning)
+	return genericfilters.WithAudit(next, a.Backend, a.Policy, longRunning)
 }
 
 // unauthorized is kube-apiserver's 401 answer, recorded as an event when the policy asks.
 func (a Audit) unauthorized() http.Handler {
 	return genericfilters.WithFailedAuthenticationAudit(genericfilters.Unauthorized(statusCodecs), a.Backend, a.Policy)
-}
-
-// isLongRunning reports the requests whose answer is a stream: watches, the only ones sqlkube
-// serves. Their events have a ResponseStarted stage.
-func isLongRunning(_ *http.Request, info *genericrequest.RequestInfo) bool {
-	return info != nil && info.Verb == "watch"
 }
 
 // auditLevel is the level the policy gave the request: "" without one (when auditing is off).

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -32,10 +34,6 @@ const (
 	// bookmarkBeforeTimeout: the cacher also sends one this long before a watch's deadline, so
 	// that the client resumes from a recent revision.
 	bookmarkBeforeTimeout = 2 * time.Second
-	// minRequestTimeout is kube-apiserver's --min-request-timeout default. A watch without
-	// timeoutSeconds lasts a random time between it and twice it, so that clients spread their
-	// reconnections.
-	minRequestTimeout = 30 * time.Minute
 )
 
 // watchWriteTimeout bounds each write to a watch client. A client that stops reading is
@@ -59,7 +57,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request
 	// the last event's, which may have passed, nor none, which would let a client that stopped
 	// reading hold the handler.
 	defer ws.setWriteDeadline()
-	ctx, cancel := context.WithTimeout(r.Context(), watchTimeout(opts))
+	ctx, cancel := context.WithTimeout(r.Context(), watchTimeout(opts, s.limits.MinRequestTimeout))
 	defer cancel()
 	defer ws.watch.Close()
 	if err := ws.watch.Start(ctx, ws.send); err != nil {
@@ -72,15 +70,21 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request
 	// As in kube-apiserver, the header goes out once the watch has its starting point: a client
 	// that has it sees every later write.
 	ws.begin()
+	// Priority and fairness counts a watch against its concurrency only until here.
+	utilflowcontrol.WatchInitialized(r.Context())
 	if err := ws.follow(ctx); err != nil {
 		ws.sendError(err)
 	}
 }
 
-// watchTimeout is timeoutSeconds, or kube-apiserver's randomized default.
-func watchTimeout(opts *internalversion.ListOptions) time.Duration {
+// watchTimeout is timeoutSeconds, or as kube-apiserver a random time between minRequestTimeout
+// and twice it, so that clients spread their reconnections.
+func watchTimeout(opts *internalversion.ListOptions, minRequestTimeout time.Duration) time.Duration {
 	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds != 0 {
 		return time.Duration(*opts.TimeoutSeconds) * time.Second
+	}
+	if minRequestTimeout <= 0 {
+		return math.MaxInt64 // no timeout, as kube-apiserver with --min-request-timeout=0
 	}
 	return time.Duration(float64(minRequestTimeout) * (rand.Float64() + 1))
 }

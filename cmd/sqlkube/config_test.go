@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/sqlkube/sqlkube/server"
 )
 
 func TestParseServeDefaults(t *testing.T) {
@@ -32,6 +34,12 @@ func TestParseServeDefaults(t *testing.T) {
 			SAIssuer:           "https://kubernetes.default.svc.cluster.local",
 			SASigningKeyFile:   "sqlkube-pki/sa.key",
 		},
+		Operations: operationsConfig{
+			Limits: server.Limits{MaxRequestsInFlight: 400, MaxMutatingRequestsInFlight: 200, PriorityAndFairness: true,
+				RequestTimeout: time.Minute, MinRequestTimeout: 30 * time.Minute},
+			RequestLogLevel: slog.LevelDebug,
+			Profiling:       true,
+		},
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Fatalf("defaults (-want +got):\n%s", diff)
@@ -50,6 +58,10 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 		"SQLKUBE_WATCH_BOOKMARK_INTERVAL=5s",
 		"SQLKUBE_CERT_DIR=/pki",
 		"SQLKUBE_AUTHORIZATION_MODE=RBAC,AlwaysDeny",
+		"SQLKUBE_MAX_REQUESTS_INFLIGHT=10",
+		"SQLKUBE_ENABLE_PRIORITY_AND_FAIRNESS=false",
+		"SQLKUBE_MIN_REQUEST_TIMEOUT=60",
+		"SQLKUBE_REQUEST_LOG_LEVEL=info",
 		"UNRELATED=x",
 	}
 	cfg, err := parseServe([]string{"--listen", "127.0.0.1:9001", "--log-level=warn"}, env, &bytes.Buffer{})
@@ -74,6 +86,12 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 			AuthorizationModes: []string{"RBAC", "AlwaysDeny"},
 			SAIssuer:           "https://kubernetes.default.svc.cluster.local",
 			SASigningKeyFile:   "/pki/sa.key",
+		},
+		Operations: operationsConfig{
+			Limits: server.Limits{MaxRequestsInFlight: 10, MaxMutatingRequestsInFlight: 200,
+				RequestTimeout: time.Minute, MinRequestTimeout: time.Minute},
+			RequestLogLevel: slog.LevelInfo,
+			Profiling:       true,
 		},
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
