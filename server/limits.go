@@ -64,7 +64,8 @@ var longRunning = genericfilters.BasicLongRunningRequestCheck(
 // handler's context ends with it, which rolls back its transaction.
 func (s *Server) withTimeouts(next http.Handler) http.Handler {
 	h := genericfilters.WithTimeoutForNonLongRunningRequests(next, longRunning)
-	return genericapifilters.WithRequestDeadline(h, nil, nil, longRunning, statusCodecs, s.limits.RequestTimeout)
+	audit := s.opts.Audit // a request refused for a bad ?timeout= is audited, as in kube-apiserver
+	return genericapifilters.WithRequestDeadline(h, audit.Backend, audit.Policy, longRunning, statusCodecs, s.limits.RequestTimeout)
 }
 
 // withOverloadProtection bounds the requests served at once: by priority and fairness, or by

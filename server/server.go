@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 
@@ -65,6 +66,8 @@ type Options struct {
 	// RevisionWait bounds how long a read asking for a revision newer than the store's current
 	// one waits for it before answering 504; 0 picks kube-apiserver's 3 s.
 	RevisionWait time.Duration
+	// Audit records requests in an audit log (--audit-policy-file and its backends).
+	Audit Audit
 	// Limits protect the server against overload; nil applies kube-apiserver's defaults.
 	Limits *Limits
 	// RequestLogLevel is the level of the line logged for each request answered below 500
@@ -165,7 +168,8 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 		genericfilters.StartMaxInFlightWatermarkMaintenance(ctx.Done())
 	}
 	s.startMetrics(ctx)
-	s.handler = s.withRecovery(guard(withRequestMetrics(routes)))
+	// Outermost, as in kube-apiserver: every answer carries an Audit-Id header, audited or not.
+	s.handler = genericapifilters.WithAuditInit(s.withRecovery(guard(withRequestMetrics(routes))))
 	return s, nil
 }
 

@@ -26,6 +26,7 @@ type config struct {
 	CompactionInterval    time.Duration
 	WatchBookmarkInterval time.Duration
 	Security              securityConfig
+	Audit                 auditConfig
 	Operations            operationsConfig
 	// Version asks for the version instead of serving.
 	Version bool
@@ -51,6 +52,7 @@ func serveFlags(cfg *config) *pflag.FlagSet {
 	fs.DurationVar(&cfg.WatchBookmarkInterval, "watch-bookmark-interval", time.Minute,
 		"how often a watch that allows bookmarks receives one")
 	addSecurityFlags(fs, &cfg.Security)
+	addAuditFlags(fs, &cfg.Audit)
 	addOperationsFlags(fs, &cfg.Operations)
 	fs.BoolVar(&cfg.Version, "version", false, "print the version and exit")
 	return fs

@@ -24,6 +24,7 @@ func TestParseServeDefaults(t *testing.T) {
 		Retention:             5 * time.Minute,
 		RetentionMinRevisions: 1000,
 		WatchBookmarkInterval: time.Minute,
+		Audit:                 kubeAuditDefaults,
 		Security: securityConfig{
 			CertDir:            "sqlkube-pki",
 			AdminKubeconfig:    "sqlkube.kubeconfig",
@@ -76,6 +77,7 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 		RetentionMinRevisions: 50,
 		CompactionInterval:    30 * time.Second,
 		WatchBookmarkInterval: 5 * time.Second,
+		Audit:                 kubeAuditDefaults,
 		Security: securityConfig{
 			CertDir:            "/pki",
 			AdminKubeconfig:    "/pki/admin.kubeconfig", // PostgreSQL has no database file to sit beside

@@ -91,6 +91,12 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 			return err
 		}
 	}
+	if opts.Audit, err = cfg.Audit.audit(); err != nil {
+		return err
+	}
+	if opts.Audit.Backend != nil {
+		defer runAuditBackend(opts.Audit.Backend)()
+	}
 	api, err := server.New(ctx, store, opts)
 	if err != nil {
 		return fmt.Errorf("start API server: %w", err)
