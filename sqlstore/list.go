@@ -94,7 +94,7 @@ func (l *lister) run(ctx context.Context, each func(Object) error) (ListResult, 
 				rows.Close()
 				return ListResult{}, l.s.dbError(ctx, "listing", err)
 			}
-			if obj.Value, err = l.s.fromStorage(ctx, obj.Key, obj.Value); err != nil {
+			if obj.Value, obj.Stale, err = l.s.fromStorageStale(ctx, obj.Key, obj.Value); err != nil {
 				rows.Close()
 				return ListResult{}, err
 			}

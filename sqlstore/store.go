@@ -202,7 +202,7 @@ func (s *Store) Get(ctx context.Context, key Key) (Object, error) {
 	if err != nil {
 		return Object{}, s.dbError(ctx, "reading an object", err)
 	}
-	if obj.Value, err = s.fromStorage(ctx, key, obj.Value); err != nil {
+	if obj.Value, obj.Stale, err = s.fromStorageStale(ctx, key, obj.Value); err != nil {
 		return Object{}, err
 	}
 	return obj, nil

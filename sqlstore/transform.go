@@ -15,8 +15,9 @@ type Transformer interface {
 	Transforms(resource string) bool
 	// ToStorage gives what the database keeps for value, the value of key.
 	ToStorage(ctx context.Context, key Key, value []byte) ([]byte, error)
-	// FromStorage gives back the value the database keeps as stored for key.
-	FromStorage(ctx context.Context, key Key, stored []byte) ([]byte, error)
+	// FromStorage gives back the value the database keeps as stored for key, and whether stored
+	// is stale: not what ToStorage would give now.
+	FromStorage(ctx context.Context, key Key, stored []byte) (value []byte, stale bool, err error)
 }
 
 // transforms reports whether the store's Transformer covers resource.
@@ -34,8 +35,14 @@ func (s *Store) toStorage(ctx context.Context, key Key, value []byte) ([]byte, e
 
 // fromStorage is the value of key that the database keeps as stored.
 func (s *Store) fromStorage(ctx context.Context, key Key, stored []byte) ([]byte, error) {
+	value, _, err := s.fromStorageStale(ctx, key, stored)
+	return value, err
+}
+
+// fromStorageStale is fromStorage, telling whether stored is stale.
+func (s *Store) fromStorageStale(ctx context.Context, key Key, stored []byte) ([]byte, bool, error) {
 	if !s.transforms(key.Resource) || stored == nil {
-		return stored, nil
+		return stored, false, nil
 	}
 	return s.opts.Transformer.FromStorage(ctx, key, stored)
 }

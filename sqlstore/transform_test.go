@@ -22,12 +22,12 @@ func (rot13) ToStorage(_ context.Context, key sqlstore.Key, value []byte) ([]byt
 	return append([]byte("rot13:"+key.Name+":"), bytes.Map(rotate, value)...), nil
 }
 
-func (rot13) FromStorage(_ context.Context, key sqlstore.Key, stored []byte) ([]byte, error) {
+func (rot13) FromStorage(_ context.Context, key sqlstore.Key, stored []byte) ([]byte, bool, error) {
 	rest, ok := bytes.CutPrefix(stored, []byte("rot13:"+key.Name+":"))
 	if !ok {
-		return nil, errors.New("not transformed for this key")
+		return nil, false, errors.New("not transformed for this key")
 	}
-	return bytes.Map(rotate, rest), nil
+	return bytes.Map(rotate, rest), false, nil
 }
 
 func rotate(r rune) rune {
