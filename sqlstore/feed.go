@@ -77,7 +77,7 @@ func newFeed(s *Store) *feed {
 			return postgres.Listen(ctx, s.opts.DSN, notifyChannel, notify)
 		}
 	}
-	f := newFeedOn(newSQLLog(s.db, s.dbError), listen, s.logger(), s.opts.WatchBuffer)
+	f := newFeedOn(newSQLLog(s.db, s.dbError, s.fromStorage), listen, s.logger(), s.opts.WatchBuffer)
 	f.observer = s.opts.Observer
 	return f
 }

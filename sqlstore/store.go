@@ -39,6 +39,9 @@ type Options struct {
 	// must be the same for every process of one database, and may only ever pick more objects
 	// than an earlier version did together with a migration that marks them.
 	Mark func(value []byte) bool
+	// Transformer, when set, transforms the values of the resources it covers between the form
+	// written and read and the form the database keeps (encryption at rest).
+	Transformer Transformer
 	// Observer is told of commits, the change feed's work, compactions and checkpoints, for
 	// metrics; nil observes nothing.
 	Observer Observer
@@ -198,6 +201,9 @@ func (s *Store) Get(ctx context.Context, key Key) (Object, error) {
 	}
 	if err != nil {
 		return Object{}, s.dbError(ctx, "reading an object", err)
+	}
+	if obj.Value, obj.Stale, err = s.fromStorageStale(ctx, key, obj.Value); err != nil {
+		return Object{}, err
 	}
 	return obj, nil
 }

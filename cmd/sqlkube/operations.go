@@ -17,6 +17,8 @@ type operationsConfig struct {
 	RequestLogLevel       slog.Level
 	Profiling             bool
 	ShutdownDelayDuration time.Duration
+	// EncryptionProviderConfig is kube's EncryptionConfiguration file; empty encrypts nothing.
+	EncryptionProviderConfig string
 }
 
 func addOperationsFlags(fs *pflag.FlagSet, c *operationsConfig) {
@@ -36,6 +38,8 @@ func addOperationsFlags(fs *pflag.FlagSet, c *operationsConfig) {
 	fs.Var((*levelValue)(&c.RequestLogLevel), "request-log-level",
 		"level of the line logged for each request answered below 500 (those at 500 and above are errors): debug, info, warn or error")
 	fs.BoolVar(&c.Profiling, "profiling", true, "serve Go's profiles at /debug/pprof/ to users authorized for that path")
+	fs.StringVar(&c.EncryptionProviderConfig, "encryption-provider-config", "",
+		"kube's EncryptionConfiguration file (apiserver.config.k8s.io/v1): which resources are encrypted at rest, with which providers and keys (aesgcm, aescbc, secretbox, identity, kms)")
 	fs.DurationVar(&c.ShutdownDelayDuration, "shutdown-delay-duration", 0,
 		"on SIGTERM, keep serving this long with /readyz failing, so that load balancers stop sending requests before the server stops")
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/encryption"
 	"github.com/sqlkube/sqlkube/server/metrics"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -73,7 +74,13 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	defer ln.Close()
 
-	store, err := sqlstore.Open(ctx, storeOptions(cfg, log))
+	storeOpts := storeOptions(cfg, log)
+	if path := cfg.Operations.EncryptionProviderConfig; path != "" {
+		if storeOpts.Transformer, err = encryption.Load(ctx, path); err != nil {
+			return fmt.Errorf("--encryption-provider-config: %w", err)
+		}
+	}
+	store, err := sqlstore.Open(ctx, storeOpts)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
