@@ -50,12 +50,19 @@ func TestBench(t *testing.T) {
 	})
 }
 
-// runBench runs `sqlkube bench --output json` with args against s, checks the report and returns it.
+// runBench runs `sqlkube bench --output json` with args against s as its admin, checks the report
+// and returns it.
 func runBench(t *testing.T, s *sqlkubeServer, args ...string) benchReport {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	return runBenchAs(t, s, s.kubeconfigPath(), args...)
+}
+
+// runBenchAs is runBench with the credentials of kubeconfig.
+func runBenchAs(t *testing.T, s *sqlkubeServer, kubeconfig string, args ...string) benchReport {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binaryPath, append([]string{"bench", "--kubeconfig", s.kubeconfigPath(), "--server", s.URL(), "--output", "json"}, args...)...)
+	cmd := exec.CommandContext(ctx, binaryPath, append([]string{"bench", "--kubeconfig", kubeconfig, "--server", s.URL(), "--output", "json"}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

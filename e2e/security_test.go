@@ -46,6 +46,17 @@ func forbidden(userName, verb, resource, namespace string) *apierrors.StatusErro
 // `sqlkube kubeconfig` from the server's CA.
 func (s *sqlkubeServer) userConfig(t *testing.T, name string, groups ...string) *rest.Config {
 	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", s.userKubeconfig(t, name, groups...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS = -1
+	return cfg
+}
+
+// userKubeconfig mints a kubeconfig file for user in groups with `sqlkube kubeconfig`.
+func (s *sqlkubeServer) userKubeconfig(t *testing.T, name string, groups ...string) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), name+".kubeconfig")
 	args := []string{"kubeconfig", "--cert-dir", s.pkiDir, "--user", name, "--server", s.URL(), "-o", path}
 	for _, g := range groups {
@@ -57,12 +68,7 @@ func (s *sqlkubeServer) userConfig(t *testing.T, name string, groups ...string) 
 	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("minted kubeconfig: %v, mode %v; want mode 0600", err, st.Mode().Perm())
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.QPS = -1
-	return cfg
+	return path
 }
 
 // anonymousClient trusts the server's CA and presents no credentials.

@@ -58,7 +58,11 @@ func (s *Server) decodeObject(r *http.Request, res *resource.Resource, fieldVali
 	if err != nil {
 		return nil, nil, err
 	}
-	return registry.DecodeObject(res, body, isYAML, fieldValidation)
+	obj, warnings, err := registry.DecodeObject(res, body, isYAML, fieldValidation)
+	if err == nil {
+		auditRequestObject(r.Context(), obj)
+	}
+	return obj, warnings, err
 }
 
 // addWarnings sends warnings as kube-apiserver does, in Warning headers with code 299.

@@ -30,5 +30,6 @@ func (s *Server) decodeDeleteOptions(r *http.Request) (*metav1.DeleteOptions, er
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, opts); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
+	auditRequestObject(r.Context(), obj)
 	return opts, optionsInvalid("DeleteOptions", metav1validation.ValidateDeleteOptions(opts))
 }

@@ -78,7 +78,8 @@ func TestLegacyDiscoveryOfBuiltins(t *testing.T) {
 	{"name":"authorization.k8s.io","versions":[{"groupVersion":"authorization.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"authorization.k8s.io/v1","version":"v1"}},
 	{"name":"rbac.authorization.k8s.io","versions":[{"groupVersion":"rbac.authorization.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"rbac.authorization.k8s.io/v1","version":"v1"}},
 	{"name":"apiextensions.k8s.io","versions":[{"groupVersion":"apiextensions.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"apiextensions.k8s.io/v1","version":"v1"}},
-	{"name":"coordination.k8s.io","versions":[{"groupVersion":"coordination.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"coordination.k8s.io/v1","version":"v1"}}]}`)
+	{"name":"coordination.k8s.io","versions":[{"groupVersion":"coordination.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"coordination.k8s.io/v1","version":"v1"}},
+	{"name":"flowcontrol.apiserver.k8s.io","versions":[{"groupVersion":"flowcontrol.apiserver.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"flowcontrol.apiserver.k8s.io/v1","version":"v1"}}]}`)
 	// The reviews are served without storage: create only, no storageVersionHash.
 	sameJSON(t, "/apis/authorization.k8s.io/v1", getDoc(t, srv.URL+"/apis/authorization.k8s.io/v1", "", 200, mediaTypeJSON), `{
 	"kind":"APIResourceList","apiVersion":"v1","groupVersion":"authorization.k8s.io/v1","resources":[
@@ -141,11 +142,11 @@ func TestAggregatedDiscoveryOfBuiltins(t *testing.T) {
 	for _, g := range groups {
 		names = append(names, g.Name+"="+g.PreferredVersion.Version)
 	}
-	if want := []string{"=v1", "authentication.k8s.io=v1", "authorization.k8s.io=v1", "rbac.authorization.k8s.io=v1", "apiextensions.k8s.io=v1", "coordination.k8s.io=v1"}; !slices.Equal(names, want) {
+	if want := []string{"=v1", "authentication.k8s.io=v1", "authorization.k8s.io=v1", "rbac.authorization.k8s.io=v1", "apiextensions.k8s.io=v1", "coordination.k8s.io=v1", "flowcontrol.apiserver.k8s.io=v1"}; !slices.Equal(names, want) {
 		t.Errorf("groups %v, want %v", names, want)
 	}
-	if len(resources) != 6 {
-		t.Errorf("%d resource lists, want 6", len(resources))
+	if len(resources) != 7 {
+		t.Errorf("%d resource lists, want 7", len(resources))
 	}
 }
 
@@ -232,7 +233,7 @@ func TestOpenAPIV3TellsKubectlFieldValidationIsServerSide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantGVs := []schema.GroupVersion{{Group: "apiextensions.k8s.io", Version: "v1"}, {Group: "authentication.k8s.io", Version: "v1"}, {Group: "authorization.k8s.io", Version: "v1"}, {Group: "coordination.k8s.io", Version: "v1"}, {Group: "example.com", Version: "v1"}, {Group: "rbac.authorization.k8s.io", Version: "v1"}, {Version: "v1"}}
+	wantGVs := []schema.GroupVersion{{Group: "apiextensions.k8s.io", Version: "v1"}, {Group: "authentication.k8s.io", Version: "v1"}, {Group: "authorization.k8s.io", Version: "v1"}, {Group: "coordination.k8s.io", Version: "v1"}, {Group: "example.com", Version: "v1"}, {Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}, {Group: "rbac.authorization.k8s.io", Version: "v1"}, {Version: "v1"}}
 	slices.SortFunc(gvs, func(a, b schema.GroupVersion) int { return strings.Compare(a.String(), b.String()) })
 	if !slices.Equal(gvs, wantGVs) {
 		t.Errorf("OpenAPI group versions %v, want %v", gvs, wantGVs)

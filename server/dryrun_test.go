@@ -52,6 +52,7 @@ func TestGetResourceVersion(t *testing.T) {
 
 func TestHealthAndRecovery(t *testing.T) {
 	api := sqliteAPI(t)
+	eventually(t, "ready", func() bool { return api.do("GET", "/readyz", "").code == http.StatusOK })
 	for _, path := range []string{"/healthz", "/livez", "/readyz"} {
 		if resp := api.do("GET", path, "").expect(t, http.StatusOK); string(resp.body) != "ok" {
 			t.Fatalf("%s: %q", path, resp.body)
@@ -60,7 +61,7 @@ func TestHealthAndRecovery(t *testing.T) {
 	panicking := api.server.withRecovery(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
 	api.server.handler = panicking
 	api.do("GET", "/anything", "").expectStatus(t, metav1.Status{Code: 500, Reason: metav1.StatusReasonInternalError,
-		Message: "Internal error occurred: panic: boom", Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Message: "panic: boom"}}}})
+		Message: "Internal error occurred: " + errPanicked.Error(), Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Message: errPanicked.Error()}}}})
 	_ = api.store.Close()
 	api.server.handler = api.server.routes()
 	resp := api.do("GET", "/readyz", "").expect(t, http.StatusInternalServerError)

@@ -47,10 +47,11 @@ type Security struct {
 	ServiceAccounts *ServiceAccounts
 }
 
-// authFilters are kube-apiserver's filter chain around the API: request info, then authentication
-// (401 for credentials no authenticator accepts), then impersonation (the Impersonate-* headers,
-// each asked of the authorizer for the real user, as kube 1.37 does with constrained
-// impersonation on), then authorization (403 with kube's message).
+// authFilters are kube-apiserver's filter chain around the API, in its order: request info, the
+// request log, the request's deadline (504 past it), then authentication (401 for credentials no
+// authenticator accepts), then auditing, then impersonation (the Impersonate-* headers, each asked of the
+// authorizer for the real user, as kube 1.37 does with constrained impersonation on), then the
+// in-flight limit or priority and fairness (429), then authorization (403 with kube's message).
 // Without Security every request is an unsecured admin (--plain-http).
 // It sets up the server's authorizer and TokenRequest first, so that it runs before routes.
 func (s *Server) authFilters() (func(http.Handler) http.Handler, error) {
@@ -74,9 +75,15 @@ func (s *Server) authFilters() (func(http.Handler) http.Handler, error) {
 	s.authorizer, s.ruleResolver, s.escalation.Authorizer = authz, authz, authz
 	return func(next http.Handler) http.Handler {
 		h := genericfilters.WithAuthorization(next, authz, statusCodecs)
+		h = s.withOverloadProtection(h)
 		h = impersonation.WithConstrainedImpersonation(h, authz, statusCodecs)
-		h = genericfilters.WithAuthentication(h, authn, genericfilters.Unauthorized(statusCodecs), audiences, nil)
-		return genericfilters.WithRequestInfo(h, requestInfoResolver)
+		h = s.opts.Audit.withAudit(h)
+		h = withLoggedUser(h)
+		h = genericfilters.WithAuthentication(h, authn, s.opts.Audit.unauthorized(), audiences, nil)
+		h = s.withTimeouts(h)
+		h = s.withLogging(h)
+		h = genericfilters.WithRequestInfo(h, requestInfoResolver)
+		return genericfilters.WithRequestReceivedTimestamp(h)
 	}, nil
 }
 

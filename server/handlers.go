@@ -105,7 +105,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req *reques
 	if !deleted {
 		return s.writeObject(w, r, req, out, http.StatusOK, stored.Value)
 	}
-	writeJSON(w, out, http.StatusOK, deletedStatus(req, stored))
+	writeJSON(w, r, out, http.StatusOK, deletedStatus(req, stored))
 	return nil
 }
 

@@ -70,6 +70,7 @@ func (s *Server) readPatch(r *http.Request, req *request) (*patchRequest, output
 		p.opts.FieldManager = req.manager
 	}
 	p.body = body
+	auditRequestPatch(r.Context(), body)
 	return p, out, checkPatchSyntax(p.patchType, body)
 }
 

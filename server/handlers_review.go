@@ -47,9 +47,10 @@ func (s *Server) review(resource string, answer reviewFunc) http.HandlerFunc {
 		}
 		body, _, err := s.readRequestBody(r, true)
 		if err == nil {
+			auditRequestBody(r.Context(), body)
 			var out any
 			if out, err = answer(r, body); err == nil {
-				writeJSON(w, output{yaml: prefersYAML(r)}, http.StatusCreated, out)
+				writeJSON(w, r, output{yaml: prefersYAML(r)}, http.StatusCreated, out)
 				return
 			}
 		}

@@ -29,7 +29,7 @@ func (s *Server) serveGetScale(w http.ResponseWriter, r *http.Request, req *requ
 	if err != nil {
 		return err
 	}
-	writeJSON(w, out, http.StatusOK, scale)
+	writeJSON(w, r, out, http.StatusOK, scale)
 	return nil
 }
 
@@ -47,6 +47,7 @@ func (s *Server) serveUpdateScale(w http.ResponseWriter, r *http.Request, req *r
 	if err != nil {
 		return err
 	}
+	auditRequestBody(r.Context(), body)
 	scale, warnings, err := registry.DecodeScale(body, opts.FieldValidation)
 	if err != nil {
 		return err
@@ -57,7 +58,7 @@ func (s *Server) serveUpdateScale(w http.ResponseWriter, r *http.Request, req *r
 	if err != nil {
 		return err
 	}
-	writeJSON(w, out, http.StatusOK, written)
+	writeJSON(w, r, out, http.StatusOK, written)
 	return nil
 }
 
@@ -71,6 +72,6 @@ func (s *Server) servePatchScale(w http.ResponseWriter, r *http.Request, req *re
 	if err != nil {
 		return err
 	}
-	writeJSON(w, out, http.StatusOK, written)
+	writeJSON(w, r, out, http.StatusOK, written)
 	return nil
 }

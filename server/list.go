@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -55,6 +56,10 @@ type listWriter struct {
 	started bool
 	items   int
 	res     *resource.Resource
+	// ctx and auditCopy record the whole list in the request's audit event, when the policy
+	// asks for responses (auditCopy is nil otherwise).
+	ctx       context.Context
+	auditCopy *bytes.Buffer
 	// encode turns an object as served into its list item.
 	encode func(value []byte) ([]byte, error)
 }
@@ -65,6 +70,10 @@ func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *requ
 	if out.yaml {
 		lw.yamlBuf = &bytes.Buffer{}
 		lw.dst = lw.yamlBuf
+	}
+	lw.ctx, lw.auditCopy = r.Context(), auditResponseCopy(r.Context())
+	if lw.auditCopy != nil {
+		lw.dst = io.MultiWriter(lw.dst, lw.auditCopy)
 	}
 	metaAPIVersion := metav1.GroupName + "/" + out.metaVersion
 	switch out.view {
@@ -153,6 +162,9 @@ func (lw *listWriter) finish(meta metav1.ListMeta) error {
 	_, _ = lw.dst.Write([]byte(`],"metadata":`))
 	_, _ = lw.dst.Write(m)
 	_, _ = lw.dst.Write([]byte{'}'})
+	if lw.auditCopy != nil {
+		auditResponse(lw.ctx, nil, lw.auditCopy.Bytes())
+	}
 	if lw.yamlBuf != nil {
 		_, _ = lw.resp.Write(inEncoding(lw.out, lw.yamlBuf.Bytes()))
 	}

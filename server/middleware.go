@@ -1,10 +1,14 @@
 package server
 
 import (
-	"fmt"
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
+
+	"k8s.io/apiserver/pkg/audit"
+	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 )
 
 // statusRecorder remembers the status code a handler answered with, for the request log.
@@ -37,21 +41,55 @@ func (r *statusRecorder) Flush() {
 // Unwrap lets http.ResponseController reach the connection behind the recorder.
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// withLogging logs one line per request: debug for answers below 500 and for requests the client
-// abandoned, error for the rest.
+// requestLogEntry is what the request log knows of a request beyond its URL and answer: filters
+// inside the log's fill it in (the user is only known after authentication).
+type requestLogEntry struct {
+	user string
+}
+
+type requestLogKey struct{}
+
+// withLogging logs one structured line per request (verb, path, user, status, latency, audit
+// ID): at the server's request log level for answers below 500 and for requests the client
+// abandoned, at error for the rest.
 func (s *Server) withLogging(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r)
-		level := slog.LevelDebug
+		entry := &requestLogEntry{}
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestLogKey{}, entry)))
+		level := s.opts.RequestLogLevel
 		if rec.status >= 500 && !clientGone(r) {
 			level = slog.LevelError
 		}
-		s.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path,
-			"status", rec.status, "duration", time.Since(start))
+		if !s.log.Enabled(r.Context(), level) {
+			return
+		}
+		verb := r.Method
+		if info, ok := genericrequest.RequestInfoFrom(r.Context()); ok {
+			verb = info.Verb
+		}
+		s.log.LogAttrs(r.Context(), level, "request", slog.String("verb", verb), slog.String("path", r.URL.Path),
+			slog.String("user", entry.user), slog.Int("status", rec.status), slog.Duration("latency", time.Since(start)),
+			slog.String("auditID", audit.GetAuditIDTruncated(r.Context())))
 	})
 }
+
+// withLoggedUser tells the request log who the authenticated user is.
+func withLoggedUser(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entry, _ := r.Context().Value(requestLogKey{}).(*requestLogEntry)
+		if u, ok := genericrequest.UserFrom(r.Context()); ok && entry != nil {
+			entry.user = u.GetName()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// errPanicked is the answer to a request whose handler panicked. It says no more, as
+// kube-apiserver: the panic's value and stack (which the request timeout filter adds) are for the
+// log, not for the client.
+var errPanicked = errors.New("this request caused sqlkube to panic; look in the logs for details")
 
 // withRecovery turns a panic into a logged 500 Status instead of a dropped connection. A handler
 // that already started streaming aborts with http.ErrAbortHandler, which is passed through so
@@ -66,8 +104,9 @@ func (s *Server) withRecovery(next http.Handler) http.Handler {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v)
-			s.writeError(w, r, fmt.Errorf("panic: %v", v))
+			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v,
+				"auditID", audit.GetAuditIDTruncated(r.Context()))
+			s.writeError(w, r, errPanicked)
 		}()
 		next.ServeHTTP(w, r)
 	})

@@ -76,7 +76,10 @@ func (s *Server) resolve(group, version, rest string) (*request, error) {
 		return nil, errNotFoundPath()
 	}
 	res, ok := s.catalog.Lookup(group, version, parts[0])
-	if !ok || (req.namespace != "" && !res.Namespaced) {
+	if !ok {
+		return nil, errUnknownResource(group, parts[0])
+	}
+	if req.namespace != "" && !res.Namespaced {
 		return nil, errNotFoundPath()
 	}
 	req.res, req.gr = res, schema.GroupResource{Group: res.Group, Resource: res.Name}

@@ -16,6 +16,7 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, req *reques
 	if err != nil {
 		return err
 	}
+	auditResponse(r.Context(), nil, body)
 	resp := newDeferredResponse(w, r, out.contentType())
 	resp.code = code
 	_, _ = resp.Write(inEncoding(out, body))
@@ -23,8 +24,13 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, req *reques
 }
 
 // writeJSON answers any JSON-encodable value, such as a Status, in the negotiated encoding.
-func writeJSON(w http.ResponseWriter, out output, code int, v any) {
+func writeJSON(w http.ResponseWriter, r *http.Request, out output, code int, v any) {
 	body, _ := json.Marshal(v)
+	var status *metav1.Status
+	if st, ok := v.(metav1.Status); ok {
+		status = &st
+	}
+	auditResponse(r.Context(), status, body)
 	writeBody(w, out, code, body)
 }
 

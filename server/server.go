@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/sqlkube/sqlkube/server/builtin"
@@ -19,14 +20,19 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
+	genericfilters "k8s.io/apiserver/pkg/server/filters"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 
 	"github.com/gorilla/mux"
 
 	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/controllers"
+	fcbootstrap "github.com/sqlkube/sqlkube/server/controllers/flowcontrol"
 	"github.com/sqlkube/sqlkube/server/controllers/gc"
 	"github.com/sqlkube/sqlkube/server/controllers/namespace"
 	"github.com/sqlkube/sqlkube/server/discovery"
+	"github.com/sqlkube/sqlkube/server/metrics"
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
@@ -60,6 +66,15 @@ type Options struct {
 	// RevisionWait bounds how long a read asking for a revision newer than the store's current
 	// one waits for it before answering 504; 0 picks kube-apiserver's 3 s.
 	RevisionWait time.Duration
+	// Audit records requests in an audit log (--audit-policy-file and its backends).
+	Audit Audit
+	// Limits protect the server against overload; nil applies kube-apiserver's defaults.
+	Limits *Limits
+	// RequestLogLevel is the level of the line logged for each request answered below 500
+	// (those at 500 and above are errors).
+	RequestLogLevel slog.Level
+	// Profiling serves Go's profiles at /debug/pprof/ to users authorized for that path.
+	Profiling bool
 }
 
 // Server is the HTTP API.
@@ -84,6 +99,14 @@ type Server struct {
 	tokenReviewer authenticator.Token
 	// tokens issues ServiceAccount tokens; nil when the server issues none.
 	tokens *tokenIssuing
+	limits Limits
+	// flowControl is priority and fairness, nil when off; flowControlSynced tells when it has
+	// read its configuration, which flowControlBootstrap writes.
+	flowControl          utilflowcontrol.Interface
+	flowControlSynced    func() bool
+	flowControlBootstrap *fcbootstrap.Bootstrap
+	// shuttingDown fails /readyz once the server is asked to stop.
+	shuttingDown atomic.Bool
 }
 
 const defaultMaxRequestBodyBytes = 3 << 20
@@ -124,15 +147,29 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{store: store, opts: opts, log: opts.Logger, catalog: types, registry: objects, discovery: discovery.NewCache(types),
-		rbac: rbacAuthorizer, escalation: escalation}
-	if s.rbacController, err = s.startControllers(ctx, controllers.Deps{Store: store, Registry: objects, Catalog: types, Log: opts.Logger}, namespaces); err != nil {
+		rbac: rbacAuthorizer, escalation: escalation, limits: DefaultLimits()}
+	if opts.Limits != nil {
+		s.limits = *opts.Limits
+	}
+	deps := controllers.Deps{Store: store, Registry: objects, Catalog: types, Log: opts.Logger}
+	if s.rbacController, err = s.startControllers(ctx, deps, namespaces); err != nil {
 		return nil, err
 	}
 	guard, err := s.authFilters()
 	if err != nil {
 		return nil, err
 	}
-	s.handler = s.withRecovery(s.withLogging(guard(s.routes())))
+	routes := s.routes()
+	if s.limits.PriorityAndFairness {
+		if err := s.startPriorityAndFairness(ctx, deps, routes); err != nil {
+			return nil, err
+		}
+	} else {
+		genericfilters.StartMaxInFlightWatermarkMaintenance(ctx.Done())
+	}
+	s.startMetrics(ctx)
+	// Outermost, as in kube-apiserver: every answer carries an Audit-Id header, audited or not.
+	s.handler = genericapifilters.WithAuditInit(s.withRecovery(guard(withRequestMetrics(routes))))
 	return s, nil
 }
 
@@ -181,9 +218,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // request-info resolver parses them.
 func (s *Server) routes() http.Handler {
 	m := mux.NewRouter()
-	m.HandleFunc("/healthz", s.serveAlive)
-	m.HandleFunc("/livez", s.serveAlive)
-	m.HandleFunc("/readyz", s.serveReady)
+	s.routeHealth(m)
+	m.Handle("/metrics", metrics.Handler())
+	if s.opts.Profiling {
+		routeProfiling(m)
+	}
 	s.routeDiscovery(m)
 	s.routeReviews(m)
 	s.routeServiceAccountTokens(m)
@@ -193,26 +232,4 @@ func (s *Server) routes() http.Handler {
 		s.writeError(w, r, errNotFoundPath())
 	})
 	return m
-}
-
-func (s *Server) serveAlive(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	_, _ = w.Write([]byte("ok"))
-}
-
-// serveReady answers ok only while the database answers, so that a load balancer stops sending
-// requests to a replica that lost it.
-func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if err := s.store.Ready(r.Context()); err != nil {
-		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = w.Write([]byte("[-]storage failed: " + err.Error() + "\nreadyz check failed"))
-		return
-	}
-	if s.opts.Security != nil && !s.rbacController.Synced() {
-		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = w.Write([]byte("[-]poststarthook/rbac/bootstrap-roles failed: not finished\nreadyz check failed"))
-		return
-	}
-	_, _ = w.Write([]byte("ok"))
 }

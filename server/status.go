@@ -57,6 +57,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", fmt.Sprint(st.Details.RetryAfterSeconds))
 	}
+	auditResponse(r.Context(), &st, nil)
 	body, _ := json.Marshal(st)
 	contentType := mediaTypeJSON
 	if prefersYAML(r) {

@@ -5,7 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/sqlkube/sqlkube/server/metrics"
 	"io"
+	endpointsmetrics "k8s.io/apiserver/pkg/endpoints/metrics"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
+	compbasemetrics "k8s.io/component-base/metrics"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -32,10 +37,6 @@ const (
 	// bookmarkBeforeTimeout: the cacher also sends one this long before a watch's deadline, so
 	// that the client resumes from a recent revision.
 	bookmarkBeforeTimeout = 2 * time.Second
-	// minRequestTimeout is kube-apiserver's --min-request-timeout default. A watch without
-	// timeoutSeconds lasts a random time between it and twice it, so that clients spread their
-	// reconnections.
-	minRequestTimeout = 30 * time.Minute
 )
 
 // watchWriteTimeout bounds each write to a watch client. A client that stops reading is
@@ -59,9 +60,10 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request
 	// the last event's, which may have passed, nor none, which would let a client that stopped
 	// reading hold the handler.
 	defer ws.setWriteDeadline()
-	ctx, cancel := context.WithTimeout(r.Context(), watchTimeout(opts))
+	ctx, cancel := context.WithTimeout(r.Context(), watchTimeout(opts, s.limits.MinRequestTimeout))
 	defer cancel()
 	defer ws.watch.Close()
+	defer metrics.WatcherOpened(req.res.Group, req.res.Kind)()
 	if err := ws.watch.Start(ctx, ws.send); err != nil {
 		ws.sendError(err)
 		return
@@ -72,15 +74,21 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request
 	// As in kube-apiserver, the header goes out once the watch has its starting point: a client
 	// that has it sees every later write.
 	ws.begin()
+	// Priority and fairness counts a watch against its concurrency only until here.
+	utilflowcontrol.WatchInitialized(r.Context())
 	if err := ws.follow(ctx); err != nil {
 		ws.sendError(err)
 	}
 }
 
-// watchTimeout is timeoutSeconds, or kube-apiserver's randomized default.
-func watchTimeout(opts *internalversion.ListOptions) time.Duration {
+// watchTimeout is timeoutSeconds, or as kube-apiserver a random time between minRequestTimeout
+// and twice it, so that clients spread their reconnections.
+func watchTimeout(opts *internalversion.ListOptions, minRequestTimeout time.Duration) time.Duration {
 	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds != 0 {
 		return time.Duration(*opts.TimeoutSeconds) * time.Second
+	}
+	if minRequestTimeout <= 0 {
+		return math.MaxInt64 // no timeout, as kube-apiserver with --min-request-timeout=0
 	}
 	return time.Duration(float64(minRequestTimeout) * (rand.Float64() + 1))
 }
@@ -105,6 +113,10 @@ type watchStream struct {
 	// idle fires shortly before the write deadline expires, so that a stream with nothing to send
 	// clears it: over HTTP/2 an expired deadline resets the stream even with no write pending.
 	idle *time.Timer
+	// events and eventSizes are kube-apiserver's apiserver_watch_events_total and
+	// apiserver_watch_events_sizes of the watched type, looked up once per watch.
+	events     compbasemetrics.CounterMetric
+	eventSizes compbasemetrics.ObserverMetric
 }
 
 // newWatchStream reads a watch request: the same options, selectors and negotiation as a list.
@@ -133,6 +145,9 @@ func (s *Server) newWatchStream(w http.ResponseWriter, r *http.Request, req *req
 	}
 	ws := &watchStream{s: s, w: w, rc: http.NewResponseController(w), req: req, watch: watch, encode: encode,
 		bookmarks: opts.AllowWatchBookmarks, gzip: isWatchList(opts) && acceptsGzip(r)}
+	labels := []string{req.res.Group, req.res.Version, req.res.Name}
+	ws.events = endpointsmetrics.WatchEvents.WithContext(r.Context()).WithLabelValues(labels...)
+	ws.eventSizes = endpointsmetrics.WatchEventsSizes.WithContext(r.Context()).WithLabelValues(labels...)
 	return ws, opts, nil
 }
 
@@ -253,6 +268,8 @@ func (ws *watchStream) sendObject(eventType watch.EventType, value []byte) error
 	if err != nil {
 		return err
 	}
+	ws.events.Inc()
+	ws.eventSizes.Observe(float64(len(object)))
 	return ws.write(eventType, object)
 }
 

@@ -24,6 +24,10 @@ type Object struct {
 	Key
 	Revision int64
 	Value    []byte
+	// Stale is set on an object read (by Get or List) through a Transformer that no longer
+	// writes its value that way (an old encryption key, or no encryption): writing it again, even
+	// unchanged, stores it anew.
+	Stale bool
 }
 
 // Op is the kind of a write.

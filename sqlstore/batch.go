@@ -32,6 +32,8 @@ type logRow struct {
 	prev int64
 	// marked is 1 when the store's Mark picks the value (always without a Mark), else 0.
 	marked int
+	// stored is what the database keeps: the value, or its transformation.
+	stored []byte
 }
 
 // markRows sets the marks of the plan's rows.
@@ -60,7 +62,7 @@ func (s *Store) applyBatch(ctx context.Context, batch []*pendingWrite) (batchOut
 		if current < 0 {
 			return nil, errors.New("sqlstore: the meta row is missing")
 		}
-		plan := planBatch(batch, revisions, current)
+		plan := planBatch(ctx, batch, revisions, current, s.toStorage)
 		plan.markRows(s.opts.Mark)
 		outcome.results = plan.results
 		if len(plan.log) == 0 {
@@ -194,13 +196,13 @@ func selectLive(keys []Key) statement {
 // planBatch decides, in memory, the outcome of each write in order. revisions holds the live
 // keys' revisions and is updated as writes apply. It stops before a write once the rendered bytes
 // reach maxBatchBytes.
-func planBatch(batch []*pendingWrite, revisions map[Key]int64, current int64) batchPlan {
+func planBatch(ctx context.Context, batch []*pendingWrite, revisions map[Key]int64, current int64, toStorage storageForm) batchPlan {
 	plan := batchPlan{live: map[Key]int{}}
 	for _, p := range batch {
 		if plan.bytes >= maxBatchBytes {
 			break
 		}
-		row, err := prepareWrite(p.write, revisions, current+int64(len(plan.log))+1)
+		row, err := prepareWrite(ctx, p.write, revisions, current+int64(len(plan.log))+1, toStorage)
 		if err != nil {
 			plan.results = append(plan.results, writeResult{err: err})
 			continue
@@ -218,7 +220,7 @@ func planBatch(batch []*pendingWrite, revisions map[Key]int64, current int64) ba
 func (plan *batchPlan) add(row logRow) {
 	plan.log = append(plan.log, row)
 	plan.results = append(plan.results, writeResult{obj: row.Object})
-	plan.bytes += len(row.Value)
+	plan.bytes += len(row.stored)
 	if _, seen := plan.live[row.Key]; !seen {
 		plan.order = append(plan.order, row.Key)
 	}
@@ -228,9 +230,12 @@ func (plan *batchPlan) add(row logRow) {
 	}
 }
 
-// prepareWrite checks w's precondition against the key's live revision (0: absent) and renders
-// it at revision.
-func prepareWrite(w Write, revisions map[Key]int64, revision int64) (logRow, error) {
+// storageForm gives what the database keeps for a key's value.
+type storageForm func(ctx context.Context, key Key, value []byte) ([]byte, error)
+
+// prepareWrite checks w's precondition against the key's live revision (0: absent), renders it
+// at revision, and gives the value's storage form.
+func prepareWrite(ctx context.Context, w Write, revisions map[Key]int64, revision int64, toStorage storageForm) (logRow, error) {
 	live, exists := revisions[w.Key]
 	switch {
 	case w.Op == OpCreate && exists:
@@ -244,7 +249,11 @@ func prepareWrite(w Write, revisions map[Key]int64, revision int64) (logRow, err
 	if err != nil {
 		return logRow{}, err
 	}
-	return logRow{Object: Object{Key: w.Key, Revision: revision, Value: value}, op: w.Op, prev: live}, nil
+	stored, err := toStorage(ctx, w.Key, value)
+	if err != nil {
+		return logRow{}, fmt.Errorf("sqlstore: transforming %s/%s for storage: %w", w.Key.Namespace, w.Key.Name, err)
+	}
+	return logRow{Object: Object{Key: w.Key, Revision: revision, Value: value}, op: w.Op, prev: live, stored: stored}, nil
 }
 
 // render calls the caller's Render, which runs on the committer: a panic in it must fail only its
@@ -274,7 +283,7 @@ func (plan batchPlan) statements() []statement {
 	log := statement{sql: `INSERT INTO revisions (revision, resource, namespace, name, op, prev_revision, value) VALUES ` +
 		placeholderRows(len(plan.log), 7)}
 	for _, r := range plan.log {
-		log.args = append(log.args, r.Revision, r.Resource, r.Namespace, r.Name, int(r.op), r.prev, r.Value)
+		log.args = append(log.args, r.Revision, r.Resource, r.Namespace, r.Name, int(r.op), r.prev, r.stored)
 	}
 	statements := []statement{log}
 	var upserts, deletes []any

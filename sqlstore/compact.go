@@ -57,17 +57,22 @@ func (s *Store) withCompactionLock(ctx context.Context, wait bool, compact func(
 }
 
 func (s *Store) compactLocked(ctx context.Context, db txStarter, revision int64) error {
+	start := time.Now()
 	target, progress, err := s.raiseCompacted(ctx, db, revision)
 	if err != nil {
 		return err
 	}
+	var removed int64
 	for progress < target {
 		next := min(progress+compactBatch, target)
-		if err := s.deleteHistory(ctx, db, progress, next); err != nil {
+		rows, err := s.deleteHistory(ctx, db, progress, next)
+		removed += rows
+		if err != nil {
 			return err
 		}
 		progress = next
 	}
+	s.opts.Observer.Compacted(removed, time.Since(start))
 	return nil
 }
 
@@ -106,10 +111,10 @@ func (s *Store) raiseCompacted(ctx context.Context, db txStarter, revision int64
 // the row each of them replaced (a key's row is needed only until its next write, once both are
 // compacted) and the delete rows themselves (a deleted key has nothing to read). Since every row
 // below to is compacted, no read needs them.
-func (s *Store) deleteHistory(ctx context.Context, db txStarter, from, to int64) error {
+func (s *Store) deleteHistory(ctx context.Context, db txStarter, from, to int64) (removed int64, err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return s.dbError(ctx, "compacting", err)
+		return 0, s.dbError(ctx, "compacting", err)
 	}
 	defer tx.Rollback()
 	statements := []string{
@@ -117,17 +122,20 @@ func (s *Store) deleteHistory(ctx context.Context, db txStarter, from, to int64)
 		`DELETE FROM revisions WHERE revision > ? AND revision <= ? AND op = 3`,
 	}
 	for _, statement := range statements {
-		if _, err := tx.ExecContext(ctx, s.db.rebind(statement), from, to); err != nil {
-			return s.dbError(ctx, "compacting", err)
+		res, err := tx.ExecContext(ctx, s.db.rebind(statement), from, to)
+		if err != nil {
+			return 0, s.dbError(ctx, "compacting", err)
 		}
+		rows, _ := res.RowsAffected() // both drivers report it; a count is only for metrics
+		removed += rows
 	}
 	if _, err := tx.ExecContext(ctx, s.db.rebind(`UPDATE meta SET compact_progress = ? WHERE id = 1`), to); err != nil {
-		return s.dbError(ctx, "compacting", err)
+		return 0, s.dbError(ctx, "compacting", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return s.dbError(ctx, "compacting", err)
+		return 0, s.dbError(ctx, "compacting", err)
 	}
-	return nil
+	return removed, nil
 }
 
 // revisionSample is the current revision as seen at a time: the compactor's memory of which

@@ -178,7 +178,7 @@ func writeBatchUnnest(plan batchPlan, current int64) []statement {
 	for _, r := range plan.log {
 		logKeys.add(r.Key)
 		revisions, ops, prevs = append(revisions, r.Revision), append(ops, int64(r.op)), append(prevs, r.prev)
-		values = append(values, r.Value)
+		values = append(values, r.stored)
 	}
 	for _, k := range plan.order {
 		if i := plan.live[k]; i >= 0 {

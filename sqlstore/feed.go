@@ -63,7 +63,9 @@ type feed struct {
 	committed atomic.Int64 // newest revision a wake-up reported committed
 	listening atomic.Bool  // a notification arrived since the listener last (re)connected
 	localMu   sync.Mutex
-	local     []*Event // committed here and not yet taken by the feed, in revision order
+	local     []*Event  // committed here and not yet taken by the feed, in revision order
+	localAt   time.Time // when the oldest of local was handed over
+	observer  Observer
 	started   chan struct{}
 	stopped   chan struct{}
 }
@@ -75,22 +77,27 @@ func newFeed(s *Store) *feed {
 			return postgres.Listen(ctx, s.opts.DSN, notifyChannel, notify)
 		}
 	}
-	return newFeedOn(newSQLLog(s.db, s.dbError), listen, s.logger(), s.opts.WatchBuffer)
+	f := newFeedOn(newSQLLog(s.db, s.dbError, s.fromStorage), listen, s.logger(), s.opts.WatchBuffer)
+	f.observer = s.opts.Observer
+	return f
 }
+
+// newFeedOn makes a feed that observes nothing (newFeed sets the store's Observer).
 
 func newFeedOn(log changeLog, listen listenFunc, logger *slog.Logger, buffer int) *feed {
 	if buffer <= 0 {
 		buffer = defaultWatchBuffer
 	}
 	return &feed{
-		log:     log,
-		listen:  listen,
-		logger:  logger,
-		buffer:  buffer,
-		hub:     newHub(),
-		wakeC:   make(chan struct{}, 1),
-		started: make(chan struct{}),
-		stopped: make(chan struct{}),
+		log:      log,
+		listen:   listen,
+		logger:   logger,
+		buffer:   buffer,
+		hub:      newHub(),
+		observer: nopObserver{},
+		wakeC:    make(chan struct{}, 1),
+		started:  make(chan struct{}),
+		stopped:  make(chan struct{}),
 	}
 }
 
@@ -173,6 +180,7 @@ func (f *feed) sleep(ctx context.Context, delay time.Duration) bool {
 		return false
 	case <-f.wakeC:
 	case <-timer.C:
+		f.observer.Woken("poll")
 	}
 	return true
 }
@@ -220,6 +228,7 @@ func (f *feed) readThrough(ctx context.Context, revision int64) error {
 		}
 		f.hub.publish(events, through)
 		f.last.Store(through)
+		f.observer.CaughtUp(len(events))
 	}
 	return nil
 }
@@ -230,7 +239,7 @@ func (f *feed) readThrough(ctx context.Context, revision int64) error {
 // since a batch's revisions are taken under the counter row's lock, after every earlier batch
 // committed. An event whose previous state the window does not hold is read from the log too.
 func (f *feed) publishLocal(ctx context.Context) error {
-	events := f.takeLocal()
+	events, handedAt := f.takeLocal()
 	for len(events) > 0 {
 		last := f.last.Load()
 		switch first := events[0].Revision; {
@@ -249,6 +258,7 @@ func (f *feed) publishLocal(ctx context.Context) error {
 				continue
 			}
 			f.last.Store(events[n-1].Revision)
+			f.observer.Published(n, time.Since(handedAt))
 			events = events[n:]
 		}
 	}
@@ -273,6 +283,9 @@ func (f *feed) handOff(batch []*pendingWrite, results []writeResult, current int
 	if len(f.local)+len(results) > maxLocal {
 		f.local = nil // the feed is far behind: it reads them from the log
 	}
+	if len(f.local) == 0 {
+		f.localAt = time.Now()
+	}
 	for i, r := range results {
 		if r.err == nil {
 			f.local = append(f.local, localEvent(batch[i].write, r.obj))
@@ -292,12 +305,13 @@ func localEvent(w Write, obj Object) *Event {
 	return ev
 }
 
-func (f *feed) takeLocal() []*Event {
+// takeLocal takes the events handed over, and when the oldest of them was.
+func (f *feed) takeLocal() ([]*Event, time.Time) {
 	f.localMu.Lock()
 	defer f.localMu.Unlock()
 	events := f.local
 	f.local = nil
-	return events
+	return events, f.localAt
 }
 
 // skipCompacted restarts the feed after compacted when compaction has removed history it had
@@ -351,6 +365,7 @@ func (f *feed) listenLoop(ctx context.Context) {
 
 func (f *feed) notified(payload string) {
 	f.listening.Store(true)
+	f.observer.Woken("notify")
 	rev, err := strconv.ParseInt(payload, 10, 64)
 	if err != nil {
 		rev = 0 // not a revision: read anyway

@@ -10,6 +10,8 @@ type sqlLog struct {
 	db *database
 	// dbError classifies a failure (ErrUnavailable for the retryable ones) and says what failed.
 	dbError func(ctx context.Context, doing string, err error) error
+	// fromStorage gives back a value as written from what the database keeps.
+	fromStorage func(ctx context.Context, key Key, stored []byte) ([]byte, error)
 	// Queries by selection: all resources, one resource, one resource and namespace.
 	allQuery, resourceQuery, namespaceQuery, boundsQuery string
 }
@@ -25,10 +27,11 @@ const logOrder = ` ORDER BY r.revision LIMIT ?`
 // The selections compare r.resource || ” rather than r.resource so that no index on the key
 // applies: reading the revision range through the primary key costs the range once, where the
 // key index would read and sort the resource's whole history for every page.
-func newSQLLog(db *database, dbError func(context.Context, string, error) error) *sqlLog {
+func newSQLLog(db *database, dbError func(context.Context, string, error) error, fromStorage storageForm) *sqlLog {
 	return &sqlLog{
 		db:             db,
 		dbError:        dbError,
+		fromStorage:    fromStorage,
 		allQuery:       db.rebind(logColumns + logOrder),
 		resourceQuery:  db.rebind(logColumns + ` AND r.resource || '' = ?` + logOrder),
 		namespaceQuery: db.rebind(logColumns + ` AND r.resource || '' = ? AND r.namespace = ?` + logOrder),
@@ -62,12 +65,24 @@ func (l *sqlLog) read(ctx context.Context, resource, namespace string, after, th
 		if err != nil {
 			return nil, l.dbError(ctx, "reading the revision log", err)
 		}
+		if err := l.fromStorageForm(ctx, ev); err != nil {
+			return nil, err
+		}
 		events = append(events, ev)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, l.dbError(ctx, "reading the revision log", err)
 	}
 	return events, nil
+}
+
+// fromStorageForm gives back the values of ev as written.
+func (l *sqlLog) fromStorageForm(ctx context.Context, ev *Event) (err error) {
+	if ev.Object.Value, err = l.fromStorage(ctx, ev.Object.Key, ev.Object.Value); err != nil || ev.Prev == nil {
+		return err
+	}
+	ev.Prev.Value, err = l.fromStorage(ctx, ev.Prev.Key, ev.Prev.Value)
+	return err
 }
 
 func scanEvent(rows *sql.Rows) (*Event, error) {

@@ -69,6 +69,13 @@ func (h *hub) windowEvents() int64 {
 	return int64(h.maxEvents)
 }
 
+// size is how many events and bytes the window holds, and how many watchers there are.
+func (h *hub) size() (events, bytes, watchers int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.window) - h.head, h.windowBytes, len(h.watchers)
+}
+
 // setWindowLimits changes the window's bounds (tests use small windows).
 func (h *hub) setWindowLimits(events, bytes int) {
 	h.mu.Lock()

@@ -17,6 +17,7 @@ const listChunk = 1000
 // Lists at the latest revision read the live set only; lists at an older revision read, per key,
 // the newest log row at or below it, skipping keys whose newest such row is a delete.
 func (s *Store) List(ctx context.Context, opts ListOptions, each func(Object) error) (ListResult, error) {
+	opts = s.inProcessValueContains(opts)
 	db := s.db.reader
 	if opts.Bulk {
 		db = s.db.scanner
@@ -92,6 +93,10 @@ func (l *lister) run(ctx context.Context, each func(Object) error) (ListResult, 
 			if err := rows.Scan(&obj.Namespace, &obj.Name, &obj.Revision, &obj.Value); err != nil {
 				rows.Close()
 				return ListResult{}, l.s.dbError(ctx, "listing", err)
+			}
+			if obj.Value, obj.Stale, err = l.s.fromStorageStale(ctx, obj.Key, obj.Value); err != nil {
+				rows.Close()
+				return ListResult{}, err
 			}
 			after = obj.Key
 			if l.opts.Filter != nil && !l.opts.Filter(obj) {

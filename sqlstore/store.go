@@ -39,6 +39,12 @@ type Options struct {
 	// must be the same for every process of one database, and may only ever pick more objects
 	// than an earlier version did together with a migration that marks them.
 	Mark func(value []byte) bool
+	// Transformer, when set, transforms the values of the resources it covers between the form
+	// written and read and the form the database keeps (encryption at rest).
+	Transformer Transformer
+	// Observer is told of commits, the change feed's work, compactions and checkpoints, for
+	// metrics; nil observes nothing.
+	Observer Observer
 }
 
 // Store is an open database with its change feed and compactor running.
@@ -61,6 +67,7 @@ type Store struct {
 	closing       chan struct{} // closed by Close: no new writes, background work stops
 	committerDone chan struct{} // closed when the committer has answered its last batch
 	walRestartDue atomic.Bool   // set by the checkpointer, cleared by the committer (SQLite)
+	walFrames     atomic.Int64  // the WAL's length at the last checkpoint (SQLite)
 	stop          context.CancelFunc
 	background    sync.WaitGroup
 	closeOnce     sync.Once
@@ -114,6 +121,9 @@ func withDefaults(opts Options) Options {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Observer == nil {
+		opts.Observer = nopObserver{}
+	}
 	if opts.Retention <= 0 {
 		opts.Retention = defaultRetention
 	}
@@ -146,10 +156,13 @@ func (s *Store) checkpointLoop(ctx context.Context) {
 			return
 		case <-ticker.C:
 		}
+		start := time.Now()
 		walFrames, err := s.db.checkpoint(ctx)
 		if err != nil && ctx.Err() == nil {
 			s.logger().Warn("sqlstore: checkpoint failed; will retry", "err", err)
 		}
+		s.opts.Observer.Checkpointed(time.Since(start))
+		s.walFrames.Store(walFrames)
 		if walFrames > walRestartFrames {
 			s.walRestartDue.Store(true)
 		}
@@ -188,6 +201,9 @@ func (s *Store) Get(ctx context.Context, key Key) (Object, error) {
 	}
 	if err != nil {
 		return Object{}, s.dbError(ctx, "reading an object", err)
+	}
+	if obj.Value, obj.Stale, err = s.fromStorageStale(ctx, key, obj.Value); err != nil {
+		return Object{}, err
 	}
 	return obj, nil
 }

@@ -194,9 +194,11 @@ func (s *Store) take(batch []*pendingWrite, p *pendingWrite) []*pendingWrite {
 func (s *Store) commit(batch []*pendingWrite) (left []*pendingWrite) {
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		start := time.Now()
 		outcome, err := s.applyBatch(ctx, batch)
 		cancel()
 		if err == nil {
+			s.opts.Observer.Committed(len(outcome.results), time.Since(start))
 			if outcome.current > 0 {
 				s.feed.handOff(batch, outcome.results, outcome.current)
 			}

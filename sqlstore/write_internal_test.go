@@ -62,6 +62,9 @@ func TestBrokenWriteFailsAlone(t *testing.T) {
 	})
 }
 
+// untransformed keeps values as they are.
+func untransformed(_ context.Context, _ Key, value []byte) ([]byte, error) { return value, nil }
+
 // TestPlanBatchStopsAtByteBound: a batch takes no further write once its rendered bytes reach
 // maxBatchBytes; the rest wait for the next batch.
 func TestPlanBatchStopsAtByteBound(t *testing.T) {
@@ -71,7 +74,7 @@ func TestPlanBatchStopsAtByteBound(t *testing.T) {
 		batch = append(batch, &pendingWrite{write: Write{Op: OpCreate, Key: Key{"r", "ns", fmt.Sprint(i)},
 			Render: func(int64) ([]byte, error) { return mib, nil }}})
 	}
-	plan := planBatch(batch, map[Key]int64{}, 10)
+	plan := planBatch(context.Background(), batch, map[Key]int64{}, 10, untransformed)
 	if len(plan.results) != 4 || len(plan.log) != 4 || plan.log[3].Revision != 14 {
 		t.Fatalf("planned %d writes (%d log rows), want the 4 that fill %d bytes", len(plan.results), len(plan.log), maxBatchBytes)
 	}
@@ -91,7 +94,7 @@ func TestPlanBatchChecksAgainstEarlierWrites(t *testing.T) {
 		{write: Write{Op: OpDelete, Key: k, ExpectedRevision: 8, Render: render}}, // not found
 		{write: Write{Op: OpCreate, Key: k, Render: render}},                      // 9
 	}
-	plan := planBatch(batch, map[Key]int64{}, 5)
+	plan := planBatch(context.Background(), batch, map[Key]int64{}, 5, untransformed)
 	want := []error{nil, ErrExists, ErrConflict, nil, nil, ErrNotFound, nil}
 	for i, r := range plan.results {
 		if !errors.Is(r.err, want[i]) || (r.err != nil) != (want[i] != nil) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -25,6 +26,10 @@ type config struct {
 	CompactionInterval    time.Duration
 	WatchBookmarkInterval time.Duration
 	Security              securityConfig
+	Audit                 auditConfig
+	Operations            operationsConfig
+	// Version asks for the version instead of serving.
+	Version bool
 }
 
 // serveFlags declares the server's flags on a new FlagSet, bound to cfg.
@@ -47,6 +52,9 @@ func serveFlags(cfg *config) *pflag.FlagSet {
 	fs.DurationVar(&cfg.WatchBookmarkInterval, "watch-bookmark-interval", time.Minute,
 		"how often a watch that allows bookmarks receives one")
 	addSecurityFlags(fs, &cfg.Security)
+	addAuditFlags(fs, &cfg.Audit)
+	addOperationsFlags(fs, &cfg.Operations)
+	fs.BoolVar(&cfg.Version, "version", false, "print the version and exit")
 	return fs
 }
 
@@ -83,20 +91,27 @@ func envMap(env []string) map[string]string {
 	return m
 }
 
-// parseServe reads the server's configuration from env, then args.
-func parseServe(args, env []string, usageOut io.Writer) (config, error) {
+// parseServe reads the server's configuration from env, then args. --help prints the usage to
+// helpOut and returns pflag.ErrHelp; other errors are left to the caller to report.
+func parseServe(args, env []string, helpOut io.Writer) (config, error) {
 	var cfg config
 	fs := serveFlags(&cfg)
-	fs.SetOutput(usageOut)
-	fs.Usage = func() { printServeUsage(usageOut, fs) }
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	if err := applyEnv(fs, env); err != nil {
 		return cfg, err
 	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			printServeUsage(helpOut, fs)
+		}
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if cfg.Version {
+		return cfg, nil
 	}
 	return cfg, cfg.Security.resolve(cfg.DSN)
 }
@@ -106,7 +121,8 @@ func printServeUsage(w io.Writer, fs *pflag.FlagSet) {
 
 Usage:
   sqlkube [flags]        serve the API
-  sqlkube version        print the version
+  sqlkube version        print the version (also sqlkube --version)
+  sqlkube help           print this help (also sqlkube --help)
   sqlkube kubeconfig     mint a client-certificate kubeconfig (see sqlkube kubeconfig --help)
   sqlkube bench [flags]  load-test a running server (see sqlkube bench --help)
   sqlkube snapshot       save, restore and check snapshots (see sqlkube snapshot --help)

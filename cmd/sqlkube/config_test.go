@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/sqlkube/sqlkube/server"
 )
 
 func TestParseServeDefaults(t *testing.T) {
@@ -22,6 +24,7 @@ func TestParseServeDefaults(t *testing.T) {
 		Retention:             5 * time.Minute,
 		RetentionMinRevisions: 1000,
 		WatchBookmarkInterval: time.Minute,
+		Audit:                 kubeAuditDefaults,
 		Security: securityConfig{
 			CertDir:            "sqlkube-pki",
 			AdminKubeconfig:    "sqlkube.kubeconfig",
@@ -30,6 +33,12 @@ func TestParseServeDefaults(t *testing.T) {
 			AuthorizationModes: []string{"RBAC"},
 			SAIssuer:           "https://kubernetes.default.svc.cluster.local",
 			SASigningKeyFile:   "sqlkube-pki/sa.key",
+		},
+		Operations: operationsConfig{
+			Limits: server.Limits{MaxRequestsInFlight: 400, MaxMutatingRequestsInFlight: 200, PriorityAndFairness: true,
+				RequestTimeout: time.Minute, MinRequestTimeout: 30 * time.Minute},
+			RequestLogLevel: slog.LevelDebug,
+			Profiling:       true,
 		},
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
@@ -49,6 +58,10 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 		"SQLKUBE_WATCH_BOOKMARK_INTERVAL=5s",
 		"SQLKUBE_CERT_DIR=/pki",
 		"SQLKUBE_AUTHORIZATION_MODE=RBAC,AlwaysDeny",
+		"SQLKUBE_MAX_REQUESTS_INFLIGHT=10",
+		"SQLKUBE_ENABLE_PRIORITY_AND_FAIRNESS=false",
+		"SQLKUBE_MIN_REQUEST_TIMEOUT=60",
+		"SQLKUBE_REQUEST_LOG_LEVEL=info",
 		"UNRELATED=x",
 	}
 	cfg, err := parseServe([]string{"--listen", "127.0.0.1:9001", "--log-level=warn"}, env, &bytes.Buffer{})
@@ -64,6 +77,7 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 		RetentionMinRevisions: 50,
 		CompactionInterval:    30 * time.Second,
 		WatchBookmarkInterval: 5 * time.Second,
+		Audit:                 kubeAuditDefaults,
 		Security: securityConfig{
 			CertDir:            "/pki",
 			AdminKubeconfig:    "/pki/admin.kubeconfig", // PostgreSQL has no database file to sit beside
@@ -72,6 +86,12 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 			AuthorizationModes: []string{"RBAC", "AlwaysDeny"},
 			SAIssuer:           "https://kubernetes.default.svc.cluster.local",
 			SASigningKeyFile:   "/pki/sa.key",
+		},
+		Operations: operationsConfig{
+			Limits: server.Limits{MaxRequestsInFlight: 10, MaxMutatingRequestsInFlight: 200,
+				RequestTimeout: time.Minute, MinRequestTimeout: time.Minute},
+			RequestLogLevel: slog.LevelInfo,
+			Profiling:       true,
 		},
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {

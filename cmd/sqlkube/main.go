@@ -5,6 +5,7 @@
 //
 //	sqlkube [flags]   serve the API (see sqlkube --help)
 //	sqlkube version   print the version
+//	sqlkube help      print the usage
 //	sqlkube kubeconfig  mint a client-certificate kubeconfig (see sqlkube kubeconfig --help)
 //	sqlkube bench     load-test a Kubernetes API server (see sqlkube bench --help)
 //	sqlkube snapshot  save, restore and check snapshots (see sqlkube snapshot --help)
@@ -38,6 +39,9 @@ var subcommands = map[string]subcommand{
 	"snapshot":   runSnapshot,
 	"bench": func(ctx context.Context, args, _ []string, stdout, stderr io.Writer) int {
 		return bench.Main(ctx, args, stdout, stderr)
+	},
+	"help": func(ctx context.Context, _, env []string, stdout, stderr io.Writer) int {
+		return runServe(ctx, []string{"--help"}, env, stdout, stderr)
 	},
 }
 

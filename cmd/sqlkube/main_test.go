@@ -17,24 +17,30 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 }
 
 func TestHelpExplainsEveryFlagAndVariable(t *testing.T) {
-	code, _, stderr := runCLI(t, "--help")
-	if code != 0 {
-		t.Fatalf("exit code %d, stderr:\n%s", code, stderr)
-	}
-	for _, want := range []string{
-		"--listen", "--db", "--log-level", "--db-max-conns", "--retention", "--retention-min-revisions",
-		"--compaction-interval", "--watch-bookmark-interval", "SQLKUBE_DB_MAX_CONNS", "sqlkube version",
-	} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("help does not mention %s:\n%s", want, stderr)
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		code, stdout, stderr := runCLI(t, args...)
+		if code != 0 || stderr != "" {
+			t.Fatalf("%v: exit code %d, stderr:\n%s", args, code, stderr)
+		}
+		for _, want := range []string{
+			"--listen", "--db", "--log-level", "--db-max-conns", "--retention", "--retention-min-revisions",
+			"--compaction-interval", "--watch-bookmark-interval", "--max-requests-inflight", "--request-timeout",
+			"--min-request-timeout int", "(default 1800)", "--shutdown-delay-duration", "--profiling",
+			"SQLKUBE_DB_MAX_CONNS", "sqlkube version",
+		} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("%v: help does not mention %s:\n%s", args, want, stdout)
+			}
 		}
 	}
 }
 
 func TestVersion(t *testing.T) {
-	code, stdout, _ := runCLI(t, "version")
-	if code != 0 || !strings.HasPrefix(stdout, "sqlkube dev (go") {
-		t.Fatalf("exit %d, stdout %q", code, stdout)
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		code, stdout, _ := runCLI(t, args...)
+		if code != 0 || !strings.HasPrefix(stdout, "sqlkube dev (go") {
+			t.Fatalf("%v: exit %d, stdout %q", args, code, stdout)
+		}
 	}
 }
 

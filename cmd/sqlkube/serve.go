@@ -13,24 +13,32 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
 
 	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/encryption"
+	"github.com/sqlkube/sqlkube/server/metrics"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
 // shutdownGrace bounds how long a stopping server waits for in-flight requests.
 const shutdownGrace = 30 * time.Second
 
-func runServe(ctx context.Context, args, env []string, _, stderr io.Writer) int {
-	cfg, err := parseServe(args, env, stderr)
+func runServe(ctx context.Context, args, env []string, stdout, stderr io.Writer) int {
+	cfg, err := parseServe(args, env, stdout)
 	if errors.Is(err, pflag.ErrHelp) {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "sqlkube: %v\n", err)
+		fmt.Fprintf(stderr, "sqlkube: %v\nRun 'sqlkube --help' for usage.\n", err)
 		return 2
 	}
+	if cfg.Version {
+		return runVersion(ctx, nil, env, stdout, stderr)
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	// Kubernetes' libraries log through klog: route it through the same structured log.
+	klog.SetSlogLogger(log)
 	setDefaultGCPercent(env)
 	if err := serve(ctx, cfg, log); err != nil {
 		fmt.Fprintf(stderr, "sqlkube: %v\n", err)
@@ -66,7 +74,13 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	defer ln.Close()
 
-	store, err := sqlstore.Open(ctx, storeOptions(cfg, log))
+	storeOpts := storeOptions(cfg, log)
+	if path := cfg.Operations.EncryptionProviderConfig; path != "" {
+		if storeOpts.Transformer, err = encryption.Load(ctx, path); err != nil {
+			return fmt.Errorf("--encryption-provider-config: %w", err)
+		}
+	}
+	store, err := sqlstore.Open(ctx, storeOpts)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
@@ -76,17 +90,25 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	}
 
-	opts := server.Options{Logger: log, WatchBookmarkInterval: cfg.WatchBookmarkInterval}
+	ops := cfg.Operations
+	opts := server.Options{Logger: log, WatchBookmarkInterval: cfg.WatchBookmarkInterval, Limits: &ops.Limits,
+		RequestLogLevel: ops.RequestLogLevel, Profiling: ops.Profiling}
 	if secure != nil {
 		if opts.Security, err = secure.options(ctx, cfg.Security); err != nil {
 			return err
 		}
 	}
+	if opts.Audit, err = cfg.Audit.audit(); err != nil {
+		return err
+	}
+	if opts.Audit.Backend != nil {
+		defer runAuditBackend(opts.Audit.Backend)()
+	}
 	api, err := server.New(ctx, store, opts)
 	if err != nil {
 		return fmt.Errorf("start API server: %w", err)
 	}
-	return serveUntilDone(ctx, ln, api, secure, log)
+	return serveUntilDone(ctx, ln, api, secure, ops.ShutdownDelayDuration, log)
 }
 
 func storeOptions(cfg config, log *slog.Logger) sqlstore.Options {
@@ -98,6 +120,7 @@ func storeOptions(cfg config, log *slog.Logger) sqlstore.Options {
 		RetentionMinRevisions: cfg.RetentionMinRevisions,
 		CompactionInterval:    cfg.CompactionInterval,
 		Mark:                  server.StoreMark,
+		Observer:              metrics.Observer{},
 	}
 }
 
@@ -107,13 +130,20 @@ func closeStore(store *sqlstore.Store, log *slog.Logger) {
 	}
 }
 
-// serveUntilDone serves HTTP on ln until ctx ends or serving fails.
-func serveUntilDone(ctx context.Context, ln net.Listener, api http.Handler, secure *secureServing, log *slog.Logger) error {
+// serveUntilDone serves HTTP on ln until ctx ends or serving fails. When ctx ends, the server
+// keeps serving for shutdownDelay with /readyz failing, so that load balancers take it out of
+// rotation before it stops accepting.
+func serveUntilDone(ctx context.Context, ln net.Listener, api *server.Server, secure *secureServing, shutdownDelay time.Duration, log *slog.Logger) error {
 	stopping, stopStreams := context.WithCancel(context.Background())
 	defer stopStreams()
 	srv := &http.Server{
-		Handler:           endStreamsOnShutdown(api, stopping),
+		Handler: endStreamsOnShutdown(api, stopping),
+		// A client must send its headers promptly and may keep an idle connection only so long,
+		// so that slow or silent clients cannot hold connections (slowloris); a request's
+		// body and answer are bounded by --request-timeout and the watch's write deadlines.
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       90 * time.Second,
+		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)
@@ -131,7 +161,17 @@ func serveUntilDone(ctx context.Context, ln net.Listener, api http.Handler, secu
 		return fmt.Errorf("serve HTTP: %w", err)
 	case <-ctx.Done():
 	}
+	if shutdownDelay > 0 {
+		log.Info("shutting down: failing readiness, still serving", "delay", shutdownDelay)
+		api.BeginShutdown()
+		select {
+		case err := <-served:
+			return fmt.Errorf("serve HTTP: %w", err)
+		case <-time.After(shutdownDelay):
+		}
+	}
 	log.Info("shutting down")
+	api.BeginShutdown()
 	stopStreams()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()

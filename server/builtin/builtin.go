@@ -8,6 +8,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
@@ -17,6 +18,7 @@ import (
 const (
 	APIExtensionsGroup = "apiextensions.k8s.io"
 	CoordinationGroup  = "coordination.k8s.io"
+	FlowControlGroup   = "flowcontrol.apiserver.k8s.io"
 	// CRDStorageName is where CustomResourceDefinitions are stored.
 	CRDStorageName = "customresourcedefinitions." + APIExtensionsGroup
 )
@@ -24,12 +26,14 @@ const (
 // goTypes are the built-ins' Go types, by storage name: strategic merge patches take their merge
 // keys from them, and OpenAPI their schemas.
 var goTypes = map[string]reflect.Type{
-	"configmaps":                       reflect.TypeFor[corev1.ConfigMap](),
-	"secrets":                          reflect.TypeFor[corev1.Secret](),
-	"namespaces":                       reflect.TypeFor[corev1.Namespace](),
-	"serviceaccounts":                  reflect.TypeFor[corev1.ServiceAccount](),
-	"events":                           reflect.TypeFor[corev1.Event](),
-	"leases." + CoordinationGroup:      reflect.TypeFor[coordinationv1.Lease](),
+	"configmaps":                      reflect.TypeFor[corev1.ConfigMap](),
+	"secrets":                         reflect.TypeFor[corev1.Secret](),
+	"namespaces":                      reflect.TypeFor[corev1.Namespace](),
+	"serviceaccounts":                 reflect.TypeFor[corev1.ServiceAccount](),
+	"events":                          reflect.TypeFor[corev1.Event](),
+	"leases." + CoordinationGroup:     reflect.TypeFor[coordinationv1.Lease](),
+	"flowschemas." + FlowControlGroup: reflect.TypeFor[flowcontrolv1.FlowSchema](),
+	"prioritylevelconfigurations." + FlowControlGroup: reflect.TypeFor[flowcontrolv1.PriorityLevelConfiguration](),
 	CRDStorageName:                     reflect.TypeFor[apiextensionsv1.CustomResourceDefinition](),
 	"roles." + RBACGroup:               reflect.TypeFor[rbacv1.Role](),
 	"clusterroles." + RBACGroup:        reflect.TypeFor[rbacv1.ClusterRole](),
@@ -65,6 +69,8 @@ func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
 			r.ShortNames = []string{"ev"}
 		}),
 		builtin(CoordinationGroup, "v1", "leases", "Lease", true, verbsAll, nil),
+		builtin(FlowControlGroup, "v1", "flowschemas", "FlowSchema", false, verbsAll, withStatus),
+		builtin(FlowControlGroup, "v1", "prioritylevelconfigurations", "PriorityLevelConfiguration", false, verbsAll, withStatus),
 		builtin(RBACGroup, "v1", "roles", "Role", true, verbsAll, nil),
 		builtin(RBACGroup, "v1", "clusterroles", "ClusterRole", false, verbsAll, nil),
 		builtin(RBACGroup, "v1", "rolebindings", "RoleBinding", true, verbsAll, nil),
@@ -105,6 +111,8 @@ func builtin(group, version, plural, kind string, namespaced bool, verbs []strin
 	}
 	return r
 }
+
+func withStatus(r *resource.Resource) { r.Status = true }
 
 // StorageName keys a type in storage: "plural.group", or just "plural" in the core group.
 func StorageName(plural, group string) string {

@@ -7,6 +7,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,12 +20,14 @@ type bodyDecoder = func(data []byte) (content map[string]any, strictErrs []error
 
 // decoders read the built-ins' request bodies as their Go types, by storage name.
 var decoders = map[string]bodyDecoder{
-	"configmaps":                       decodeAs[corev1.ConfigMap](nil),
-	"secrets":                          decodeAs(decodeSecret),
-	"namespaces":                       decodeAs[corev1.Namespace](nil),
-	"serviceaccounts":                  decodeAs[corev1.ServiceAccount](nil),
-	"events":                           decodeAs[corev1.Event](nil),
-	"leases." + CoordinationGroup:      decodeAs[coordinationv1.Lease](nil),
+	"configmaps":                      decodeAs[corev1.ConfigMap](nil),
+	"secrets":                         decodeAs(decodeSecret),
+	"namespaces":                      decodeAs[corev1.Namespace](nil),
+	"serviceaccounts":                 decodeAs[corev1.ServiceAccount](nil),
+	"events":                          decodeAs[corev1.Event](nil),
+	"leases." + CoordinationGroup:     decodeAs[coordinationv1.Lease](nil),
+	"flowschemas." + FlowControlGroup: decodeAs[flowcontrolv1.FlowSchema](nil),
+	"prioritylevelconfigurations." + FlowControlGroup: decodeAs[flowcontrolv1.PriorityLevelConfiguration](nil),
 	CRDStorageName:                     decodeAs(apiextensionsv1.SetObjectDefaults_CustomResourceDefinition),
 	"roles." + RBACGroup:               decodeAs[rbacv1.Role](nil),
 	"clusterroles." + RBACGroup:        decodeAs[rbacv1.ClusterRole](nil),

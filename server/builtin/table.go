@@ -8,6 +8,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -118,6 +119,51 @@ var tables = map[string]builtinTable{
 				holder = *lease.Spec.HolderIdentity
 			}
 			return []any{u.GetName(), holder, age(u)}
+		},
+	},
+	"flowschemas." + FlowControlGroup: {
+		columns: []metav1.TableColumnDefinition{nameColumn,
+			{Name: "PriorityLevel", Type: "string", Description: "The priority level configuration the FlowSchema sends its requests to."},
+			{Name: "MatchingPrecedence", Type: "string", Description: flowcontrolv1.FlowSchemaSpec{}.SwaggerDoc()["matchingPrecedence"]},
+			{Name: "DistinguisherMethod", Type: "string", Description: flowcontrolv1.FlowSchemaSpec{}.SwaggerDoc()["distinguisherMethod"]},
+			ageColumn,
+			{Name: "MissingPL", Type: "string", Description: "Whether the priority level configuration the FlowSchema names is missing."},
+		},
+		cells: func(u *unstructured.Unstructured) []any {
+			fs := decodeForTable[flowcontrolv1.FlowSchema](u)
+			distinguisher, missing := "<none>", "?"
+			if fs.Spec.DistinguisherMethod != nil {
+				distinguisher = string(fs.Spec.DistinguisherMethod.Type)
+			}
+			for _, c := range fs.Status.Conditions {
+				if c.Type == flowcontrolv1.FlowSchemaConditionDangling {
+					missing = string(c.Status)
+				}
+			}
+			return []any{u.GetName(), fs.Spec.PriorityLevelConfiguration.Name, int64(fs.Spec.MatchingPrecedence), distinguisher, age(u), missing}
+		},
+	},
+	"prioritylevelconfigurations." + FlowControlGroup: {
+		columns: []metav1.TableColumnDefinition{nameColumn,
+			{Name: "Type", Type: "string", Description: flowcontrolv1.PriorityLevelConfigurationSpec{}.SwaggerDoc()["type"]},
+			{Name: "NominalConcurrencyShares", Type: "string", Description: flowcontrolv1.LimitedPriorityLevelConfiguration{}.SwaggerDoc()["nominalConcurrencyShares"]},
+			{Name: "Queues", Type: "string", Description: flowcontrolv1.QueuingConfiguration{}.SwaggerDoc()["queues"]},
+			{Name: "HandSize", Type: "string", Description: flowcontrolv1.QueuingConfiguration{}.SwaggerDoc()["handSize"]},
+			{Name: "QueueLengthLimit", Type: "string", Description: flowcontrolv1.QueuingConfiguration{}.SwaggerDoc()["queueLengthLimit"]},
+			ageColumn,
+		},
+		cells: func(u *unstructured.Unstructured) []any {
+			pl := decodeForTable[flowcontrolv1.PriorityLevelConfiguration](u)
+			var shares, queues, handSize, queueLength any = "<none>", "<none>", "<none>", "<none>"
+			if limited := pl.Spec.Limited; limited != nil {
+				if limited.NominalConcurrencyShares != nil {
+					shares = int64(*limited.NominalConcurrencyShares)
+				}
+				if q := limited.LimitResponse.Queuing; q != nil {
+					queues, handSize, queueLength = int64(q.Queues), int64(q.HandSize), int64(q.QueueLengthLimit)
+				}
+			}
+			return []any{u.GetName(), string(pl.Spec.Type), shares, queues, handSize, queueLength, age(u)}
 		},
 	},
 }

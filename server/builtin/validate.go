@@ -23,16 +23,18 @@ import (
 // validators check the built-ins as kube-apiserver's validation of each type does,
 // their metadata included, by storage name.
 var validators = map[string]func(res *resource.Resource, obj, old *unstructured.Unstructured) field.ErrorList{
-	"configmaps":                       validateAs(validateConfigMap),
-	"secrets":                          validateAs(validateSecret),
-	"namespaces":                       validateAs(validateNamespace),
-	"serviceaccounts":                  validateAs(validateServiceAccount),
-	"events":                           validateAs(validateEvent),
-	"leases." + CoordinationGroup:      validateAs(validateLease),
-	"roles." + RBACGroup:               validateAs(validateRole),
-	"clusterroles." + RBACGroup:        validateAs(validateClusterRole),
-	"rolebindings." + RBACGroup:        validateAs(validateRoleBinding),
-	"clusterrolebindings." + RBACGroup: validateAs(validateClusterRoleBinding),
+	"configmaps":                      validateAs(validateConfigMap),
+	"secrets":                         validateAs(validateSecret),
+	"namespaces":                      validateAs(validateNamespace),
+	"serviceaccounts":                 validateAs(validateServiceAccount),
+	"events":                          validateAs(validateEvent),
+	"leases." + CoordinationGroup:     validateAs(validateLease),
+	"flowschemas." + FlowControlGroup: validateAs(validateFlowSchema),
+	"prioritylevelconfigurations." + FlowControlGroup: validateAs(validatePriorityLevel),
+	"roles." + RBACGroup:                              validateAs(validateRole),
+	"clusterroles." + RBACGroup:                       validateAs(validateClusterRole),
+	"rolebindings." + RBACGroup:                       validateAs(validateRoleBinding),
+	"clusterrolebindings." + RBACGroup:                validateAs(validateClusterRoleBinding),
 }
 
 // validateAs is the validation of a built-in whose Go type is T: obj (and old, nil on create)

@@ -10,9 +10,14 @@ import (
 	"context"
 	"log/slog"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/follow"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -33,4 +38,17 @@ type Deps struct {
 	Registry *registry.Registry
 	Catalog  *catalog.Catalog
 	Log      *slog.Logger
+}
+
+// ToUnstructured converts a typed object of r to the form the registry writes, with r's
+// apiVersion and kind.
+func ToUnstructured(obj runtime.Object, r *resource.Resource) (*unstructured.Unstructured, error) {
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: content}
+	u.SetAPIVersion(schema.GroupVersion{Group: r.Group, Version: r.Version}.String())
+	u.SetKind(r.Kind)
+	return u, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/builtin"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -21,6 +22,8 @@ var builtinGoTypes = map[string]reflect.Type{
 	"events":                              reflect.TypeFor[corev1.Event](),
 	"leases." + builtin.CoordinationGroup: reflect.TypeFor[coordinationv1.Lease](),
 	builtin.CRDStorageName:                reflect.TypeFor[apiextensionsv1.CustomResourceDefinition](),
+	"flowschemas." + builtin.FlowControlGroup:                 reflect.TypeFor[flowcontrolv1.FlowSchema](),
+	"prioritylevelconfigurations." + builtin.FlowControlGroup: reflect.TypeFor[flowcontrolv1.PriorityLevelConfiguration](),
 }
 
 // openAPISchemas derives OpenAPI schemas from Go API types, as kube-apiserver's generated

@@ -250,7 +250,9 @@ func (r *Registry) applyUpdate(ctx context.Context, req *request, current sqlsto
 	if err := r.admit(ctx, req.res, obj, old); err != nil {
 		return sqlstore.Object{}, err
 	}
-	if equalObjects(obj, old) {
+	// An unchanged object is not written, unless it is stored stale (an old encryption key):
+	// rewriting every object unchanged is how keys are rotated, as with kube-apiserver.
+	if equalObjects(obj, old) && !current.Stale {
 		return current, nil
 	}
 	if obj.GetDeletionTimestamp() != nil && !hasFinalizers(req.res, obj) {

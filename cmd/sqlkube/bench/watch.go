@@ -307,9 +307,22 @@ func (w *watcher) open(ctx context.Context) (io.ReadCloser, outcome) {
 		"resourceVersion":     {string(w.resourceVersion)},
 		"timeoutSeconds":      {"3600"},
 	}
-	body, code, detail, err := w.b.client.stream(ctx, w.b.target.collectionPath()+"?"+query.Encode())
+	path := w.b.target.collectionPath() + "?" + query.Encode()
+	body, code, detail, err := w.b.client.stream(ctx, path)
+	// Priority and fairness refuses watches beyond its queues while many start at once: retry
+	// after a second, as client-go does with the server's Retry-After (at most 10 times).
+	for retries := 0; code == http.StatusTooManyRequests && retries < maxWatchRetries && ctx.Err() == nil; retries++ {
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+		}
+		body, code, detail, err = w.b.client.stream(ctx, path)
+	}
 	return body, outcome{code: code, detail: detail, err: err}
 }
+
+// maxWatchRetries is client-go's limit of retries after a 429.
+const maxWatchRetries = 10
 
 // consume reads events until the stream ends: cleanly (an ok outcome, to resume) or with an
 // ERROR event or a broken connection.

@@ -13,7 +13,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/sqlkube/sqlkube/server/builtin"
@@ -32,6 +31,8 @@ type Controller struct {
 	types      map[string]*resource.Resource // the four RBAC types, by resource name
 	// synced counts the RBAC types listed at least once; the authorizer is complete at four.
 	synced atomic.Int32
+	// bootstrapped is set once the bootstrap policy is written (or was not asked for).
+	bootstrapped atomic.Bool
 
 	mu sync.Mutex
 	// clusterRoles are what aggregation needs of every ClusterRole: labels, rules, selectors.
@@ -57,11 +58,15 @@ func New(deps controllers.Deps, authorizer *rbac.Authorizer) (*Controller, error
 // refuse what a binding it has not read yet allows.
 func (c *Controller) Synced() bool { return c.synced.Load() == int32(len(c.types)) }
 
+// Bootstrapped reports whether Run has written the bootstrap policy, or was asked to write none.
+func (c *Controller) Bootstrapped() bool { return c.bootstrapped.Load() }
+
 // Run writes the bootstrap policy (if bootstrap), then follows the RBAC types until ctx ends.
 func (c *Controller) Run(ctx context.Context, bootstrap bool) {
 	if bootstrap {
 		c.bootstrap(ctx)
 	}
+	c.bootstrapped.Store(true)
 	for name, r := range c.types {
 		go follow.Resource(ctx, c.deps.Store, c.deps.Log, r.StorageName, &observer{c: c, kind: name})
 	}
@@ -110,7 +115,7 @@ func (c *Controller) ensure(ctx context.Context, r *resource.Resource, want boot
 }
 
 func (c *Controller) createOrReconcile(ctx context.Context, ref registry.Ref, want runtime.Object, reconcile func(stored []byte) (runtime.Object, bool, error)) error {
-	u, err := toUnstructured(want, ref.Resource.Kind)
+	u, err := controllers.ToUnstructured(want, ref.Resource)
 	if err != nil {
 		return err
 	}
@@ -126,7 +131,7 @@ func (c *Controller) createOrReconcile(ctx context.Context, ref registry.Ref, wa
 	if err != nil || !changed {
 		return err
 	}
-	if u, err = toUnstructured(have, ref.Resource.Kind); err != nil {
+	if u, err = controllers.ToUnstructured(have, ref.Resource); err != nil {
 		return err
 	}
 	_, _, err = c.deps.Registry.Update(ctx, ref, u, &metav1.UpdateOptions{FieldManager: controllers.FieldManager})
@@ -134,17 +139,6 @@ func (c *Controller) createOrReconcile(ctx context.Context, ref registry.Ref, wa
 		return nil // another replica reconciled it first
 	}
 	return err
-}
-
-func toUnstructured(obj runtime.Object, kind string) (*unstructured.Unstructured, error) {
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{Object: content}
-	u.SetAPIVersion(rbacv1.SchemeGroupVersion.String())
-	u.SetKind(kind)
-	return u, nil
 }
 
 // observer passes one RBAC type's objects to the authorizer (and ClusterRoles to aggregation).

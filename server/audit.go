@@ -1,0 +1,133 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	auditinternal "k8s.io/apiserver/pkg/apis/audit"
+	"k8s.io/apiserver/pkg/audit"
+	genericfilters "k8s.io/apiserver/pkg/endpoints/filters"
+	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
+)
+
+// Audit is what kube-apiserver's --audit-* flags configure: which requests are recorded at which
+// level, and where the events go. Either nil records nothing (the Audit-Id header is still sent).
+type Audit struct {
+	Policy audit.PolicyRuleEvaluator
+	// Backend receives the events; its owner runs it and shuts it down.
+	Backend audit.Backend
+}
+
+// withAudit records every authenticated request's events (stages RequestReceived, ResponseStarted
+// for long-running requests (watches), ResponseComplete or Panic), as kube-apiserver's WithAudit does in its place inside
+// authentication and outside impersonation, so that an event names both the user and the user
+// impersonated.
+func (a Audit) withAudit(next http.Handler) http.Handler {
+	return genericfilters.WithAudit(next, a.Backend, a.Policy, longRunning)
+}
+
+// unauthorized is kube-apiserver's 401 answer, recorded as an event when the policy asks.
+func (a Audit) unauthorized() http.Handler {
+	return genericfilters.WithFailedAuthenticationAudit(genericfilters.Unauthorized(statusCodecs), a.Backend, a.Policy)
+}
+
+// auditLevel is the level the policy gave the request: "" without one (when auditing is off).
+func auditLevel(ctx context.Context) auditinternal.Level {
+	ac := audit.AuditContextFrom(ctx)
+	if ac == nil {
+		return ""
+	}
+	return ac.GetEventLevel()
+}
+
+// auditRequestObject records the object a request sent, as kube-apiserver's handlers do: it
+// names the object in the event (name, uid, resourceVersion) at every level, and is the event's
+// requestObject from level Request on.
+func auditRequestObject(ctx context.Context, obj *unstructured.Unstructured) {
+	level := auditLevel(ctx)
+	info, _ := genericrequest.RequestInfoFrom(ctx)
+	if level.Less(auditinternal.LevelMetadata) || info == nil {
+		return
+	}
+	var encoding runtime.NegotiatedSerializer = statusCodecs
+	if level.Less(auditinternal.LevelRequest) {
+		// The library encodes the object, then drops it below Request.
+		encoding = discardEncoding{}
+	}
+	gvr := schema.GroupVersionResource{Group: info.APIGroup, Version: info.APIVersion, Resource: info.Resource}
+	audit.LogRequestObject(ctx, obj, gvr.GroupVersion(), gvr, info.Subresource, encoding)
+}
+
+// auditRequestBody records a JSON request body as auditRequestObject does, for the handlers that
+// decode it into types of their own; it is decoded only when it is recorded in full.
+func auditRequestBody(ctx context.Context, body []byte) {
+	if auditLevel(ctx).Less(auditinternal.LevelRequest) {
+		return
+	}
+	obj := &unstructured.Unstructured{}
+	if obj.UnmarshalJSON(body) == nil {
+		auditRequestObject(ctx, obj)
+	}
+}
+
+// auditRequestPatch records a patch as the request object, as kube-apiserver's patch handler
+// does, from level Request on.
+func auditRequestPatch(ctx context.Context, patch []byte) {
+	if !auditLevel(ctx).Less(auditinternal.LevelRequest) {
+		audit.LogRequestPatch(ctx, patch)
+	}
+}
+
+// auditResponse records an answer, as kube-apiserver's response writers do: a Status (status
+// non-nil) is the event's responseStatus from level Metadata on; any answer, given as its JSON,
+// is the event's responseObject at level RequestResponse.
+func auditResponse(ctx context.Context, status *metav1.Status, jsonBody []byte) {
+	level := auditLevel(ctx)
+	switch {
+	case level.Less(auditinternal.LevelMetadata):
+	case status != nil:
+		audit.LogResponseObject(ctx, status, metav1.SchemeGroupVersion, statusCodecs)
+	case level == auditinternal.LevelRequestResponse:
+		obj, err := runtime.Decode(unstructured.UnstructuredJSONScheme, jsonBody)
+		if err == nil {
+			audit.LogResponseObject(ctx, obj, obj.GetObjectKind().GroupVersionKind().GroupVersion(), statusCodecs)
+		}
+	}
+}
+
+// auditResponseCopy is where a streamed answer (a list) is copied for auditResponse: nil unless
+// the request is recorded at level RequestResponse.
+func auditResponseCopy(ctx context.Context) *bytes.Buffer {
+	if auditLevel(ctx) != auditinternal.LevelRequestResponse {
+		return nil
+	}
+	return &bytes.Buffer{}
+}
+
+// discardEncoding encodes every object as nothing, for encodings nobody reads.
+type discardEncoding struct{}
+
+func (discardEncoding) SupportedMediaTypes() []runtime.SerializerInfo {
+	return []runtime.SerializerInfo{{MediaType: runtime.ContentTypeJSON, Serializer: discardEncoder{}}}
+}
+
+func (discardEncoding) EncoderForVersion(e runtime.Encoder, _ runtime.GroupVersioner) runtime.Encoder {
+	return e
+}
+
+func (discardEncoding) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVersioner) runtime.Decoder {
+	return d
+}
+
+// discardEncoder writes nothing; it is never asked to decode.
+type discardEncoder struct{ runtime.Decoder }
+
+func (discardEncoder) Encode(runtime.Object, io.Writer) error { return nil }
+
+func (discardEncoder) Identifier() runtime.Identifier { return "discard" }

@@ -1,0 +1,67 @@
+// Package encryption is kube-apiserver's encryption at rest for sqlstore: an
+// EncryptionConfiguration file (apiserver.config.k8s.io/v1) read and turned into value
+// transformers by k8s.io/apiserver's own code (aesgcm, aescbc, secretbox, identity, KMS v2; the
+// first provider of a resource encrypts, all of them decrypt; values carry kube's
+// k8s:enc:PROVIDER:v1:KEYNAME: prefix), applied to the store's values as a sqlstore.Transformer.
+package encryption
+
+import (
+	"context"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/server/options/encryptionconfig"
+	"k8s.io/apiserver/pkg/storage/value"
+
+	"github.com/sqlkube/sqlkube/sqlstore"
+)
+
+// apiServerID names this server to KMS v2 plugins.
+const apiServerID = "sqlkube"
+
+// Transformer encrypts and decrypts the values of the resources its configuration names.
+type Transformer struct {
+	configured map[schema.GroupResource]value.Transformer
+	resources  encryptionconfig.StaticTransformers
+}
+
+// Load reads the EncryptionConfiguration at path. KMS plugins it names run until ctx ends.
+func Load(ctx context.Context, path string) (*Transformer, error) {
+	cfg, err := encryptionconfig.LoadEncryptionConfig(ctx, path, false, apiServerID)
+	if err != nil {
+		return nil, err
+	}
+	return &Transformer{configured: cfg.Transformers, resources: encryptionconfig.StaticTransformers(cfg.Transformers)}, nil
+}
+
+// Transforms reports whether the configuration names resource (a storage name, "plural.group"),
+// itself or through a wildcard ("*.group", "*.*").
+func (t *Transformer) Transforms(resource string) bool {
+	gr := groupResource(resource)
+	for _, candidate := range []schema.GroupResource{gr, {Group: gr.Group, Resource: "*"}, {Group: "*", Resource: "*"}} {
+		if _, ok := t.configured[candidate]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *Transformer) ToStorage(ctx context.Context, key sqlstore.Key, plain []byte) ([]byte, error) {
+	return t.resources.TransformerForResource(groupResource(key.Resource)).TransformToStorage(ctx, plain, authenticatedData(key))
+}
+
+func (t *Transformer) FromStorage(ctx context.Context, key sqlstore.Key, stored []byte) ([]byte, bool, error) {
+	return t.resources.TransformerForResource(groupResource(key.Resource)).TransformFromStorage(ctx, stored, authenticatedData(key))
+}
+
+// groupResource reads a storage name: "plural.group", or "plural" in the core group.
+func groupResource(storageName string) schema.GroupResource {
+	resource, group, _ := strings.Cut(storageName, ".")
+	return schema.GroupResource{Group: group, Resource: resource}
+}
+
+// authenticatedData binds an encrypted value to its key, as kube-apiserver binds it to its etcd
+// key: a value copied onto another key does not decrypt.
+func authenticatedData(key sqlstore.Key) value.Context {
+	return value.DefaultContext("/" + key.Resource + "/" + key.Namespace + "/" + key.Name)
+}

@@ -1,0 +1,82 @@
+package server
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"k8s.io/apiserver/pkg/authentication/user"
+	genericfilters "k8s.io/apiserver/pkg/endpoints/filters"
+	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/client-go/rest"
+)
+
+// loopbackUser is who the server's own client-go clients are, as kube-apiserver's loopback
+// client: a member of system:masters.
+var loopbackUser = &user.DefaultInfo{Name: user.APIServerUser, Groups: []string{user.SystemPrivilegedGroup}}
+
+// startLoopback serves routes to in-process clients until ctx ends, and returns their client
+// configuration. The clients are the parts of Kubernetes' libraries that need one (the
+// priority-and-fairness configuration controller); they reach the routes over in-memory pipes,
+// without TLS, credentials or the request limits, as loopbackUser.
+func startLoopback(ctx context.Context, routes http.Handler) *rest.Config {
+	ln := newPipeListener()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		routes.ServeHTTP(w, r.WithContext(genericrequest.WithUser(r.Context(), loopbackUser)))
+	})
+	srv := &http.Server{Handler: genericfilters.WithRequestInfo(h, requestInfoResolver), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	context.AfterFunc(ctx, func() { _ = srv.Close() })
+	return &rest.Config{
+		Host:  "http://loopback",
+		Dial:  ln.dial,
+		QPS:   -1, // no client-side rate limit: the server is itself
+		Burst: -1,
+	}
+}
+
+// pipeListener is a net.Listener whose connections are in-memory pipes made by dial.
+type pipeListener struct {
+	conns     chan net.Conn
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func newPipeListener() *pipeListener {
+	return &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
+}
+
+func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	server, client := net.Pipe()
+	select {
+	case l.conns <- server:
+		return client, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.closeOnce.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "loopback" }

@@ -1,0 +1,62 @@
+package server
+
+import (
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Why sqlkube does not serve a well-known Kubernetes type: it is a generic control plane (API
+// storage, RBAC, CRDs), with no nodes, kubelets, scheduler or controller manager behind it.
+const (
+	reasonWorkloads = "it runs no workloads: there are no nodes, kubelets, scheduler or workload controllers behind it"
+	reasonNetwork   = "it has no cluster network: there are no nodes, proxies or service IPs behind it"
+	reasonStorage   = "it attaches no volumes: there are no nodes or storage drivers behind it"
+	reasonCluster   = "it is a generic control plane without the cluster-management APIs kube-apiserver serves for nodes and their resources"
+)
+
+// notServed are kube-apiserver's built-in resources that sqlkube does not serve, by group and
+// resource, with the reason.
+var notServed = map[string]map[string]string{
+	"": {
+		"pods": reasonWorkloads, "replicationcontrollers": reasonWorkloads, "podtemplates": reasonWorkloads,
+		"bindings": reasonWorkloads, "nodes": reasonWorkloads, "componentstatuses": reasonCluster,
+		"services": reasonNetwork, "endpoints": reasonNetwork,
+		"persistentvolumes": reasonStorage, "persistentvolumeclaims": reasonStorage,
+		"resourcequotas": reasonCluster, "limitranges": reasonCluster,
+	},
+	"apps": {
+		"deployments": reasonWorkloads, "statefulsets": reasonWorkloads, "daemonsets": reasonWorkloads,
+		"replicasets": reasonWorkloads, "controllerrevisions": reasonWorkloads,
+	},
+	"batch":                        {"jobs": reasonWorkloads, "cronjobs": reasonWorkloads},
+	"autoscaling":                  {"horizontalpodautoscalers": reasonWorkloads},
+	"policy":                       {"poddisruptionbudgets": reasonWorkloads},
+	"scheduling.k8s.io":            {"priorityclasses": reasonWorkloads},
+	"node.k8s.io":                  {"runtimeclasses": reasonWorkloads},
+	"networking.k8s.io":            {"ingresses": reasonNetwork, "ingressclasses": reasonNetwork, "networkpolicies": reasonNetwork},
+	"discovery.k8s.io":             {"endpointslices": reasonNetwork},
+	"storage.k8s.io":               {"storageclasses": reasonStorage, "volumeattachments": reasonStorage, "csidrivers": reasonStorage, "csinodes": reasonStorage, "csistoragecapacities": reasonStorage},
+	"certificates.k8s.io":          {"certificatesigningrequests": reasonCluster},
+	"admissionregistration.k8s.io": {"validatingwebhookconfigurations": "admission webhooks and policies are not served yet", "mutatingwebhookconfigurations": "admission webhooks and policies are not served yet", "validatingadmissionpolicies": "admission webhooks and policies are not served yet", "validatingadmissionpolicybindings": "admission webhooks and policies are not served yet"},
+}
+
+// errUnknownResource is kube-apiserver's 404 for a resource the server does not serve; for a
+// well-known Kubernetes type, the message adds that sqlkube does not serve it, and why.
+func errUnknownResource(group, resource string) error {
+	reason, known := notServed[group][resource]
+	if !known {
+		return errNotFoundPath()
+	}
+	name := resource
+	if group != "" {
+		name += "." + group
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
+		Details: &metav1.StatusDetails{},
+		Message: "the server could not find the requested resource: sqlkube does not serve " + name + ", because " + reason +
+			" (README.md lists what it serves)",
+	}}
+}
