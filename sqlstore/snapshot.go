@@ -27,8 +27,9 @@ type SnapshotObject struct {
 // Snapshot reads every object of one consistent snapshot of the database, while writers go on:
 // it calls header once, then each for every object, in (resource, namespace, name) byte order,
 // streaming them from one read transaction (a WAL snapshot on SQLite, a REPEATABLE READ
-// transaction on PostgreSQL). Objects are read with their values; the history (older versions
-// and deletes) is not. An error from header or each stops the snapshot and is returned.
+// transaction on PostgreSQL). Objects are read with their values as the database keeps them:
+// the Transformer is not applied, so encrypted values stay encrypted. The history (older versions
+// and deletes) is not read. An error from header or each stops the snapshot and is returned.
 func (s *Store) Snapshot(ctx context.Context, header func(SnapshotHeader) error, each func(SnapshotObject) error) error {
 	// The scanners keep no memory map or large cache: a snapshot reads every row once.
 	tx, err := s.db.scanner.BeginTx(ctx, s.db.readTx)
@@ -95,7 +96,8 @@ const restoreChunk = 500
 // first error (its own or its argument's). Restore fails with *NotEmptyError, writing nothing,
 // if the database has ever been written to.
 //
-// Every object keeps its revision and value; the current revision becomes header.Revision, so
+// Every object keeps its revision and value, as the database keeps it (the Transformer is not
+// applied: a store reading it needs the Transformer the snapshot's values were written with); the current revision becomes header.Revision, so
 // later writes get higher revisions, and so does the compacted revision: the history before the
 // snapshot is not in it, and reads or watches from older revisions fail with *CompactedError.
 // No store may have the database open during Restore.
