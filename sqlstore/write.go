@@ -95,10 +95,15 @@ func validateWrite(w Write) error {
 	if w.Render == nil {
 		return errors.New("sqlstore: write without Render")
 	}
-	if w.Key.Resource == "" || w.Key.Name == "" {
-		return fmt.Errorf("sqlstore: write needs a resource and a name, got %q/%q", w.Key.Resource, w.Key.Name)
+	return validateKey(w.Key)
+}
+
+// validateKey rejects keys the database cannot store or the store cannot name.
+func validateKey(key Key) error {
+	if key.Resource == "" || key.Name == "" {
+		return fmt.Errorf("sqlstore: key needs a resource and a name, got %q/%q", key.Resource, key.Name)
 	}
-	for _, part := range []string{w.Key.Resource, w.Key.Namespace, w.Key.Name} {
+	for _, part := range []string{key.Resource, key.Namespace, key.Name} {
 		if !utf8.ValidString(part) || strings.IndexByte(part, 0) >= 0 {
 			return fmt.Errorf("sqlstore: invalid key part %q: not valid UTF-8 without NUL", part)
 		}

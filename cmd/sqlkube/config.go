@@ -125,6 +125,7 @@ Usage:
   sqlkube help           print this help (also sqlkube --help)
   sqlkube kubeconfig     mint a client-certificate kubeconfig (see sqlkube kubeconfig --help)
   sqlkube bench [flags]  load-test a running server (see sqlkube bench --help)
+  sqlkube snapshot       save, restore and check snapshots (see sqlkube snapshot --help)
 
 Every flag can also be set with an environment variable: %s<FLAG>, upper case, dashes
 as underscores (--db-max-conns is %s). A flag on the command line wins.

@@ -8,6 +8,7 @@
 //	sqlkube help      print the usage
 //	sqlkube kubeconfig  mint a client-certificate kubeconfig (see sqlkube kubeconfig --help)
 //	sqlkube bench     load-test a Kubernetes API server (see sqlkube bench --help)
+//	sqlkube snapshot  save, restore and check snapshots (see sqlkube snapshot --help)
 package main
 
 import (
@@ -35,6 +36,7 @@ type subcommand func(ctx context.Context, args, env []string, stdout, stderr io.
 var subcommands = map[string]subcommand{
 	"version":    runVersion,
 	"kubeconfig": runKubeconfig,
+	"snapshot":   runSnapshot,
 	"bench": func(ctx context.Context, args, _ []string, stdout, stderr io.Writer) int {
 		return bench.Main(ctx, args, stdout, stderr)
 	},
