@@ -14,7 +14,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/dialects"
 	"github.com/sqlkube/sqlkube/dialects/sqlite"
-	"github.com/sqlkube/sqlkube/snapshot"
+	"github.com/sqlkube/sqlkube/sqlstore/snapshot"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
