@@ -13,13 +13,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/controllers/perns"
 	rbaccontroller "github.com/sqlkube/sqlkube/server/controllers/rbac"
 	"github.com/sqlkube/sqlkube/server/rbac"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 
@@ -71,6 +70,8 @@ type Options struct {
 	RequestLogLevel slog.Level
 	// Profiling serves Go's profiles at /debug/pprof/ to users authorized for that path.
 	Profiling bool
+	// Admission configures the admission chain (webhooks and policies).
+	Admission Admission
 }
 
 // Server is the HTTP API.
@@ -91,6 +92,8 @@ type Server struct {
 	// escalation refuses RBAC writes granting more than the writer holds; its Authorizer is
 	// the server's, set with it.
 	escalation *rbac.Escalation
+	// admission is the registry's admission step.
+	admission *admissionStep
 	// tokenReviewer answers TokenReview; nil without bearer-token authentication.
 	tokenReviewer authenticator.Token
 	// tokens issues ServiceAccount tokens; nil when the server issues none.
@@ -132,18 +135,13 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	}
 	rbacAuthorizer := rbac.NewAuthorizer()
 	escalation := &rbac.Escalation{RBAC: rbacAuthorizer}
-	objects, err := registry.New(ctx, store, namespaces, registry.Options{Logger: opts.Logger, RevisionWait: opts.RevisionWait,
-		Admit: func(ctx context.Context, res *resource.Resource, obj, old *unstructured.Unstructured) error {
-			if res.Group != builtin.RBACGroup {
-				return nil
-			}
-			return escalation.Check(ctx, res.Name, obj, old)
-		}})
+	admissionStep := &admissionStep{escalation: escalation}
+	objects, err := registry.New(ctx, store, namespaces, registry.Options{Logger: opts.Logger, RevisionWait: opts.RevisionWait, Admission: admissionStep})
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{store: store, opts: opts, log: opts.Logger, catalog: types, registry: objects, discovery: discovery.NewCache(types),
-		rbac: rbacAuthorizer, escalation: escalation, limits: DefaultLimits()}
+		rbac: rbacAuthorizer, escalation: escalation, admission: admissionStep, limits: DefaultLimits()}
 	if opts.Limits != nil {
 		s.limits = *opts.Limits
 	}
@@ -163,7 +161,10 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.handler = s.withRecovery(guard(routes))
+	if err := s.startAdmission(ctx, routes, s.authorizer); err != nil {
+		return nil, err
+	}
+	s.handler = s.withRecovery(guard(genericapifilters.WithWarningRecorder(routes)))
 	return s, nil
 }
 

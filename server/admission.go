@@ -1,0 +1,175 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/initializer"
+	mutatingpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
+	validatingpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	webhookinit "k8s.io/apiserver/pkg/admission/plugin/webhook/initializer"
+	mutatingwebhook "k8s.io/apiserver/pkg/admission/plugin/webhook/mutating"
+	validatingwebhook "k8s.io/apiserver/pkg/admission/plugin/webhook/validating"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
+	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	webhookutil "k8s.io/apiserver/pkg/util/webhook"
+	"k8s.io/client-go/dynamic"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/sqlkube/sqlkube/server/builtin"
+	"github.com/sqlkube/sqlkube/server/rbac"
+	"github.com/sqlkube/sqlkube/server/registry"
+)
+
+// Admission configures the admission chain.
+type Admission struct {
+	// WebhookServices maps a webhook's service reference, "namespace/name", to the host:port
+	// it is called at (--webhook-service-resolver): sqlkube has no cluster network to find
+	// services on. A service not mapped is called at its cluster DNS name,
+	// https://name.namespace.svc:port, which the host must resolve. Either way the webhook's
+	// certificate is verified for name.namespace.svc, as kube does.
+	WebhookServices map[string]string
+}
+
+// admissionPlugins are kube-apiserver's admission plugins that sqlkube runs, in kube's order:
+// mutating ones (policies, then webhooks) then validating ones (policies, then webhooks).
+// Namespace lifecycle and RBAC escalation, which kube also runs as admission, are the
+// registry's and the RBAC package's.
+var admissionPlugins = []string{mutatingpolicy.PluginName, mutatingwebhook.PluginName, validatingpolicy.PluginName, validatingwebhook.PluginName}
+
+// admissionStep is the registry's admission step: the RBAC escalation check and kube's
+// admission chain, once startAdmission has built it.
+type admissionStep struct {
+	escalation *rbac.Escalation
+	chain      atomic.Pointer[admission.Interface]
+}
+
+// unstructuredObjects are the ObjectInterfaces of the chain: sqlkube's objects are all
+// unstructured, in the one version of each type it serves, so conversion is a copy, and a
+// resource has no equivalent served at another version.
+var unstructuredObjects = admission.NewObjectInterfacesFromScheme(runtime.NewScheme())
+
+func (a *admissionStep) Mutate(ctx context.Context, req *registry.AdmissionRequest) error {
+	chain := a.chain.Load()
+	if chain == nil {
+		return nil
+	}
+	m, ok := (*chain).(admission.MutationInterface)
+	attrs := admissionAttributes(ctx, req)
+	if !ok || !m.Handles(attrs.GetOperation()) {
+		return nil
+	}
+	return m.Admit(ctx, attrs, unstructuredObjects)
+}
+
+func (a *admissionStep) Validate(ctx context.Context, req *registry.AdmissionRequest) error {
+	if req.Resource.Group == builtin.RBACGroup && req.Object != nil {
+		if err := a.escalation.Check(ctx, req.Resource.Name, req.Object, req.OldObject); err != nil {
+			return err
+		}
+	}
+	chain := a.chain.Load()
+	if chain == nil {
+		return nil
+	}
+	v, ok := (*chain).(admission.ValidationInterface)
+	attrs := admissionAttributes(ctx, req)
+	if !ok || !v.Handles(attrs.GetOperation()) {
+		return nil
+	}
+	return v.Validate(ctx, attrs, unstructuredObjects)
+}
+
+// admissionAttributes are req as kube's admission plugins read a request: the requester is the
+// context's user.
+func admissionAttributes(ctx context.Context, req *registry.AdmissionRequest) admission.Attributes {
+	u, _ := genericrequest.UserFrom(ctx)
+	res := req.Resource
+	return admission.NewAttributesRecord(objectOrNil(req.Object), objectOrNil(req.OldObject),
+		res.GroupKind().WithVersion(res.Version), req.Namespace, req.Name,
+		res.GroupResource().WithVersion(res.Version), req.Subresource, req.Operation, req.Options, req.DryRun, u)
+}
+
+// objectOrNil keeps a nil object a nil interface, which the plugins test for.
+func objectOrNil(obj *unstructured.Unstructured) runtime.Object {
+	if obj == nil {
+		return nil
+	}
+	return obj
+}
+
+// startAdmission builds kube's admission chain, as kube-apiserver's admission options do, on
+// clients and informers of a loopback client to routes, with the server's authorizer; the
+// plugins follow their configuration objects until ctx ends.
+func (s *Server) startAdmission(ctx context.Context, routes http.Handler, authz authorizer.Authorizer) error {
+	config := startLoopback(ctx, routes)
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return err
+	}
+	dynamicClient, err := dynamic.NewForConfig(config)
+	if err != nil {
+		return err
+	}
+	informers := kubeinformers.NewSharedInformerFactory(client, 0)
+	plugins := admission.NewPlugins()
+	mutatingpolicy.Register(plugins)
+	mutatingwebhook.Register(plugins)
+	validatingpolicy.Register(plugins)
+	validatingwebhook.Register(plugins)
+	initializers := admission.PluginInitializers{
+		initializer.NewAPIServerIDInitializer("sqlkube"),
+		initializer.New(client, dynamicClient, informers, authz, utilfeature.DefaultFeatureGate,
+			utilcompatibility.DefaultBuildEffectiveVersion(), ctx.Done(), newCatalogRESTMapper(s.catalog)),
+		webhookinit.NewPluginInitializer(webhookAuthentication(), webhookServiceResolver(s.opts.Admission.WebhookServices)),
+	}
+	chain, err := plugins.NewFromPlugins(admissionPlugins, noPluginConfig{}, initializers, nil)
+	if err != nil {
+		return fmt.Errorf("building the admission chain: %w", err)
+	}
+	informers.Start(ctx.Done())
+	s.admission.chain.Store(&chain)
+	return nil
+}
+
+// noPluginConfig: the plugins run with their defaults (kube's --admission-control-config-file
+// is not offered).
+type noPluginConfig struct{}
+
+func (noPluginConfig) ConfigFor(string) (io.Reader, error) { return nil, nil }
+
+// webhookAuthentication: sqlkube presents no client credentials to webhooks (kube's
+// --admission-control-config-file kubeconfig for them is not offered).
+func webhookAuthentication() webhookutil.AuthenticationInfoResolverWrapper {
+	return func(resolver webhookutil.AuthenticationInfoResolver) webhookutil.AuthenticationInfoResolver {
+		return resolver
+	}
+}
+
+// serviceResolver resolves webhook service references by the configured mapping, or else by
+// their cluster DNS name.
+type serviceResolver struct {
+	mapped map[string]string
+	dns    webhookutil.ServiceResolver
+}
+
+func webhookServiceResolver(mapped map[string]string) webhookutil.ServiceResolver {
+	return serviceResolver{mapped: mapped, dns: webhookutil.NewDefaultServiceResolver()}
+}
+
+func (r serviceResolver) ResolveEndpoint(namespace, name string, port int32) (*url.URL, error) {
+	if hostPort, ok := r.mapped[namespace+"/"+name]; ok {
+		return &url.URL{Scheme: "https", Host: hostPort}, nil
+	}
+	return r.dns.ResolveEndpoint(namespace, name, port)
+}
