@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/sqlkube/sqlkube/server"
 	"io"
 	"log/slog"
 	"strings"
@@ -27,6 +28,7 @@ type config struct {
 	WatchBookmarkInterval time.Duration
 	Security              securityConfig
 	Operations            operationsConfig
+	Admission             server.Admission
 	// Version asks for the version instead of serving.
 	Version bool
 }
@@ -52,6 +54,7 @@ func serveFlags(cfg *config) *pflag.FlagSet {
 		"how often a watch that allows bookmarks receives one")
 	addSecurityFlags(fs, &cfg.Security)
 	addOperationsFlags(fs, &cfg.Operations)
+	addAdmissionFlags(fs, &cfg.Admission)
 	fs.BoolVar(&cfg.Version, "version", false, "print the version and exit")
 	return fs
 }

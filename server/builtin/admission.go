@@ -347,34 +347,7 @@ func validateParamRef(path *field.Path, ref *admissionregistrationv1.ParamRef) f
 	return errs
 }
 
-// Tables as kube prints the admission configuration types.
-
-var admissionTables = map[string]builtinTable{
-	validatingWebhookConfigs: webhookTable(func(u *unstructured.Unstructured) int {
-		return len(decodeForTable[admissionregistrationv1.ValidatingWebhookConfiguration](u).Webhooks)
-	}),
-	mutatingWebhookConfigs: webhookTable(func(u *unstructured.Unstructured) int {
-		return len(decodeForTable[admissionregistrationv1.MutatingWebhookConfiguration](u).Webhooks)
-	}),
-	validatingPolicies: policyTable("Validations", "Validations indicates the number of validation rules defined in this configuration",
-		func(u *unstructured.Unstructured) (int, *admissionregistrationv1.ParamKind) {
-			p := decodeForTable[admissionregistrationv1.ValidatingAdmissionPolicy](u)
-			return len(p.Spec.Validations), p.Spec.ParamKind
-		}),
-	mutatingPolicies: policyTable("Mutations", "Mutations indicates the number of mutations rules defined in this configuration",
-		func(u *unstructured.Unstructured) (int, *admissionregistrationv1.ParamKind) {
-			p := decodeForTable[admissionregistrationv1.MutatingAdmissionPolicy](u)
-			return len(p.Spec.Mutations), p.Spec.ParamKind
-		}),
-	validatingPolicyBindings: policyBindingTable(func(u *unstructured.Unstructured) (string, *admissionregistrationv1.ParamRef) {
-		b := decodeForTable[admissionregistrationv1.ValidatingAdmissionPolicyBinding](u)
-		return b.Spec.PolicyName, b.Spec.ParamRef
-	}),
-	mutatingPolicyBindings: policyBindingTable(func(u *unstructured.Unstructured) (string, *admissionregistrationv1.ParamRef) {
-		b := decodeForTable[admissionregistrationv1.MutatingAdmissionPolicyBinding](u)
-		return b.Spec.PolicyName, b.Spec.ParamRef
-	}),
-}
+// Tables as kube prints the admission configuration types (entries of tables).
 
 func webhookTable(count func(*unstructured.Unstructured) int) builtinTable {
 	return builtinTable{

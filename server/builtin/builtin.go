@@ -119,9 +119,6 @@ func builtin(group, version, plural, kind string, namespaced bool, verbs []strin
 	if table, ok := tables[r.StorageName]; ok {
 		r.Table = table
 	}
-	if table, ok := admissionTables[r.StorageName]; ok {
-		r.Table = table
-	}
 	if customize != nil {
 		customize(r)
 	}
