@@ -175,3 +175,83 @@ func TestAdmissionWebhooks(t *testing.T) {
 		}
 	})
 }
+
+// maxKeysPolicy refuses labelled ConfigMaps with more keys than its parameter (a ConfigMap)
+// allows, and their deletion while labelled protected.
+var maxKeysPolicy = &admissionregistrationv1.ValidatingAdmissionPolicy{
+	ObjectMeta: metav1.ObjectMeta{Name: "max-keys"},
+	Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+		ParamKind: &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"},
+		MatchConstraints: &admissionregistrationv1.MatchResources{
+			ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"test": "max-keys"}},
+			ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+			}}}},
+		Validations: []admissionregistrationv1.Validation{
+			{Expression: "request.operation == 'DELETE' || !has(object.data) || object.data.size() <= int(params.data.max)",
+				MessageExpression: "'at most ' + params.data.max + ' keys'"},
+			{Expression: "request.operation != 'DELETE' || !has(oldObject.metadata.labels.protected)", Message: "protected"},
+		},
+	},
+}
+
+func maxKeysBinding(name string, actions ...admissionregistrationv1.ValidationAction) *admissionregistrationv1.ValidatingAdmissionPolicyBinding {
+	return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: "max-keys", ValidationActions: actions,
+			ParamRef: &admissionregistrationv1.ParamRef{Name: "limits", Namespace: "default", ParameterNotFoundAction: ptr.To(admissionregistrationv1.DenyAction)}}}
+}
+
+func TestValidatingAdmissionPolicies(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s *sqlkubeServer) {
+		ctx, client := context.Background(), s.clientset()
+		configMaps := client.CoreV1().ConfigMaps("default")
+		if _, err := configMaps.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "limits"}, Data: map[string]string{"max": "1"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		policies := client.AdmissionregistrationV1()
+		if _, err := policies.ValidatingAdmissionPolicies().Create(ctx, maxKeysPolicy, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := policies.ValidatingAdmissionPolicyBindings().Create(ctx, maxKeysBinding("max-keys-deny", admissionregistrationv1.Deny), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		big := labelledConfigMap("big", "max-keys", map[string]string{"a": "1", "b": "2"})
+		_, err := createUntil(t, client, big, "the policy denies", func(_ *corev1.ConfigMap, err error) bool { return err != nil })
+		message := "ValidatingAdmissionPolicy 'max-keys' with binding 'max-keys-deny' denied request: at most 1 keys"
+		assertAPIError(t, err, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity,
+			Reason: metav1.StatusReasonInvalid, Message: `configmaps "big" is forbidden: ` + message,
+			Details: &metav1.StatusDetails{Name: "big", Kind: "configmaps", Causes: []metav1.StatusCause{{Message: message}}}}})
+
+		// The parameter is read as it changes: two keys are now allowed.
+		if _, err := configMaps.Update(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "limits"}, Data: map[string]string{"max": "2"}}, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		createUntil(t, client, big, "the new parameter allows two keys", func(_ *corev1.ConfigMap, err error) bool { return err == nil })
+
+		// Deletes are admitted with the object deleted as oldObject.
+		protected := labelledConfigMap("protected", "max-keys", nil)
+		protected.Labels["protected"] = "yes"
+		if _, err := configMaps.Create(ctx, protected, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		err = configMaps.Delete(ctx, "protected", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "denied request: protected") {
+			t.Errorf("delete of a protected ConfigMap: %v, want the policy's denial", err)
+		}
+
+		// Warn: the write succeeds with the failure in a Warning header.
+		if err := policies.ValidatingAdmissionPolicyBindings().Delete(ctx, "max-keys-deny", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := policies.ValidatingAdmissionPolicyBindings().Create(ctx, maxKeysBinding("max-keys-warn", admissionregistrationv1.Warn, admissionregistrationv1.Audit), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		huge := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"huge","labels":{"test":"max-keys"}},"data":{"a":"1","b":"2","c":"3"}}`
+		want := `299 - "Validation failed for ValidatingAdmissionPolicy 'max-keys' with binding 'max-keys-warn': at most 2 keys"`
+		eventually(t, 10*time.Second, "the policy warns", func() (bool, error) {
+			r := s.do(t, "POST", "/api/v1/namespaces/default/configmaps?dryRun=All", []byte(huge), "Content-Type", "application/json")
+			return r.code == http.StatusCreated && r.header.Get("Warning") == want, nil
+		})
+	})
+}
