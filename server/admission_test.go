@@ -73,3 +73,42 @@ func TestAdmissionTypesAreServedAndValidated(t *testing.T) {
 		t.Errorf("table row %v, want w with 1 webhook", row)
 	}
 }
+
+func TestMutatingAdmissionPolicyPatches(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do("POST", "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicies", `{"metadata":{"name":"label"},"spec":{
+		"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["configmaps"]}]},
+		"mutations":[{"patchType":"ApplyConfiguration","applyConfiguration":{"expression":"Object{metadata: Object.metadata{labels: {'mutated': 'yes'}}}"}}]}}`).expect(t, http.StatusCreated)
+	api.do("POST", "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings", `{"metadata":{"name":"label"},"spec":{"policyName":"label"}}`).expect(t, http.StatusCreated)
+	eventually(t, "the policy labels new ConfigMaps", func() bool {
+		created := api.do("POST", "/api/v1/namespaces/default/configmaps?dryRun=All", `{"metadata":{"name":"cm"}}`).expect(t, http.StatusCreated).object(t)
+		return str(created, "metadata", "labels", "mutated") == "yes"
+	})
+}
+
+func TestValidatingAdmissionPolicyOnCustomResources(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCRD).expect(t, http.StatusCreated)
+	api.do("POST", policiesPath, `{"metadata":{"name":"no-black"},"spec":{
+		"matchConstraints":{"resourceRules":[{"apiGroups":["example.com"],"apiVersions":["*"],"operations":["*"],"resources":["widgets","widgets/status"]}]},
+		"validations":[{"expression":"request.operation == 'DELETE' || object.spec.color != 'black'","messageExpression":"'no black ' + request.kind.version"}]}}`).expect(t, http.StatusCreated)
+	api.do("POST", bindingsPath, binding("no-black", "no-black", `["Deny"]`)).expect(t, http.StatusCreated)
+	black := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"b"},"spec":{"color":"black"}}`
+	eventually(t, "the policy denies", func() bool {
+		return api.do("POST", widgets+"?dryRun=All", black).code == http.StatusUnprocessableEntity
+	})
+	v2 := strings.Replace(widgets, "/v1/", "/v2/", 1)
+	r := api.do("POST", v2, strings.Replace(black, "example.com/v1", "example.com/v2", 1)).expect(t, http.StatusUnprocessableEntity)
+	if !strings.Contains(string(r.body), "no black v2\"") {
+		t.Errorf("v2 create: %s, want the policy to see v2", r.body)
+	}
+	w := api.do("POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"red"}}`).expect(t, http.StatusCreated).object(t)
+	rv := str(w, "metadata", "resourceVersion")
+	// Custom resources' status strategy keeps the spec: the status subresource is admitted with
+	// the object as it would be stored.
+	api.do("PUT", widgets+"/w/status", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","resourceVersion":"`+rv+`"},"spec":{"color":"black"},"status":{"ready":true}}`).expect(t, http.StatusOK)
+	r = api.do("PATCH", widgets+"/w", `{"spec":{"color":"black"}}`, "Content-Type: application/merge-patch+json").expect(t, http.StatusUnprocessableEntity)
+	if !strings.Contains(string(r.body), "no black v1\"") {
+		t.Errorf("patch: %s", r.body)
+	}
+}
