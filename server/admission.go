@@ -122,6 +122,7 @@ func (s *Server) startAdmission(ctx context.Context, routes http.Handler, authz 
 		return err
 	}
 	informers := kubeinformers.NewSharedInformerFactory(client, 0)
+	mapper := newCatalogRESTMapper(s.catalog)
 	plugins := admission.NewPlugins()
 	mutatingpolicy.Register(plugins)
 	mutatingwebhook.Register(plugins)
@@ -130,12 +131,15 @@ func (s *Server) startAdmission(ctx context.Context, routes http.Handler, authz 
 	initializers := admission.PluginInitializers{
 		initializer.NewAPIServerIDInitializer("sqlkube"),
 		initializer.New(client, dynamicClient, informers, authz, utilfeature.DefaultFeatureGate,
-			utilcompatibility.DefaultBuildEffectiveVersion(), ctx.Done(), newCatalogRESTMapper(s.catalog)),
+			utilcompatibility.DefaultBuildEffectiveVersion(), ctx.Done(), mapper),
 		webhookinit.NewPluginInitializer(webhookAuthentication(), webhookServiceResolver(s.opts.Admission.WebhookServices)),
 	}
 	chain, err := plugins.NewFromPlugins(admissionPlugins, noPluginConfig{}, initializers, nil)
 	if err != nil {
 		return fmt.Errorf("building the admission chain: %w", err)
+	}
+	if err := s.startPolicyTypeChecking(ctx, client, informers, mapper); err != nil {
+		return err
 	}
 	informers.Start(ctx.Done())
 	s.admission.chain.Store(&chain)

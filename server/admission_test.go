@@ -112,3 +112,21 @@ func TestValidatingAdmissionPolicyOnCustomResources(t *testing.T) {
 		t.Errorf("patch: %s", r.body)
 	}
 }
+
+func TestValidatingAdmissionPolicyTypeChecking(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do("POST", policiesPath, `{"metadata":{"name":"typo"},"spec":{
+		"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["configmaps"]}]},
+		"validations":[{"expression":"object.spec.replicas > 1"}]}}`).expect(t, http.StatusCreated)
+	var status map[string]any
+	eventually(t, "the policy's status is written", func() bool {
+		policy := api.do("GET", policiesPath+"/typo", "").expect(t, http.StatusOK).object(t)
+		status, _ = policy["status"].(map[string]any)
+		return status != nil && status["observedGeneration"] == float64(1)
+	})
+	warnings := nested(status, "typeChecking", "expressionWarnings").([]any)
+	warning := warnings[0].(map[string]any)
+	if warning["fieldRef"] != "spec.validations[0].expression" || !strings.Contains(warning["warning"].(string), "undefined field 'spec'") {
+		t.Errorf("type checking warnings %v", warnings)
+	}
+}
