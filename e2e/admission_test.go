@@ -10,11 +10,13 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -103,6 +105,20 @@ func validatingHook(name string, cc admissionregistrationv1.WebhookClientConfig,
 		ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"test": name}}}
 }
 
+func withTimeout(hook admissionregistrationv1.ValidatingWebhook, seconds int32) admissionregistrationv1.ValidatingWebhook {
+	hook.TimeoutSeconds = ptr.To(seconds)
+	return hook
+}
+
+// reinvokedHook is a mutating webhook at url for ConfigMaps labelled test=reinvoke, called again
+// if needed.
+func reinvokedHook(name, url string, caBundle []byte) admissionregistrationv1.MutatingWebhook {
+	return admissionregistrationv1.MutatingWebhook{Name: name, ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To(url), CABundle: caBundle},
+		Rules: configMapRules, SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"},
+		ReinvocationPolicy: ptr.To(admissionregistrationv1.IfNeededReinvocationPolicy),
+		ObjectSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{"test": "reinvoke"}}}
+}
+
 // createUntil creates cm dry-run until check accepts the outcome (the server's admission
 // informers see a new configuration soon after it is written), then returns the outcome.
 func createUntil(t *testing.T, client kubernetes.Interface, cm *corev1.ConfigMap, what string, check func(*corev1.ConfigMap, error) bool) (*corev1.ConfigMap, error) {
@@ -130,6 +146,24 @@ func TestAdmissionWebhooks(t *testing.T) {
 		return &admissionv1.AdmissionResponse{Allowed: true, PatchType: ptr.To(admissionv1.PatchTypeJSONPatch), Patch: []byte(patch)}
 	}), "mutator.webhooks.svc")
 	dead := "https://127.0.0.1:1/"
+	slow := ca.serve(t, reviewHandler(t, func(*admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		time.Sleep(2 * time.Second)
+		return &admissionv1.AdmissionResponse{Allowed: true}
+	}))
+	var firstCalls atomic.Int32
+	addKey := func(key string, calls *atomic.Int32) http.Handler {
+		return reviewHandler(t, func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			calls.Add(1)
+			var cm corev1.ConfigMap
+			_ = json.Unmarshal(req.Object.Raw, &cm)
+			if _, done := cm.Data[key]; done {
+				return &admissionv1.AdmissionResponse{Allowed: true}
+			}
+			op := fmt.Sprintf(`[{"op":"add","path":"/data/%s","value":"%d"}]`, key, len(cm.Data))
+			return &admissionv1.AdmissionResponse{Allowed: true, PatchType: ptr.To(admissionv1.PatchTypeJSONPatch), Patch: []byte(op)}
+		})
+	}
+	first, second := ca.serve(t, addKey("first", &firstCalls)), ca.serve(t, addKey("second", new(atomic.Int32)))
 	forEachServerWith(t, []string{"--webhook-service-resolver=webhooks/mutator=" + strings.TrimPrefix(mutator.URL, "https://")}, func(t *testing.T, s *sqlkubeServer) {
 		ctx, client := context.Background(), s.clientset()
 		hooks := client.AdmissionregistrationV1()
@@ -139,6 +173,7 @@ func TestAdmissionWebhooks(t *testing.T) {
 				validatingHook("deny.example.com", admissionregistrationv1.WebhookClientConfig{URL: ptr.To(denier.URL), CABundle: ca.bundle}, admissionregistrationv1.Fail),
 				validatingHook("dead-ignored.example.com", admissionregistrationv1.WebhookClientConfig{URL: ptr.To(dead), CABundle: ca.bundle}, admissionregistrationv1.Ignore),
 				validatingHook("dead-failing.example.com", admissionregistrationv1.WebhookClientConfig{URL: ptr.To(dead), CABundle: ca.bundle}, admissionregistrationv1.Fail),
+				withTimeout(validatingHook("slow.example.com", admissionregistrationv1.WebhookClientConfig{URL: ptr.To(slow.URL), CABundle: ca.bundle}, admissionregistrationv1.Fail), 1),
 			}}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -149,7 +184,8 @@ func TestAdmissionWebhooks(t *testing.T) {
 				ClientConfig: admissionregistrationv1.WebhookClientConfig{CABundle: ca.bundle,
 					Service: &admissionregistrationv1.ServiceReference{Namespace: "webhooks", Name: "mutator", Path: ptr.To("/mutate")}},
 				Rules: configMapRules, SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"},
-				ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"test": "mutate.example.com"}}}},
+				ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"test": "mutate.example.com"}}},
+				reinvokedHook("first.example.com", first.URL, ca.bundle), reinvokedHook("second.example.com", second.URL, ca.bundle)},
 		}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -172,6 +208,21 @@ func TestAdmissionWebhooks(t *testing.T) {
 		_, err = client.CoreV1().ConfigMaps("default").Create(ctx, labelledConfigMap("failed", "dead-failing.example.com", nil), metav1.CreateOptions{})
 		if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), `failed calling webhook "dead-failing.example.com"`) {
 			t.Errorf("create past a dead webhook with failurePolicy Fail: %v, want kube's 500 naming the webhook", err)
+		}
+		// A webhook slower than its timeoutSeconds fails the write.
+		_, err = client.CoreV1().ConfigMaps("default").Create(ctx, labelledConfigMap("slow", "slow.example.com", nil), metav1.CreateOptions{})
+		if err == nil || !strings.Contains(err.Error(), `failed calling webhook "slow.example.com"`) || !strings.Contains(err.Error(), "deadline exceeded") {
+			t.Errorf("create past a webhook slower than its timeout: %v", err)
+		}
+
+		// The first webhook asks to be called again if a later one changes the object: the
+		// second adds a key after it, so it is called twice and sees the second's key.
+		reinvoked, err := client.CoreV1().ConfigMaps("default").Create(ctx, labelledConfigMap("reinvoked", "reinvoke", map[string]string{"own": "x"}), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if calls := firstCalls.Swap(0); calls != 2 || reinvoked.Data["first"] != "1" || reinvoked.Data["second"] != "2" {
+			t.Errorf("first webhook called %d times, data %v; want it reinvoked once after the second's patch", calls, reinvoked.Data)
 		}
 	})
 }
