@@ -61,6 +61,17 @@ func TestAdmissionTypesAreServedAndValidated(t *testing.T) {
 			t.Errorf("%s does not say %q", r.body, want)
 		}
 	}
+	bad := `{"metadata":{"name":"bad"},"webhooks":[{"name":"short","clientConfig":{"url":"http://127.0.0.1/"},"admissionReviewVersions":["v2"],"timeoutSeconds":31}]}`
+	r = api.do("POST", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations", bad).expect(t, http.StatusUnprocessableEntity)
+	for _, want := range []string{`webhooks[0].name: Invalid value: \"short\": should be a domain with at least three segments separated by dots`,
+		`webhooks[0].clientConfig.url: Invalid value: \"http\": 'https' is the only allowed URL scheme`,
+		"webhooks[0].sideEffects: Required value: must specify one of None, NoneOnDryRun",
+		"webhooks[0].timeoutSeconds: Invalid value: 31: the timeout value must be between 1 and 30 seconds",
+		"webhooks[0].admissionReviewVersions: Required value: must specify one of v1, v1beta1"} {
+		if !strings.Contains(string(r.body), want) {
+			t.Errorf("%s does not say %q", r.body, want)
+		}
+	}
 	webhook := `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingWebhookConfiguration","metadata":{"name":"w"},
 		"webhooks":[{"name":"deny.example.com","clientConfig":{"url":"https://127.0.0.1:1/"},"sideEffects":"None","admissionReviewVersions":["v1"]}]}`
 	created := api.do("POST", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", webhook).expect(t, http.StatusCreated).object(t)

@@ -34,26 +34,50 @@ const (
 // Kube's defaults of admissionregistration.k8s.io/v1, applied when a body is decoded, as kube's
 // defaulting does. The admission plugins rely on them: a nil selector matches nothing.
 
+// webhookFields points at what validating and mutating webhooks have alike.
+type webhookFields struct {
+	name                              string
+	clientConfig                      *admissionregistrationv1.WebhookClientConfig
+	failurePolicy                     **admissionregistrationv1.FailurePolicyType
+	matchPolicy                       **admissionregistrationv1.MatchPolicyType
+	namespaceSelector, objectSelector **metav1.LabelSelector
+	timeoutSeconds                    **int32
+	sideEffects                       *admissionregistrationv1.SideEffectClass
+	admissionReviewVersions           []string
+	rules                             []admissionregistrationv1.RuleWithOperations
+}
+
+func validatingWebhookFields(w *admissionregistrationv1.ValidatingWebhook) webhookFields {
+	return webhookFields{w.Name, &w.ClientConfig, &w.FailurePolicy, &w.MatchPolicy, &w.NamespaceSelector, &w.ObjectSelector,
+		&w.TimeoutSeconds, w.SideEffects, w.AdmissionReviewVersions, w.Rules}
+}
+
+func mutatingWebhookFields(w *admissionregistrationv1.MutatingWebhook) webhookFields {
+	return webhookFields{w.Name, &w.ClientConfig, &w.FailurePolicy, &w.MatchPolicy, &w.NamespaceSelector, &w.ObjectSelector,
+		&w.TimeoutSeconds, w.SideEffects, w.AdmissionReviewVersions, w.Rules}
+}
+
 func defaultValidatingWebhookConfiguration(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
 	for i := range c.Webhooks {
-		w := &c.Webhooks[i]
-		w.FailurePolicy, w.MatchPolicy = orDefault(w.FailurePolicy, admissionregistrationv1.Fail), orDefault(w.MatchPolicy, admissionregistrationv1.Equivalent)
-		w.NamespaceSelector, w.ObjectSelector = orEmptySelector(w.NamespaceSelector), orEmptySelector(w.ObjectSelector)
-		w.TimeoutSeconds = orDefault(w.TimeoutSeconds, defaultWebhookTimeout)
-		defaultRules(w.Rules)
-		defaultClientConfig(&w.ClientConfig)
+		defaultWebhook(validatingWebhookFields(&c.Webhooks[i]))
 	}
 }
 
 func defaultMutatingWebhookConfiguration(c *admissionregistrationv1.MutatingWebhookConfiguration) {
 	for i := range c.Webhooks {
 		w := &c.Webhooks[i]
-		w.FailurePolicy, w.MatchPolicy = orDefault(w.FailurePolicy, admissionregistrationv1.Fail), orDefault(w.MatchPolicy, admissionregistrationv1.Equivalent)
-		w.NamespaceSelector, w.ObjectSelector = orEmptySelector(w.NamespaceSelector), orEmptySelector(w.ObjectSelector)
-		w.TimeoutSeconds = orDefault(w.TimeoutSeconds, defaultWebhookTimeout)
+		defaultWebhook(mutatingWebhookFields(w))
 		w.ReinvocationPolicy = orDefault(w.ReinvocationPolicy, admissionregistrationv1.NeverReinvocationPolicy)
-		defaultRules(w.Rules)
-		defaultClientConfig(&w.ClientConfig)
+	}
+}
+
+func defaultWebhook(w webhookFields) {
+	*w.failurePolicy, *w.matchPolicy = orDefault(*w.failurePolicy, admissionregistrationv1.Fail), orDefault(*w.matchPolicy, admissionregistrationv1.Equivalent)
+	*w.namespaceSelector, *w.objectSelector = orEmptySelector(*w.namespaceSelector), orEmptySelector(*w.objectSelector)
+	*w.timeoutSeconds = orDefault(*w.timeoutSeconds, defaultWebhookTimeout)
+	defaultRules(w.rules)
+	if w.clientConfig.Service != nil {
+		w.clientConfig.Service.Port = orDefault(w.clientConfig.Service.Port, defaultServicePort)
 	}
 }
 
@@ -98,12 +122,6 @@ func defaultRules(rules []admissionregistrationv1.RuleWithOperations) {
 	}
 }
 
-func defaultClientConfig(c *admissionregistrationv1.WebhookClientConfig) {
-	if c.Service != nil {
-		c.Service.Port = orDefault(c.Service.Port, defaultServicePort)
-	}
-}
-
 func orDefault[T any](p *T, value T) *T {
 	if p != nil {
 		return p
@@ -124,23 +142,28 @@ func orEmptySelector(s *metav1.LabelSelector) *metav1.LabelSelector {
 // status.typeChecking), not by validation, as kube does.
 
 func validateValidatingWebhookConfiguration(c, _ *admissionregistrationv1.ValidatingWebhookConfiguration) field.ErrorList {
-	var errs field.ErrorList
-	names := sets.New[string]()
-	for i, w := range c.Webhooks {
-		path := field.NewPath("webhooks").Index(i)
-		errs = append(errs, validateWebhookName(path, w.Name, names)...)
-		errs = append(errs, validateWebhookCommon(path, w.ClientConfig, w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, w.Rules)...)
+	hooks := make([]webhookFields, len(c.Webhooks))
+	for i := range c.Webhooks {
+		hooks[i] = validatingWebhookFields(&c.Webhooks[i])
 	}
-	return errs
+	return validateWebhooks(hooks)
 }
 
 func validateMutatingWebhookConfiguration(c, _ *admissionregistrationv1.MutatingWebhookConfiguration) field.ErrorList {
+	hooks := make([]webhookFields, len(c.Webhooks))
+	for i := range c.Webhooks {
+		hooks[i] = mutatingWebhookFields(&c.Webhooks[i])
+	}
+	return validateWebhooks(hooks)
+}
+
+func validateWebhooks(hooks []webhookFields) field.ErrorList {
 	var errs field.ErrorList
 	names := sets.New[string]()
-	for i, w := range c.Webhooks {
+	for i, w := range hooks {
 		path := field.NewPath("webhooks").Index(i)
-		errs = append(errs, validateWebhookName(path, w.Name, names)...)
-		errs = append(errs, validateWebhookCommon(path, w.ClientConfig, w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, w.Rules)...)
+		errs = append(errs, validateWebhookName(path, w.name, names)...)
+		errs = append(errs, validateWebhookCommon(path, *w.clientConfig, w.sideEffects, *w.timeoutSeconds, w.admissionReviewVersions, w.rules)...)
 	}
 	return errs
 }
