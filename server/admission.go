@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/rbac"
@@ -52,6 +53,24 @@ var admissionPlugins = []string{mutatingpolicy.PluginName, mutatingwebhook.Plugi
 type admissionStep struct {
 	escalation *rbac.Escalation
 	chain      atomic.Pointer[admission.Interface]
+	// mutating and validating tell whether there is any configuration for the chain's
+	// mutating or validating plugins to apply; when there is none the chain is skipped, which
+	// saves its cost on every write (it would do nothing).
+	mutating, validating configuration
+}
+
+// configuration is the informers of some admission configuration objects.
+type configuration []cache.SharedIndexInformer
+
+// any reports whether an object of the configuration exists, or might: until the informers
+// have synced, the plugins decide (they wait for their configuration).
+func (c configuration) any() bool {
+	for _, informer := range c {
+		if !informer.HasSynced() || len(informer.GetStore().ListKeys()) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // unstructuredObjects are the ObjectInterfaces of the chain: sqlkube's objects are all
@@ -61,7 +80,7 @@ var unstructuredObjects = admission.NewObjectInterfacesFromScheme(runtime.NewSch
 
 func (a *admissionStep) Mutate(ctx context.Context, req *registry.AdmissionRequest) error {
 	chain := a.chain.Load()
-	if chain == nil {
+	if chain == nil || !a.mutating.any() {
 		return nil
 	}
 	m, ok := (*chain).(admission.MutationInterface)
@@ -79,7 +98,7 @@ func (a *admissionStep) Validate(ctx context.Context, req *registry.AdmissionReq
 		}
 	}
 	chain := a.chain.Load()
-	if chain == nil {
+	if chain == nil || !a.validating.any() {
 		return nil
 	}
 	v, ok := (*chain).(admission.ValidationInterface)
@@ -141,6 +160,9 @@ func (s *Server) startAdmission(ctx context.Context, routes http.Handler, authz 
 	if err := s.startPolicyTypeChecking(ctx, client, informers, mapper); err != nil {
 		return err
 	}
+	objects := informers.Admissionregistration().V1()
+	s.admission.mutating = configuration{objects.MutatingAdmissionPolicyBindings().Informer(), objects.MutatingWebhookConfigurations().Informer()}
+	s.admission.validating = configuration{objects.ValidatingAdmissionPolicyBindings().Informer(), objects.ValidatingWebhookConfigurations().Informer()}
 	informers.Start(ctx.Done())
 	s.admission.chain.Store(&chain)
 	return nil
