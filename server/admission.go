@@ -59,8 +59,22 @@ type admissionStep struct {
 	mutating, validating configuration
 }
 
+// synced reports whether the chain has read its configuration objects.
+func (a *admissionStep) synced() bool {
+	return a.chain.Load() != nil && a.mutating.synced() && a.validating.synced()
+}
+
 // configuration is the informers of some admission configuration objects.
 type configuration []cache.SharedIndexInformer
+
+func (c configuration) synced() bool {
+	for _, informer := range c {
+		if !informer.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
 
 // any reports whether an object of the configuration exists, or might: until the informers
 // have synced, the plugins decide (they wait for their configuration).
