@@ -52,6 +52,7 @@ var admissionPlugins = []string{mutatingpolicy.PluginName, mutatingwebhook.Plugi
 // admission chain, once startAdmission has built it.
 type admissionStep struct {
 	escalation *rbac.Escalation
+	objects    admissionObjects
 	chain      atomic.Pointer[admission.Interface]
 	// mutating and validating tell whether there is any configuration for the chain's
 	// mutating or validating plugins to apply; when there is none the chain is skipped, which
@@ -87,11 +88,6 @@ func (c configuration) any() bool {
 	return false
 }
 
-// unstructuredObjects are the ObjectInterfaces of the chain: sqlkube's objects are all
-// unstructured, in the one version of each type it serves, so conversion is a copy, and a
-// resource has no equivalent served at another version.
-var unstructuredObjects = admission.NewObjectInterfacesFromScheme(runtime.NewScheme())
-
 func (a *admissionStep) Mutate(ctx context.Context, req *registry.AdmissionRequest) error {
 	chain := a.chain.Load()
 	if chain == nil || !a.mutating.any() {
@@ -102,7 +98,7 @@ func (a *admissionStep) Mutate(ctx context.Context, req *registry.AdmissionReque
 	if !ok || !m.Handles(attrs.GetOperation()) {
 		return nil
 	}
-	return m.Admit(ctx, attrs, unstructuredObjects)
+	return m.Admit(ctx, attrs, a.objects)
 }
 
 func (a *admissionStep) Validate(ctx context.Context, req *registry.AdmissionRequest) error {
@@ -120,7 +116,7 @@ func (a *admissionStep) Validate(ctx context.Context, req *registry.AdmissionReq
 	if !ok || !v.Handles(attrs.GetOperation()) {
 		return nil
 	}
-	return v.Validate(ctx, attrs, unstructuredObjects)
+	return v.Validate(ctx, attrs, a.objects)
 }
 
 // admissionAttributes are req as kube's admission plugins read a request: the requester is the

@@ -141,3 +141,28 @@ func TestValidatingAdmissionPolicyTypeChecking(t *testing.T) {
 		t.Errorf("type checking warnings %v", warnings)
 	}
 }
+
+// With matchPolicy Equivalent (the default), a policy on one version of a custom resource
+// admits requests to its other versions, with the object converted to the version it matched.
+func TestValidatingAdmissionPolicyMatchesEquivalentVersions(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCRD).expect(t, http.StatusCreated)
+	api.do("POST", policiesPath, `{"metadata":{"name":"no-black"},"spec":{
+		"matchConstraints":{"resourceRules":[{"apiGroups":["example.com"],"apiVersions":["v1"],"operations":["CREATE"],"resources":["widgets"]}]},
+		"validations":[{"expression":"object.spec.color != 'black'","messageExpression":"'no black ' + object.apiVersion + ' in ' + request.kind.version + ' for ' + request.requestKind.version"}]}}`).expect(t, http.StatusCreated)
+	api.do("POST", bindingsPath, binding("no-black", "no-black", `["Deny"]`)).expect(t, http.StatusCreated)
+	v2 := strings.Replace(widgets, "/v1/", "/v2/", 1)
+	black := `{"apiVersion":"example.com/v2","kind":"Widget","metadata":{"name":"b"},"spec":{"color":"black"}}`
+	var r response
+	eventually(t, "the policy denies", func() bool {
+		r = api.do("POST", v2+"?dryRun=All", black)
+		return r.code == http.StatusUnprocessableEntity
+	})
+	if !strings.Contains(string(r.body), "no black example.com/v1 in v1 for v2\"") {
+		t.Errorf("v2 create: %s, want the policy to see the object in v1", r.body)
+	}
+	created := api.do("POST", v2, strings.Replace(black, "black", "red", 1)).expect(t, http.StatusCreated).object(t)
+	if created["apiVersion"] != "example.com/v2" {
+		t.Errorf("created %v, want it answered in v2", created)
+	}
+}

@@ -135,7 +135,7 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	}
 	rbacAuthorizer := rbac.NewAuthorizer()
 	escalation := &rbac.Escalation{RBAC: rbacAuthorizer}
-	admissionStep := &admissionStep{escalation: escalation}
+	admissionStep := &admissionStep{escalation: escalation, objects: admissionObjects{types}}
 	objects, err := registry.New(ctx, store, namespaces, registry.Options{Logger: opts.Logger, RevisionWait: opts.RevisionWait, Admission: admissionStep})
 	if err != nil {
 		return nil, err
