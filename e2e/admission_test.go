@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -304,5 +305,15 @@ func TestValidatingAdmissionPolicies(t *testing.T) {
 			r := s.do(t, "POST", "/api/v1/namespaces/default/configmaps?dryRun=All", []byte(huge), "Content-Type", "application/json")
 			return r.code == http.StatusCreated && r.header.Get("Warning") == want, nil
 		})
+
+		// kubectl prints them as kube does.
+		rows := tableRows(s.mustKubectl(t, "", "get", "validatingadmissionpolicies,validatingadmissionpolicybindings"))
+		hasRow := func(want ...string) bool {
+			return slices.ContainsFunc(rows, func(r []string) bool { return len(r) > len(want) && slices.Equal(r[:len(want)], want) })
+		}
+		if !hasRow("validatingadmissionpolicy.admissionregistration.k8s.io/max-keys", "2", "v1/ConfigMap") ||
+			!hasRow("validatingadmissionpolicybinding.admissionregistration.k8s.io/max-keys-warn", "max-keys", "default/limits") {
+			t.Errorf("kubectl get: %v", rows)
+		}
 	})
 }
