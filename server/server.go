@@ -149,6 +149,11 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	if s.rbacController, err = s.startControllers(ctx, deps, namespaces); err != nil {
 		return nil, err
 	}
+	// The filters set up TokenRequest, which the routes serve.
+	guard, err := s.authFilters()
+	if err != nil {
+		return nil, err
+	}
 	routes := s.routes()
 	if s.limits.PriorityAndFairness {
 		if err := s.startPriorityAndFairness(ctx, deps, routes); err != nil {
@@ -156,10 +161,6 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 		}
 	} else {
 		genericfilters.StartMaxInFlightWatermarkMaintenance(ctx.Done())
-	}
-	guard, err := s.authFilters()
-	if err != nil {
-		return nil, err
 	}
 	if err := s.startAdmission(ctx, routes, s.authorizer); err != nil {
 		return nil, err
