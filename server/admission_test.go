@@ -166,3 +166,24 @@ func TestValidatingAdmissionPolicyMatchesEquivalentVersions(t *testing.T) {
 		t.Errorf("created %v, want it answered in v2", created)
 	}
 }
+
+// A policy's parameter may be a custom resource.
+func TestValidatingAdmissionPolicyWithCustomResourceParams(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCRD).expect(t, http.StatusCreated)
+	api.do("POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"params"},"spec":{"color":"red"}}`).expect(t, http.StatusCreated)
+	api.do("POST", policiesPath, `{"metadata":{"name":"color"},"spec":{"paramKind":{"apiVersion":"example.com/v1","kind":"Widget"},
+		"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["configmaps"]}]},
+		"validations":[{"expression":"!has(object.data) || !('color' in object.data) || object.data.color == params.spec.color","messageExpression":"'color must be ' + params.spec.color"}]}}`).expect(t, http.StatusCreated)
+	api.do("POST", bindingsPath, `{"metadata":{"name":"color"},"spec":{"policyName":"color","validationActions":["Deny"],
+		"paramRef":{"name":"params","namespace":"default","parameterNotFoundAction":"Deny"}}}`).expect(t, http.StatusCreated)
+	var r response
+	eventually(t, "the policy denies", func() bool {
+		r = api.do("POST", cmPath+"?dryRun=All", `{"metadata":{"name":"blue"},"data":{"color":"blue"}}`)
+		return r.code == http.StatusUnprocessableEntity
+	})
+	if !strings.Contains(string(r.body), "denied request: color must be red") {
+		t.Errorf("denial %s", r.body)
+	}
+	api.do("POST", cmPath+"?dryRun=All", `{"metadata":{"name":"red"},"data":{"color":"red"}}`).expect(t, http.StatusCreated)
+}
