@@ -125,7 +125,7 @@ func admissionAttributes(ctx context.Context, req *registry.AdmissionRequest) ad
 	u, _ := genericrequest.UserFrom(ctx)
 	res := req.Resource
 	return admission.NewAttributesRecord(objectOrNil(req.Object), objectOrNil(req.OldObject),
-		res.GroupKind().WithVersion(res.Version), req.Namespace, req.Name,
+		req.Kind, req.Namespace, req.Name,
 		res.GroupResource().WithVersion(res.Version), req.Subresource, req.Operation, req.Options, req.DryRun, u)
 }
 

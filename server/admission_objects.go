@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -89,11 +90,15 @@ func (o admissionObjects) EquivalentResourcesFor(gvr schema.GroupVersionResource
 	return versions
 }
 
-// KindFor is the kind served at a resource; a subresource is admitted with its object's kind.
-func (o admissionObjects) KindFor(gvr schema.GroupVersionResource, _ string) schema.GroupVersionKind {
+// KindFor is the kind served at a resource; a subresource is admitted with its object's kind,
+// but for /scale, an autoscaling/v1 Scale.
+func (o admissionObjects) KindFor(gvr schema.GroupVersionResource, subresource string) schema.GroupVersionKind {
 	res, ok := o.catalog.Lookup(gvr.Group, gvr.Version, gvr.Resource)
-	if !ok {
+	switch {
+	case !ok:
 		return schema.GroupVersionKind{}
+	case subresource == "scale":
+		return autoscalingv1.SchemeGroupVersion.WithKind("Scale")
 	}
 	return res.GroupKind().WithVersion(res.Version)
 }

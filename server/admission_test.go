@@ -1,11 +1,16 @@
 package server
 
 import (
+	"encoding/json"
+	"encoding/pem"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 const (
@@ -186,4 +191,57 @@ func TestValidatingAdmissionPolicyWithCustomResourceParams(t *testing.T) {
 		t.Errorf("denial %s", r.body)
 	}
 	api.do("POST", cmPath+"?dryRun=All", `{"metadata":{"name":"red"},"data":{"color":"red"}}`).expect(t, http.StatusCreated)
+}
+
+// Through /scale, admission sees the autoscaling/v1 Scale, as on kube.
+func TestValidatingAdmissionPolicyOnScale(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", sprocketCRD).expect(t, http.StatusCreated)
+	api.do("POST", sprockets, `{"apiVersion":"example.com/v1","kind":"Sprocket","metadata":{"name":"s"},"spec":{"replicas":1}}`).expect(t, http.StatusCreated)
+	api.do("POST", policiesPath, `{"metadata":{"name":"max-scale"},"spec":{
+		"matchConstraints":{"resourceRules":[{"apiGroups":["example.com"],"apiVersions":["v1"],"operations":["UPDATE"],"resources":["sprockets/scale"]}]},
+		"validations":[{"expression":"object.spec.replicas <= 5","messageExpression":"'at most 5 in a ' + object.kind + ', from ' + string(oldObject.spec.replicas)"}]}}`).expect(t, http.StatusCreated)
+	api.do("POST", bindingsPath, binding("max-scale", "max-scale", `["Deny"]`)).expect(t, http.StatusCreated)
+	var r response
+	eventually(t, "the policy denies", func() bool {
+		r = api.do("PATCH", sprockets+"/s/scale?dryRun=All", `{"spec":{"replicas":6}}`, "Content-Type: application/merge-patch+json")
+		return r.code == http.StatusUnprocessableEntity
+	})
+	if !strings.Contains(string(r.body), "denied request: at most 5 in a Scale, from 1") {
+		t.Errorf("denial %s", r.body)
+	}
+	scaled := decodeScaleResponse(t, api.do("PATCH", sprockets+"/s/scale", `{"spec":{"replicas":5}}`, "Content-Type: application/merge-patch+json").expect(t, http.StatusOK))
+	if scaled.Spec.Replicas != 5 {
+		t.Errorf("scaled to %d, want 5", scaled.Spec.Replicas)
+	}
+}
+
+// A mutating webhook's change to a Scale is written to the object.
+func TestMutatingWebhookOnScale(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", sprocketCRD).expect(t, http.StatusCreated)
+	api.do("POST", sprockets, `{"apiVersion":"example.com/v1","kind":"Sprocket","metadata":{"name":"s"},"spec":{"replicas":1}}`).expect(t, http.StatusCreated)
+	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var review admissionv1.AdmissionReview
+		_ = json.NewDecoder(r.Body).Decode(&review)
+		patch := `[{"op":"replace","path":"/spec/replicas","value":3}]`
+		if review.Request.Kind.Kind != "Scale" {
+			patch = `[]`
+		}
+		review.Response = &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true, PatchType: ptr.To(admissionv1.PatchTypeJSONPatch), Patch: []byte(patch)}
+		review.Request = nil
+		_ = json.NewEncoder(w).Encode(&review)
+	}))
+	defer hook.Close()
+	caBundle, _ := json.Marshal(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
+	api.do("POST", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations", `{"metadata":{"name":"w"},"webhooks":[{
+		"name":"three.example.com","clientConfig":{"url":"`+hook.URL+`","caBundle":`+string(caBundle)+`},"sideEffects":"None","admissionReviewVersions":["v1"],
+		"rules":[{"apiGroups":["example.com"],"apiVersions":["v1"],"operations":["UPDATE"],"resources":["sprockets/scale"]}]}]}`).expect(t, http.StatusCreated)
+	eventually(t, "the webhook sets the replicas", func() bool {
+		scaled := decodeScaleResponse(t, api.do("PATCH", sprockets+"/s/scale", `{"spec":{"replicas":7}}`, "Content-Type: application/merge-patch+json").expect(t, http.StatusOK))
+		return scaled.Spec.Replicas == 3
+	})
+	if got := api.do("GET", sprockets+"/s", "").expect(t, http.StatusOK).object(t); nested(got, "spec", "replicas") != float64(3) {
+		t.Errorf("sprocket %v, want 3 replicas", got)
+	}
 }

@@ -3,6 +3,10 @@ package registry
 import (
 	"context"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,12 +29,16 @@ type Admission interface {
 type AdmissionRequest struct {
 	Resource    *resource.Resource
 	Subresource string
-	Namespace   string
+	// Kind is the object's: the resource's, or autoscaling/v1 Scale through /scale.
+	Kind      schema.GroupVersionKind
+	Namespace string
 	// Name is empty on a create whose name is still to be generated.
 	Name      string
 	Operation admission.Operation
 	// Object is what the write stores, which Mutate may change (nil on a delete); OldObject is
 	// what it replaces (nil on a create).
+	// Through /scale, as in kube, they are the objects' autoscaling/v1 Scales, of which a
+	// mutation's spec.replicas is written back.
 	Object, OldObject *unstructured.Unstructured
 	// Options are the write's CreateOptions, UpdateOptions, PatchOptions or DeleteOptions.
 	Options runtime.Object
@@ -42,7 +50,21 @@ func (r *Registry) mutate(ctx context.Context, req *request, op admission.Operat
 	if r.opts.Admission == nil || !hasUser(ctx) {
 		return nil
 	}
-	return r.opts.Admission.Mutate(ctx, req.admissionRequest(op, obj, old))
+	a, err := req.admissionRequest(op, obj, old)
+	if err != nil {
+		return err
+	}
+	if err := r.opts.Admission.Mutate(ctx, a); err != nil {
+		return err
+	}
+	if req.subresource != "scale" || obj == nil {
+		return nil
+	}
+	replicas, _, err := unstructured.NestedInt64(a.Object.Object, "spec", "replicas")
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	return unstructured.SetNestedField(obj.Object, replicas, splitFieldPath(req.res.Scale.SpecReplicasPath)...)
 }
 
 // admit runs the validating admission of a write.
@@ -50,7 +72,11 @@ func (r *Registry) admit(ctx context.Context, req *request, op admission.Operati
 	if r.opts.Admission == nil || !hasUser(ctx) {
 		return nil
 	}
-	return r.opts.Admission.Validate(ctx, req.admissionRequest(op, obj, old))
+	a, err := req.admissionRequest(op, obj, old)
+	if err != nil {
+		return err
+	}
+	return r.opts.Admission.Validate(ctx, a)
 }
 
 func hasUser(ctx context.Context) bool {
@@ -58,13 +84,37 @@ func hasUser(ctx context.Context) bool {
 	return ok
 }
 
-func (req *request) admissionRequest(op admission.Operation, obj, old *unstructured.Unstructured) *AdmissionRequest {
+func (req *request) admissionRequest(op admission.Operation, obj, old *unstructured.Unstructured) (*AdmissionRequest, error) {
 	name := req.name
 	if obj != nil && obj.GetName() != "" {
 		name = obj.GetName()
 	}
-	return &AdmissionRequest{Resource: req.res, Subresource: req.subresource, Namespace: req.namespace, Name: name,
-		Operation: op, Object: obj, OldObject: old, Options: optionsFor(op, req.options), DryRun: req.dryRun}
+	kind := req.res.GroupKind().WithVersion(req.res.Version)
+	if req.subresource == "scale" {
+		var err error
+		if obj, err = scaleForAdmission(req.res, obj); err != nil {
+			return nil, err
+		}
+		if old, err = scaleForAdmission(req.res, old); err != nil {
+			return nil, err
+		}
+		kind = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+	}
+	return &AdmissionRequest{Resource: req.res, Subresource: req.subresource, Kind: kind, Namespace: req.namespace, Name: name,
+		Operation: op, Object: obj, OldObject: old, Options: optionsFor(op, req.options), DryRun: req.dryRun}, nil
+}
+
+// scaleForAdmission is obj's Scale as unstructured content.
+func scaleForAdmission(res *resource.Resource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if obj == nil {
+		return nil, nil
+	}
+	scale, _, err := scaleOf(res.Scale, obj)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(scale)
+	return &unstructured.Unstructured{Object: content}, err
 }
 
 // optionsFor are the options admission sees: kube turns those of an update or apply that
