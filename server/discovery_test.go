@@ -77,6 +77,7 @@ func TestLegacyDiscoveryOfBuiltins(t *testing.T) {
 	{"name":"authentication.k8s.io","versions":[{"groupVersion":"authentication.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"authentication.k8s.io/v1","version":"v1"}},
 	{"name":"authorization.k8s.io","versions":[{"groupVersion":"authorization.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"authorization.k8s.io/v1","version":"v1"}},
 	{"name":"rbac.authorization.k8s.io","versions":[{"groupVersion":"rbac.authorization.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"rbac.authorization.k8s.io/v1","version":"v1"}},
+	{"name":"admissionregistration.k8s.io","versions":[{"groupVersion":"admissionregistration.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"admissionregistration.k8s.io/v1","version":"v1"}},
 	{"name":"apiextensions.k8s.io","versions":[{"groupVersion":"apiextensions.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"apiextensions.k8s.io/v1","version":"v1"}},
 	{"name":"coordination.k8s.io","versions":[{"groupVersion":"coordination.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"coordination.k8s.io/v1","version":"v1"}},
 	{"name":"flowcontrol.apiserver.k8s.io","versions":[{"groupVersion":"flowcontrol.apiserver.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"flowcontrol.apiserver.k8s.io/v1","version":"v1"}}]}`)
@@ -142,11 +143,11 @@ func TestAggregatedDiscoveryOfBuiltins(t *testing.T) {
 	for _, g := range groups {
 		names = append(names, g.Name+"="+g.PreferredVersion.Version)
 	}
-	if want := []string{"=v1", "authentication.k8s.io=v1", "authorization.k8s.io=v1", "rbac.authorization.k8s.io=v1", "apiextensions.k8s.io=v1", "coordination.k8s.io=v1", "flowcontrol.apiserver.k8s.io=v1"}; !slices.Equal(names, want) {
+	if want := []string{"=v1", "authentication.k8s.io=v1", "authorization.k8s.io=v1", "rbac.authorization.k8s.io=v1", "admissionregistration.k8s.io=v1", "apiextensions.k8s.io=v1", "coordination.k8s.io=v1", "flowcontrol.apiserver.k8s.io=v1"}; !slices.Equal(names, want) {
 		t.Errorf("groups %v, want %v", names, want)
 	}
-	if len(resources) != 7 {
-		t.Errorf("%d resource lists, want 7", len(resources))
+	if len(resources) != 8 {
+		t.Errorf("%d resource lists, want 8", len(resources))
 	}
 }
 
@@ -233,7 +234,7 @@ func TestOpenAPIV3TellsKubectlFieldValidationIsServerSide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantGVs := []schema.GroupVersion{{Group: "apiextensions.k8s.io", Version: "v1"}, {Group: "authentication.k8s.io", Version: "v1"}, {Group: "authorization.k8s.io", Version: "v1"}, {Group: "coordination.k8s.io", Version: "v1"}, {Group: "example.com", Version: "v1"}, {Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}, {Group: "rbac.authorization.k8s.io", Version: "v1"}, {Version: "v1"}}
+	wantGVs := []schema.GroupVersion{{Group: "admissionregistration.k8s.io", Version: "v1"}, {Group: "apiextensions.k8s.io", Version: "v1"}, {Group: "authentication.k8s.io", Version: "v1"}, {Group: "authorization.k8s.io", Version: "v1"}, {Group: "coordination.k8s.io", Version: "v1"}, {Group: "example.com", Version: "v1"}, {Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}, {Group: "rbac.authorization.k8s.io", Version: "v1"}, {Version: "v1"}}
 	slices.SortFunc(gvs, func(a, b schema.GroupVersion) int { return strings.Compare(a.String(), b.String()) })
 	if !slices.Equal(gvs, wantGVs) {
 		t.Errorf("OpenAPI group versions %v, want %v", gvs, wantGVs)

@@ -41,12 +41,12 @@ func (s *Server) postStartChecks() []healthz.HealthChecker {
 	return checks
 }
 
-// informerSyncCheck fails until the RBAC authorizer and priority and fairness have read their
-// objects: until then they may refuse or misclassify requests.
+// informerSyncCheck fails until the RBAC authorizer, priority and fairness and the admission
+// chain have read their objects: until then they may refuse or misclassify requests.
 func (s *Server) informerSyncCheck() healthz.HealthChecker {
 	return doneCheck("informer-sync", func() bool {
 		rbacSynced := s.opts.Security == nil || s.rbacController.Synced()
-		return rbacSynced && (s.flowControl == nil || s.flowControlSynced())
+		return rbacSynced && (s.flowControl == nil || s.flowControlSynced()) && s.admission.synced()
 	})
 }
 

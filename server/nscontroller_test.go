@@ -290,10 +290,15 @@ func TestControllersResumeAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop() // its controllers stop at once; its handlers still serve
 	hs := httptest.NewServer(first)
 	defer hs.Close()
 	api := &testAPI{t: t, store: store, server: first, http: hs}
+	// Writes wait for the admission plugins to have read their configuration, which they
+	// stop following with the server.
+	eventually(t, "admission is ready", func() bool {
+		return api.do("POST", "/api/v1/namespaces/default/configmaps?dryRun=All", `{"metadata":{"name":"probe"}}`).code == http.StatusCreated
+	})
+	stop() // its controllers stop at once; its handlers still serve
 	c := newClients(t, api)
 	createNamespace(t, c, "demo")
 	createConfigMap(t, c, "demo", metav1.ObjectMeta{Name: "content"})

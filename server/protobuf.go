@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -36,6 +37,7 @@ func newProtobufDecoder() runtime.Decoder {
 	utilruntime.Must(authorizationv1.AddToScheme(scheme))
 	utilruntime.Must(authenticationv1.AddToScheme(scheme))
 	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
+	utilruntime.Must(admissionregistrationv1.AddToScheme(scheme))
 	metav1.AddToGroupVersion(scheme, metav1.SchemeGroupVersion)
 	return protobuf.NewSerializer(scheme, scheme)
 }

@@ -152,7 +152,7 @@ func readObject(t *testing.T, store Storage, key sqlstore.Key) (*unstructured.Un
 }
 
 // eventually waits for cond, failing the test after a deadline.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {

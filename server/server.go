@@ -13,11 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/controllers/perns"
 	rbaccontroller "github.com/sqlkube/sqlkube/server/controllers/rbac"
 	"github.com/sqlkube/sqlkube/server/rbac"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
@@ -75,6 +73,8 @@ type Options struct {
 	RequestLogLevel slog.Level
 	// Profiling serves Go's profiles at /debug/pprof/ to users authorized for that path.
 	Profiling bool
+	// Admission configures the admission chain (webhooks and policies).
+	Admission Admission
 }
 
 // Server is the HTTP API.
@@ -95,6 +95,8 @@ type Server struct {
 	// escalation refuses RBAC writes granting more than the writer holds; its Authorizer is
 	// the server's, set with it.
 	escalation *rbac.Escalation
+	// admission is the registry's admission step.
+	admission *admissionStep
 	// tokenReviewer answers TokenReview; nil without bearer-token authentication.
 	tokenReviewer authenticator.Token
 	// tokens issues ServiceAccount tokens; nil when the server issues none.
@@ -136,18 +138,13 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	}
 	rbacAuthorizer := rbac.NewAuthorizer()
 	escalation := &rbac.Escalation{RBAC: rbacAuthorizer}
-	objects, err := registry.New(ctx, store, namespaces, registry.Options{Logger: opts.Logger, RevisionWait: opts.RevisionWait,
-		Admit: func(ctx context.Context, res *resource.Resource, obj, old *unstructured.Unstructured) error {
-			if res.Group != builtin.RBACGroup {
-				return nil
-			}
-			return escalation.Check(ctx, res.Name, obj, old)
-		}})
+	admissionStep := &admissionStep{escalation: escalation, objects: admissionObjects{types}}
+	objects, err := registry.New(ctx, store, namespaces, registry.Options{Logger: opts.Logger, RevisionWait: opts.RevisionWait, Admission: admissionStep})
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{store: store, opts: opts, log: opts.Logger, catalog: types, registry: objects, discovery: discovery.NewCache(types),
-		rbac: rbacAuthorizer, escalation: escalation, limits: DefaultLimits()}
+		rbac: rbacAuthorizer, escalation: escalation, admission: admissionStep, limits: DefaultLimits()}
 	if opts.Limits != nil {
 		s.limits = *opts.Limits
 	}
@@ -155,6 +152,7 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	if s.rbacController, err = s.startControllers(ctx, deps, namespaces); err != nil {
 		return nil, err
 	}
+	// The filters set up TokenRequest, which the routes serve.
 	guard, err := s.authFilters()
 	if err != nil {
 		return nil, err
@@ -167,9 +165,12 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	} else {
 		genericfilters.StartMaxInFlightWatermarkMaintenance(ctx.Done())
 	}
+	if err := s.startAdmission(ctx, routes, s.authorizer); err != nil {
+		return nil, err
+	}
 	s.startMetrics(ctx)
 	// Outermost, as in kube-apiserver: every answer carries an Audit-Id header, audited or not.
-	s.handler = genericapifilters.WithAuditInit(s.withRecovery(guard(withRequestMetrics(routes))))
+	s.handler = genericapifilters.WithAuditInit(s.withRecovery(guard(withRequestMetrics(genericapifilters.WithWarningRecorder(routes)))))
 	return s, nil
 }
 

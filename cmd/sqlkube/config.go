@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/sqlkube/sqlkube/server"
 	"io"
 	"log/slog"
 	"strings"
@@ -28,6 +29,7 @@ type config struct {
 	Security              securityConfig
 	Audit                 auditConfig
 	Operations            operationsConfig
+	Admission             server.Admission
 	// Version asks for the version instead of serving.
 	Version bool
 }
@@ -54,6 +56,7 @@ func serveFlags(cfg *config) *pflag.FlagSet {
 	addSecurityFlags(fs, &cfg.Security)
 	addAuditFlags(fs, &cfg.Audit)
 	addOperationsFlags(fs, &cfg.Operations)
+	addAdmissionFlags(fs, &cfg.Admission)
 	fs.BoolVar(&cfg.Version, "version", false, "print the version and exit")
 	return fs
 }

@@ -92,7 +92,10 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 
 	ops := cfg.Operations
 	opts := server.Options{Logger: log, WatchBookmarkInterval: cfg.WatchBookmarkInterval, Limits: &ops.Limits,
-		RequestLogLevel: ops.RequestLogLevel, Profiling: ops.Profiling}
+		RequestLogLevel: ops.RequestLogLevel, Profiling: ops.Profiling, Admission: cfg.Admission}
+	if err := checkAdmission(cfg.Admission); err != nil {
+		return err
+	}
 	if secure != nil {
 		if opts.Security, err = secure.options(ctx, cfg.Security); err != nil {
 			return err

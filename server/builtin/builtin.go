@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
@@ -39,6 +40,12 @@ var goTypes = map[string]reflect.Type{
 	"clusterroles." + RBACGroup:        reflect.TypeFor[rbacv1.ClusterRole](),
 	"rolebindings." + RBACGroup:        reflect.TypeFor[rbacv1.RoleBinding](),
 	"clusterrolebindings." + RBACGroup: reflect.TypeFor[rbacv1.ClusterRoleBinding](),
+	validatingPolicies:                 reflect.TypeFor[admissionregistrationv1.ValidatingAdmissionPolicy](),
+	validatingPolicyBindings:           reflect.TypeFor[admissionregistrationv1.ValidatingAdmissionPolicyBinding](),
+	mutatingPolicies:                   reflect.TypeFor[admissionregistrationv1.MutatingAdmissionPolicy](),
+	mutatingPolicyBindings:             reflect.TypeFor[admissionregistrationv1.MutatingAdmissionPolicyBinding](),
+	validatingWebhookConfigs:           reflect.TypeFor[admissionregistrationv1.ValidatingWebhookConfiguration](),
+	mutatingWebhookConfigs:             reflect.TypeFor[admissionregistrationv1.MutatingWebhookConfiguration](),
 }
 
 // The verbs kube-apiserver's discovery lists for the built-ins, sorted as it lists them.
@@ -75,6 +82,12 @@ func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
 		builtin(RBACGroup, "v1", "clusterroles", "ClusterRole", false, verbsAll, nil),
 		builtin(RBACGroup, "v1", "rolebindings", "RoleBinding", true, verbsAll, nil),
 		builtin(RBACGroup, "v1", "clusterrolebindings", "ClusterRoleBinding", false, verbsAll, nil),
+		builtin(AdmissionGroup, "v1", "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false, verbsAll, nil),
+		builtin(AdmissionGroup, "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", false, verbsAll, nil),
+		builtin(AdmissionGroup, "v1", "validatingadmissionpolicies", "ValidatingAdmissionPolicy", false, verbsAll, withStatus),
+		builtin(AdmissionGroup, "v1", "validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding", false, verbsAll, nil),
+		builtin(AdmissionGroup, "v1", "mutatingadmissionpolicies", "MutatingAdmissionPolicy", false, verbsAll, nil),
+		builtin(AdmissionGroup, "v1", "mutatingadmissionpolicybindings", "MutatingAdmissionPolicyBinding", false, verbsAll, nil),
 		builtin(APIExtensionsGroup, "v1", "customresourcedefinitions", "CustomResourceDefinition", false, verbsAll, func(r *resource.Resource) {
 			r.ShortNames = []string{"crd", "crds"}
 			r.Categories = []string{"api-extensions"}

@@ -33,6 +33,12 @@ var decoders = map[string]bodyDecoder{
 	"clusterroles." + RBACGroup:        decodeAs[rbacv1.ClusterRole](nil),
 	"rolebindings." + RBACGroup:        decodeAs(defaultRoleBinding),
 	"clusterrolebindings." + RBACGroup: decodeAs(defaultClusterRoleBinding),
+	validatingPolicies:                 decodeAs(defaultValidatingAdmissionPolicy),
+	validatingPolicyBindings:           decodeAs(defaultValidatingAdmissionPolicyBinding),
+	mutatingPolicies:                   decodeAs(defaultMutatingAdmissionPolicy),
+	mutatingPolicyBindings:             decodeAs(defaultMutatingAdmissionPolicyBinding),
+	validatingWebhookConfigs:           decodeAs(defaultValidatingWebhookConfiguration),
+	mutatingWebhookConfigs:             decodeAs(defaultMutatingWebhookConfiguration),
 }
 
 // decodeAs is the Decode hook of a built-in whose Go type is T: the JSON body is decoded once,

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
@@ -166,6 +167,30 @@ var tables = map[string]builtinTable{
 			return []any{u.GetName(), string(pl.Spec.Type), shares, queues, handSize, queueLength, age(u)}
 		},
 	},
+	validatingWebhookConfigs: webhookTable(func(u *unstructured.Unstructured) int {
+		return len(decodeForTable[admissionregistrationv1.ValidatingWebhookConfiguration](u).Webhooks)
+	}),
+	mutatingWebhookConfigs: webhookTable(func(u *unstructured.Unstructured) int {
+		return len(decodeForTable[admissionregistrationv1.MutatingWebhookConfiguration](u).Webhooks)
+	}),
+	validatingPolicies: policyTable("Validations", "Validations indicates the number of validation rules defined in this configuration",
+		func(u *unstructured.Unstructured) (int, *admissionregistrationv1.ParamKind) {
+			p := decodeForTable[admissionregistrationv1.ValidatingAdmissionPolicy](u)
+			return len(p.Spec.Validations), p.Spec.ParamKind
+		}),
+	mutatingPolicies: policyTable("Mutations", "Mutations indicates the number of mutations rules defined in this configuration",
+		func(u *unstructured.Unstructured) (int, *admissionregistrationv1.ParamKind) {
+			p := decodeForTable[admissionregistrationv1.MutatingAdmissionPolicy](u)
+			return len(p.Spec.Mutations), p.Spec.ParamKind
+		}),
+	validatingPolicyBindings: policyBindingTable(func(u *unstructured.Unstructured) (string, *admissionregistrationv1.ParamRef) {
+		b := decodeForTable[admissionregistrationv1.ValidatingAdmissionPolicyBinding](u)
+		return b.Spec.PolicyName, b.Spec.ParamRef
+	}),
+	mutatingPolicyBindings: policyBindingTable(func(u *unstructured.Unstructured) (string, *admissionregistrationv1.ParamRef) {
+		b := decodeForTable[admissionregistrationv1.MutatingAdmissionPolicyBinding](u)
+		return b.Spec.PolicyName, b.Spec.ParamRef
+	}),
 }
 
 // eventColumns are kubectl get events' columns; those with priority 1 show with -o wide.

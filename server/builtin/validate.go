@@ -35,6 +35,12 @@ var validators = map[string]func(res *resource.Resource, obj, old *unstructured.
 	"clusterroles." + RBACGroup:                       validateAs(validateClusterRole),
 	"rolebindings." + RBACGroup:                       validateAs(validateRoleBinding),
 	"clusterrolebindings." + RBACGroup:                validateAs(validateClusterRoleBinding),
+	validatingPolicies:                                validateAs(validateValidatingAdmissionPolicy),
+	validatingPolicyBindings:                          validateAs(validateValidatingAdmissionPolicyBinding),
+	mutatingPolicies:                                  validateAs(validateMutatingAdmissionPolicy),
+	mutatingPolicyBindings:                            validateAs(validateMutatingAdmissionPolicyBinding),
+	validatingWebhookConfigs:                          validateAs(validateValidatingWebhookConfiguration),
+	mutatingWebhookConfigs:                            validateAs(validateMutatingWebhookConfiguration),
 }
 
 // validateAs is the validation of a built-in whose Go type is T: obj (and old, nil on create)

@@ -19,7 +19,7 @@ import (
 // group priority minimums); CRD groups come after them, by name.
 var groupPriorities = map[string]int{
 	"": 18000, "authentication.k8s.io": 17700, "authorization.k8s.io": 17600, builtin.RBACGroup: 17000,
-	builtin.APIExtensionsGroup: 16700, builtin.CoordinationGroup: 16500, builtin.FlowControlGroup: 16100,
+	builtin.AdmissionGroup: 16700, builtin.APIExtensionsGroup: 16700, builtin.CoordinationGroup: 16500, builtin.FlowControlGroup: 16100,
 }
 
 const crdGroupPriority = 1000

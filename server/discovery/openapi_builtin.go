@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sqlkube/sqlkube/server/builtin"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
@@ -22,8 +23,14 @@ var builtinGoTypes = map[string]reflect.Type{
 	"events":                              reflect.TypeFor[corev1.Event](),
 	"leases." + builtin.CoordinationGroup: reflect.TypeFor[coordinationv1.Lease](),
 	builtin.CRDStorageName:                reflect.TypeFor[apiextensionsv1.CustomResourceDefinition](),
-	"flowschemas." + builtin.FlowControlGroup:                 reflect.TypeFor[flowcontrolv1.FlowSchema](),
-	"prioritylevelconfigurations." + builtin.FlowControlGroup: reflect.TypeFor[flowcontrolv1.PriorityLevelConfiguration](),
+	"flowschemas." + builtin.FlowControlGroup:                     reflect.TypeFor[flowcontrolv1.FlowSchema](),
+	"prioritylevelconfigurations." + builtin.FlowControlGroup:     reflect.TypeFor[flowcontrolv1.PriorityLevelConfiguration](),
+	"validatingadmissionpolicies." + builtin.AdmissionGroup:       reflect.TypeFor[admissionregistrationv1.ValidatingAdmissionPolicy](),
+	"validatingadmissionpolicybindings." + builtin.AdmissionGroup: reflect.TypeFor[admissionregistrationv1.ValidatingAdmissionPolicyBinding](),
+	"mutatingadmissionpolicies." + builtin.AdmissionGroup:         reflect.TypeFor[admissionregistrationv1.MutatingAdmissionPolicy](),
+	"mutatingadmissionpolicybindings." + builtin.AdmissionGroup:   reflect.TypeFor[admissionregistrationv1.MutatingAdmissionPolicyBinding](),
+	"validatingwebhookconfigurations." + builtin.AdmissionGroup:   reflect.TypeFor[admissionregistrationv1.ValidatingWebhookConfiguration](),
+	"mutatingwebhookconfigurations." + builtin.AdmissionGroup:     reflect.TypeFor[admissionregistrationv1.MutatingWebhookConfiguration](),
 }
 
 // openAPISchemas derives OpenAPI schemas from Go API types, as kube-apiserver's generated

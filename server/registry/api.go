@@ -27,7 +27,7 @@ func (r *Registry) Get(ctx context.Context, ref Ref, opts *metav1.GetOptions) (s
 			return sqlstore.Object{}, err
 		}
 	}
-	req := newRequest(ref, nil, "")
+	req := newRequest(ref, nil, "", nil)
 	obj, err := r.store.Get(ctx, req.key())
 	if err != nil {
 		return sqlstore.Object{}, storageError(err, req.gr, req.name)
@@ -42,7 +42,7 @@ func (r *Registry) Create(ctx context.Context, ref Ref, obj *unstructured.Unstru
 	if obj.GetResourceVersion() != "" && !dryRun {
 		return sqlstore.Object{}, errResourceVersionOnCreate
 	}
-	return r.create(ctx, newRequest(ref, opts.DryRun, opts.FieldManager), obj)
+	return r.create(ctx, newRequest(ref, opts.DryRun, opts.FieldManager, opts), obj)
 }
 
 // Update replaces the object ref names (or, through ref.Subresource "status" or "finalize", that
@@ -50,7 +50,7 @@ func (r *Registry) Create(ctx context.Context, ref Ref, obj *unstructured.Unstru
 // otherwise); without, to whatever is current, for the types that allow it. Types that allow it
 // create a missing object; created says so.
 func (r *Registry) Update(ctx context.Context, ref Ref, obj *unstructured.Unstructured, opts *metav1.UpdateOptions) (stored sqlstore.Object, created bool, err error) {
-	req := newRequest(ref, opts.DryRun, opts.FieldManager)
+	req := newRequest(ref, opts.DryRun, opts.FieldManager, opts)
 	if err := checkObjectName(obj, req); err != nil {
 		return sqlstore.Object{}, false, err
 	}
@@ -62,7 +62,7 @@ func (r *Registry) Update(ctx context.Context, ref Ref, obj *unstructured.Unstru
 // object; created says so. warnings are the answer's Warning headers, even with an error.
 func (r *Registry) Patch(ctx context.Context, ref Ref, patchType types.PatchType, body []byte, opts *metav1.PatchOptions) (stored sqlstore.Object, created bool, warnings []string, err error) {
 	p := &patchRequest{patchType: patchType, body: body, opts: opts}
-	req := newRequest(ref, opts.DryRun, p.manager())
+	req := newRequest(ref, opts.DryRun, p.manager(), opts)
 	stored, created, err = r.patch(ctx, req, p, updateModeOf(ref.Subresource))
 	return stored, created, p.warnings, err
 }
@@ -71,7 +71,7 @@ func (r *Registry) Patch(ctx context.Context, ref Ref, patchType types.PatchType
 // (deleted false, stored the object as marked). opts carries preconditions, the propagation
 // policy and dry-run.
 func (r *Registry) Delete(ctx context.Context, ref Ref, opts *metav1.DeleteOptions) (stored sqlstore.Object, deleted bool, err error) {
-	req := newRequest(ref, opts.DryRun, "")
+	req := newRequest(ref, opts.DryRun, "", opts)
 	if err := checkNamespaceDeletable(req); err != nil {
 		return sqlstore.Object{}, false, err
 	}
@@ -90,7 +90,7 @@ func (r *Registry) DeleteCollection(ctx context.Context, ref Ref, listOpts *inte
 		return err
 	}
 	for _, key := range keys {
-		one := newRequest(Ref{Resource: ref.Resource, Namespace: key.Namespace, Name: key.Name}, opts.DryRun, "")
+		one := newRequest(Ref{Resource: ref.Resource, Namespace: key.Namespace, Name: key.Name}, opts.DryRun, "", opts)
 		stored, _, err := r.delete(ctx, one, opts)
 		if apierrors.IsNotFound(err) {
 			continue // deleted meanwhile
@@ -191,7 +191,7 @@ func (r *Registry) UpdateScale(ctx context.Context, ref Ref, scale *autoscalingv
 	if scale.Name != ref.Name {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", scale.Name, ref.Name))
 	}
-	req := newRequest(ref, opts.DryRun, opts.FieldManager)
+	req := newRequest(ref, opts.DryRun, opts.FieldManager, opts)
 	return r.scale(ctx, req, func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error) { return scale, nil })
 }
 
@@ -199,7 +199,7 @@ func (r *Registry) UpdateScale(ctx context.Context, ref Ref, scale *autoscalingv
 // UpdateScale does.
 func (r *Registry) PatchScale(ctx context.Context, ref Ref, patchType types.PatchType, body []byte, opts *metav1.PatchOptions) (*autoscalingv1.Scale, error) {
 	p := &patchRequest{patchType: patchType, body: body, opts: opts}
-	req := newRequest(ref, opts.DryRun, p.manager())
+	req := newRequest(ref, opts.DryRun, p.manager(), opts)
 	return r.scale(ctx, req, func(old *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
 		doc, err := json.Marshal(old)
 		if err != nil {

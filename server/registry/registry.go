@@ -13,7 +13,7 @@ import (
 	"log/slog"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/sqlkube/sqlkube/server/resource"
@@ -35,9 +35,8 @@ type Options struct {
 	// RevisionWait bounds how long a read asking for a revision newer than the store's current
 	// one waits for it before answering 504; 0 picks kube-apiserver's 3 s.
 	RevisionWait time.Duration
-	// Admit, if set, decides whether the requester may write obj once it passed validation (old
-	// is nil on a create): kube's validating admission. Its error is the request's answer.
-	Admit func(ctx context.Context, res *resource.Resource, obj, old *unstructured.Unstructured) error
+	// Admission, if set, is the admission step of writes.
+	Admission Admission
 }
 
 const defaultRevisionWait = 3 * time.Second
@@ -81,10 +80,13 @@ type Ref struct {
 
 // request is one call's target and the options every write path reads.
 type request struct {
-	res       *resource.Resource
-	gr        schema.GroupResource
-	namespace string
-	name      string
+	res         *resource.Resource
+	gr          schema.GroupResource
+	namespace   string
+	name        string
+	subresource string
+	// options are the call's options, which admission sees.
+	options runtime.Object
 	// dryRun writes nothing: the answer is what the write would have stored.
 	dryRun bool
 	// manager is who a write is recorded for in managedFields (see recordManagedFields);
@@ -92,9 +94,9 @@ type request struct {
 	manager string
 }
 
-func newRequest(ref Ref, dryRun []string, manager string) *request {
+func newRequest(ref Ref, dryRun []string, manager string, options runtime.Object) *request {
 	return &request{res: ref.Resource, gr: ref.Resource.GroupResource(), namespace: ref.Namespace, name: ref.Name,
-		dryRun: len(dryRun) > 0, manager: manager}
+		subresource: ref.Subresource, dryRun: len(dryRun) > 0, manager: manager, options: options}
 }
 
 func (req *request) key() sqlstore.Key {

@@ -58,7 +58,7 @@ func (r *Registry) NewWatch(ref Ref, opts *internalversion.ListOptions) (*Watch,
 	if err != nil {
 		return nil, err
 	}
-	w := &Watch{reg: r, req: newRequest(Ref{Resource: ref.Resource, Namespace: ref.Namespace}, nil, ""), sel: sel,
+	w := &Watch{reg: r, req: newRequest(Ref{Resource: ref.Resource, Namespace: ref.Namespace}, nil, "", nil), sel: sel,
 		selectsAll: sel.empty(), namespace: ref.Namespace, opts: opts, floor: start}
 	if w.namespace == "" && ref.Resource.Namespaced {
 		w.namespace = sel.namespace()

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/names"
@@ -50,6 +51,9 @@ func (r *Registry) create(ctx context.Context, req *request, obj *unstructured.U
 		if err := r.checkNamespaceAcceptsContent(ctx, req.gr, obj.GetName(), namespace); err != nil {
 			return sqlstore.Object{}, err
 		}
+	}
+	if err := r.mutate(ctx, req, admission.Create, obj, nil); err != nil {
+		return sqlstore.Object{}, err
 	}
 	rest.FillObjectMetaSystemFields(obj)
 	if req.res.PrepareForCreate != nil {
@@ -89,7 +93,7 @@ func (r *Registry) storeNew(ctx context.Context, req *request, obj *unstructured
 	if err := validateCreate(req.res, obj); err != nil {
 		return sqlstore.Object{}, err
 	}
-	if err := r.admit(ctx, req.res, obj, nil); err != nil {
+	if err := r.admit(ctx, req, admission.Create, obj, nil); err != nil {
 		return sqlstore.Object{}, err
 	}
 	key := sqlstore.Key{Resource: req.res.StorageName, Namespace: obj.GetNamespace(), Name: obj.GetName()}
@@ -241,13 +245,16 @@ func (r *Registry) applyUpdate(ctx context.Context, req *request, current sqlsto
 	obj = recordManagedFields(ctx, req, mode, obj, old)
 	// An unconditional update applies to the current version, as kube-apiserver's does.
 	obj.SetResourceVersion(old.GetResourceVersion())
+	if err := r.mutate(ctx, req, admission.Update, obj, old); err != nil {
+		return sqlstore.Object{}, err
+	}
 	if err := prepareUpdate(req, mode, obj, old); err != nil {
 		return sqlstore.Object{}, err
 	}
 	if err := validateUpdate(req.res, mode, obj, old); err != nil {
 		return sqlstore.Object{}, err
 	}
-	if err := r.admit(ctx, req.res, obj, old); err != nil {
+	if err := r.admit(ctx, req, admission.Update, obj, old); err != nil {
 		return sqlstore.Object{}, err
 	}
 	// An unchanged object is not written, unless it is stored stale (an old encryption key):
@@ -349,6 +356,11 @@ func equalObjects(a, b *unstructured.Unstructured) bool {
 // delete removes the object, or, when finalizers hold it, marks it as being deleted. It reports
 // whether the object is gone.
 func (r *Registry) delete(ctx context.Context, req *request, opts *metav1.DeleteOptions) (sqlstore.Object, bool, error) {
+	// As in kube-apiserver, mutating admission sees no object on a delete; validating
+	// admission sees the object deleted.
+	if err := r.mutate(ctx, req, admission.Delete, nil, nil); err != nil {
+		return sqlstore.Object{}, false, err
+	}
 	for {
 		current, err := r.store.Get(ctx, req.key())
 		if err != nil {
@@ -359,6 +371,9 @@ func (r *Registry) delete(ctx context.Context, req *request, opts *metav1.Delete
 			return sqlstore.Object{}, false, err
 		}
 		if err := checkPreconditions(req, opts.Preconditions, obj); err != nil {
+			return sqlstore.Object{}, false, err
+		}
+		if err := r.admit(ctx, req, admission.Delete, nil, obj); err != nil {
 			return sqlstore.Object{}, false, err
 		}
 		stored, deleted, err := r.deleteAttempt(ctx, req, current, obj, opts)
@@ -444,12 +459,4 @@ func etcdKey(req *request) string {
 		return prefix + "/" + req.namespace + "/" + req.name
 	}
 	return prefix + "/" + req.name
-}
-
-// admit runs the Admit option, if any.
-func (r *Registry) admit(ctx context.Context, res *resource.Resource, obj, old *unstructured.Unstructured) error {
-	if r.opts.Admit == nil {
-		return nil
-	}
-	return r.opts.Admit(ctx, res, obj, old)
 }
