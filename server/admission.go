@@ -174,7 +174,10 @@ func (s *Server) startAdmission(ctx context.Context, routes http.Handler, authz 
 	s.admission.mutating = configuration{objects.MutatingAdmissionPolicyBindings().Informer(), objects.MutatingWebhookConfigurations().Informer()}
 	s.admission.validating = configuration{objects.ValidatingAdmissionPolicyBindings().Informer(), objects.ValidatingWebhookConfigurations().Informer()}
 	informers.Start(ctx.Done())
-	s.admission.chain.Store(&chain)
+	// As kube-apiserver's handlers do, record the plugins' audit annotations in the request's
+	// audit event.
+	audited := admission.WithAudit(chain)
+	s.admission.chain.Store(&audited)
 	return nil
 }
 
