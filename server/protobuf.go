@@ -9,6 +9,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,21 +26,22 @@ const mediaTypeProtobuf = "application/vnd.kubernetes.protobuf"
 // builtinMediaTypes are the request body formats the built-in types accept, as listed in 415s.
 var builtinMediaTypes = []string{mediaTypeJSON, mediaTypeYAML, mediaTypeProtobuf}
 
-// protobufDecoder reads the protobuf envelopes of the built-in types we serve, and of the option
-// types (DeleteOptions) clients send with them.
-var protobufDecoder = newProtobufDecoder()
+// protobufScheme knows the built-in types we serve, and the option types (DeleteOptions) clients
+// send with them; protobufDecoder reads their protobuf envelopes.
+var (
+	protobufScheme  = newProtobufScheme()
+	protobufDecoder = protobuf.NewSerializer(protobufScheme, protobufScheme)
+)
 
-func newProtobufDecoder() runtime.Decoder {
+func newProtobufScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
-	utilruntime.Must(corev1.AddToScheme(scheme))
-	utilruntime.Must(coordinationv1.AddToScheme(scheme))
-	utilruntime.Must(rbacv1.AddToScheme(scheme))
-	utilruntime.Must(authorizationv1.AddToScheme(scheme))
-	utilruntime.Must(authenticationv1.AddToScheme(scheme))
-	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
-	utilruntime.Must(admissionregistrationv1.AddToScheme(scheme))
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, coordinationv1.AddToScheme, rbacv1.AddToScheme,
+		authorizationv1.AddToScheme, authenticationv1.AddToScheme, apiextensionsv1.AddToScheme,
+		admissionregistrationv1.AddToScheme, flowcontrolv1.AddToScheme} {
+		utilruntime.Must(add(scheme))
+	}
 	metav1.AddToGroupVersion(scheme, metav1.SchemeGroupVersion)
-	return protobuf.NewSerializer(scheme, scheme)
+	return scheme
 }
 
 // protobufToJSON transcodes a protobuf body to the JSON the rest of the write path reads, so that

@@ -8,6 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/sqlkube/sqlkube/server/builtin"
+	"github.com/sqlkube/sqlkube/server/resource"
 )
 
 // TestProtobufBodies writes built-ins in protobuf, as client-go's typed clients can: they are
@@ -17,7 +21,7 @@ func TestProtobufBodies(t *testing.T) {
 	send := func(method, path string, obj runtime.Object) response {
 		t.Helper()
 		var body bytes.Buffer
-		if err := protobufDecoder.(runtime.Encoder).Encode(obj, &body); err != nil {
+		if err := protobufDecoder.Encode(obj, &body); err != nil {
 			t.Fatal(err)
 		}
 		return api.do(method, path, body.String(), "Content-Type: "+mediaTypeProtobuf)
@@ -36,4 +40,14 @@ func TestProtobufBodies(t *testing.T) {
 	send("POST", cmPath, secret).expectStatus(t, metav1.Status{Code: http.StatusBadRequest, Reason: metav1.StatusReasonBadRequest,
 		Message: `Secret in version "v1" cannot be handled as a ConfigMap: converting (v1.Secret) to (core.ConfigMap): unknown conversion`})
 	api.do("POST", cmPath, "not protobuf", "Content-Type: "+mediaTypeProtobuf).expect(t, http.StatusBadRequest)
+}
+
+// Every built-in type's body may come as protobuf, as kubectl sends it.
+func TestEveryBuiltinDecodesFromProtobuf(t *testing.T) {
+	for _, r := range builtin.Resources(func(*resource.Resource) {}) {
+		gvk := schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
+		if !protobufScheme.Recognizes(gvk) {
+			t.Errorf("%s is not in the protobuf scheme", gvk)
+		}
+	}
 }
