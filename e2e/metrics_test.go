@@ -43,7 +43,7 @@ func TestMetrics(t *testing.T) {
 		}
 		families := scrape(t, admin)
 		for _, name := range []string{"apiserver_request_duration_seconds", "apiserver_response_sizes", "apiserver_storage_objects",
-			"apiserver_current_inflight_requests", "sqlkube_commit_batch_size", "sqlkube_commit_duration_seconds",
+			"sqlkube_commit_batch_size", "sqlkube_commit_duration_seconds",
 			"sqlkube_watch_feed_lag_seconds", "sqlkube_current_revision", "sqlkube_compacted_revision", "sqlkube_watch_window_events",
 			"sqlkube_db_connections", "go_goroutines", "process_resident_memory_bytes"} {
 			if _, ok := families[name]; !ok {
