@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -137,4 +139,82 @@ func expectReadable(t *testing.T, secrets interface {
 	if err != nil || len(list.Items) != 1 || string(list.Items[0].Data["password"]) != "hunter2-hunter2" {
 		t.Fatalf("list app=shop: %v %v", list, err)
 	}
+}
+
+// TestEncryptionAtRestGarbageCollection: the garbage collector finds an encrypted dependent by its
+// ownerReferences, which the database cannot see, also after a restart (the collector's start-up
+// list reads the objects marked from their plaintext).
+func TestEncryptionAtRestGarbageCollection(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		config := filepath.Join(t.TempDir(), "encryption.yaml")
+		encryptionConfig(t, config, map[string]string{"key1": newKey(t)}, "key1")
+		s := startServer(t, dsn, "--encryption-provider-config="+config)
+		client := kubernetes.NewForConfigOrDie(s.restConfig())
+		owner, err := client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = client.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "owned",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raw := storedValue(t, dsn, "secrets", "owned"); bytes.Contains(raw, []byte("ownerReferences")) {
+			t.Fatalf("the dependent is stored in the clear: %.60q", raw)
+		}
+		s.stop()
+		s.restart()
+		client = kubernetes.NewForConfigOrDie(s.restConfig())
+		if err := client.CoreV1().ConfigMaps("default").Delete(ctx, owner.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 20*time.Second, "the encrypted dependent collected", func() (bool, error) {
+			_, err := client.CoreV1().Secrets("default").Get(ctx, "owned", metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+	})
+}
+
+// TestEncryptionAtRestWildcardAndCompaction: with "*.*" every resource is encrypted (namespaces
+// too), and compaction still trims an encrypted object's history to its latest row.
+func TestEncryptionAtRestWildcardAndCompaction(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		config := filepath.Join(t.TempDir(), "encryption.yaml")
+		wildcard := "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n- resources: ['*.*']\n" +
+			"  providers:\n  - aesgcm:\n      keys:\n      - name: gcm1\n        secret: " + newKey(t) + "\n"
+		if err := os.WriteFile(config, []byte(wildcard), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s := startServer(t, dsn, "--encryption-provider-config="+config,
+			"--retention=1s", "--retention-min-revisions=1", "--compaction-interval=1s")
+		cms := kubernetes.NewForConfigOrDie(s.restConfig()).CoreV1().ConfigMaps("default")
+		cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{"k": "v0-plaintext"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i <= 3; i++ {
+			cm.Data["k"] = fmt.Sprint("v", i, "-plaintext")
+			if cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A later write lets compaction pass the last update.
+		if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "later"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for resource, name := range map[string]string{"configmaps": "c", "namespaces": "default"} {
+			if raw := storedValue(t, dsn, resource, name); !bytes.HasPrefix(raw, []byte("k8s:enc:aesgcm:v1:gcm1:")) || bytes.Contains(raw, []byte("plaintext")) {
+				t.Errorf("%s/%s stored as %.40q", resource, name, raw)
+			}
+		}
+		db := sqltest.Open(t, dsn)
+		eventually(t, 30*time.Second, "old versions compacted", func() (bool, error) {
+			var rows int
+			err := db.QueryRow(`SELECT count(*) FROM revisions WHERE resource = 'configmaps' AND name = 'c'`).Scan(&rows)
+			return rows == 1, err
+		})
+		if got, err := cms.Get(ctx, "c", metav1.GetOptions{}); err != nil || got.Data["k"] != "v3-plaintext" {
+			t.Fatalf("get after compaction: %v %+v", err, got)
+		}
+	})
 }
