@@ -74,7 +74,7 @@ func Start(dir string) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{URL: loopback.Host, Client: client, stop: stop}
-	if err := s.waitReady(done); err != nil {
+	if err := waitReady(client, s.URL, done); err != nil {
 		stop()
 		return nil, err
 	}
@@ -145,6 +145,8 @@ func startAPIServer(ctx context.Context, certDir, etcdURL string, done chan<- er
 	o.RecommendedOptions.SecureServing.BindPort = listener.Addr().(*net.TCPAddr).Port
 	o.RecommendedOptions.SecureServing.ServerCert.CertDirectory = certDir
 	o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList = []string{etcdURL}
+	// kube-apiserver keeps custom resources under its own prefix, not apiextensions-apiserver's.
+	o.RecommendedOptions.Etcd.StorageConfig.Prefix = "/registry"
 	o.RecommendedOptions.Authentication = nil
 	o.RecommendedOptions.Authorization = nil
 	o.RecommendedOptions.CoreAPI = nil
@@ -168,7 +170,8 @@ func startAPIServer(ctx context.Context, certDir, etcdURL string, done chan<- er
 	return server.GenericAPIServer.LoopbackClientConfig, nil
 }
 
-func (s *Server) waitReady(done <-chan error) error {
+// waitReady polls /readyz until it answers 200, or the server exits (done, if not nil, says so).
+func waitReady(client *http.Client, base string, done <-chan error) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
@@ -176,7 +179,7 @@ func (s *Server) waitReady(done <-chan error) error {
 			return fmt.Errorf("server exited: %v", err)
 		default:
 		}
-		resp, err := s.Client.Get(s.URL + "/readyz")
+		resp, err := client.Get(base + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -185,7 +188,7 @@ func (s *Server) waitReady(done <-chan error) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return errors.New("server not ready within 60s")
+	return errors.New(base + " not ready within 60s")
 }
 
 // apiServerConfig is options.Config without the core API: its informers watch an empty fake

@@ -1,0 +1,121 @@
+package kuberef
+
+import "net/http"
+
+// scenario is a named sequence of steps; scenarios run in order and share the servers' state,
+// so each uses its own object names.
+type scenario struct {
+	name  string
+	steps []step
+}
+
+const (
+	crds    = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	widgets = "/apis/example.com/v1/namespaces/default/widgets"
+	gizmos  = "/apis/example.com/v1/gizmos"
+)
+
+// widgetCRD is namespaced with a status subresource; gizmoCRD is cluster-scoped with status and
+// scale.
+const widgetCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+"metadata":{"name":"widgets.example.com"},
+"spec":{"group":"example.com","scope":"Namespaced",
+ "names":{"plural":"widgets","singular":"widget","kind":"Widget","listKind":"WidgetList"},
+ "versions":[{"name":"v1","served":true,"storage":true,"subresources":{"status":{}},
+  "schema":{"openAPIV3Schema":{"type":"object","properties":{
+   "spec":{"type":"object","properties":{"color":{"type":"string"},"size":{"type":"integer","default":1}}},
+   "status":{"type":"object","properties":{"ready":{"type":"boolean"}}}}}}}]}}`
+
+const gizmoCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+"metadata":{"name":"gizmos.example.com"},
+"spec":{"group":"example.com","scope":"Cluster",
+ "names":{"plural":"gizmos","singular":"gizmo","kind":"Gizmo","listKind":"GizmoList"},
+ "versions":[{"name":"v1","served":true,"storage":true,
+  "subresources":{"status":{},"scale":{"specReplicasPath":".spec.replicas","statusReplicasPath":".status.replicas"}},
+  "schema":{"openAPIV3Schema":{"type":"object","properties":{
+   "spec":{"type":"object","properties":{"replicas":{"type":"integer"}}},
+   "status":{"type":"object","properties":{"replicas":{"type":"integer"}}}}}}}]}}`
+
+func widget(name string) string {
+	return `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + name + `"},"spec":{"color":"red"}}`
+}
+
+func gizmo(name string) string {
+	return `{"apiVersion":"example.com/v1","kind":"Gizmo","metadata":{"name":"` + name + `"},"spec":{"replicas":1}}`
+}
+
+var scenarios = []scenario{
+	{"crds", []step{
+		{method: "POST", path: crds, body: widgetCRD, setup: true},
+		{method: "POST", path: crds, body: gizmoCRD, setup: true},
+		{method: "GET", path: widgets, setup: true, waitFor: http.StatusOK},
+		{method: "GET", path: gizmos, setup: true, waitFor: http.StatusOK},
+	}},
+	{"widget crud", []step{
+		{method: "POST", path: widgets, body: widget("crud")},
+		{method: "GET", path: widgets + "/crud"},
+		{method: "PUT", path: widgets + "/crud", body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"crud","resourceVersion":"{{rv:crud}}"},"spec":{"color":"blue"}}`},
+		{method: "PATCH", path: widgets + "/crud", body: `{"spec":{"size":3}}`, contentType: "application/merge-patch+json"},
+		{method: "PATCH", path: widgets + "/crud", body: `[{"op":"replace","path":"/spec/color","value":"green"}]`, contentType: "application/json-patch+json"},
+		{method: "GET", path: widgets + "/crud/status"},
+		{method: "PUT", path: widgets + "/crud/status", body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"crud"},"status":{"ready":true}}`},
+		{method: "DELETE", path: widgets + "/crud"},
+		{method: "GET", path: widgets + "/crud"},
+		{method: "DELETE", path: widgets + "/crud"},
+	}},
+	{"create errors", []step{
+		{method: "POST", path: widgets, body: widget("dup")},
+		{method: "POST", path: widgets, body: widget("dup")},
+		{method: "POST", path: widgets, body: `{}`},
+		{method: "POST", path: widgets, body: `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g"}}`},
+		{method: "POST", path: widgets, body: `{"apiVersion":"example.com/v9","kind":"Widget","metadata":{"name":"v9"}}`},
+		{method: "POST", path: widgets, body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"Bad_Name"}}`},
+		{method: "POST", path: widgets, body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{}}`},
+		{method: "POST", path: widgets, body: `{"apiVersion":`},
+		{method: "POST", path: widgets, body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"typed"},"spec":{"size":"big"}}`},
+		{method: "POST", path: widgets + "/dup", body: widget("dup")},
+	}},
+	{"update preconditions", []step{
+		{method: "POST", path: widgets, body: widget("upd")},
+		{method: "PUT", path: widgets + "/upd", body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"upd","uid":"6b0e7c1e-0000-4000-8000-000000000000"},"spec":{}}`},
+		{method: "PUT", path: widgets + "/upd", body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"upd","resourceVersion":"1"},"spec":{}}`},
+		{method: "PUT", path: widgets + "/upd", body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"other"},"spec":{}}`},
+		{method: "PUT", path: widgets + "/missing", body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"missing","resourceVersion":"5"},"spec":{}}`},
+		{method: "PUT", path: widgets + "/upd/status", body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"upd","uid":"6b0e7c1e-0000-4000-8000-000000000000"}}`},
+	}},
+	{"subresources", []step{
+		{method: "POST", path: widgets, body: widget("sub")},
+		{method: "GET", path: widgets + "/sub/nope"},
+		{method: "GET", path: widgets + "/missing/nope"},
+		{method: "DELETE", path: widgets + "/sub/status"},
+		{method: "POST", path: widgets + "/sub/status", body: widget("sub")},
+		{method: "GET", path: widgets + "/sub/scale"},
+		{method: "POST", path: widgets + "/sub"},
+		{method: "GET", path: widgets + "/missing/status"},
+	}},
+	{"delete preconditions", []step{
+		{method: "POST", path: widgets, body: widget("pre")},
+		{method: "DELETE", path: widgets + "/pre", body: `{"preconditions":{"uid":"6b0e7c1e-0000-4000-8000-000000000000"}}`},
+		{method: "DELETE", path: widgets + "/pre", body: `{"preconditions":{"resourceVersion":"1"}}`},
+		{method: "DELETE", path: widgets + "/pre", body: `{"preconditions":{"uid":"{{uid:pre}}","resourceVersion":"{{rv:pre}}"}}`},
+	}},
+	{"delete collection", []step{
+		{method: "POST", path: widgets, body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"dc","labels":{"dc":"yes"}}}`},
+		{method: "DELETE", path: "/apis/example.com/v1/widgets?labelSelector=dc%3Dyes"},
+		{method: "POST", path: "/apis/example.com/v1/widgets", body: widget("nowhere")},
+		{method: "DELETE", path: widgets + "?labelSelector=dc%3Dyes"},
+		{method: "GET", path: widgets + "?labelSelector=dc%3Dyes"},
+	}},
+	{"cluster scoped", []step{
+		{method: "POST", path: gizmos, body: gizmo("g1")},
+		{method: "GET", path: gizmos + "/g1/nope"},
+		{method: "DELETE", path: gizmos + "/g1/status"},
+		{method: "DELETE", path: gizmos + "/g1/scale"},
+		{method: "GET", path: gizmos + "/g1/scale"},
+		{method: "PUT", path: gizmos + "/g1", body: `{"apiVersion":"example.com/v1","kind":"Gizmo","metadata":{"name":"g1","uid":"6b0e7c1e-0000-4000-8000-000000000000"}}`},
+		{method: "DELETE", path: gizmos + "/g1", body: `{"preconditions":{"uid":"6b0e7c1e-0000-4000-8000-000000000000"}}`},
+		{method: "DELETE", path: gizmos + "/g1", body: `{"preconditions":{"resourceVersion":"1"}}`},
+		{method: "GET", path: "/apis/example.com/v1/namespaces/default/gizmos"},
+		{method: "DELETE", path: gizmos + "/g1"},
+	}},
+}
