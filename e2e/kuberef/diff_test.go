@@ -172,7 +172,7 @@ func (t *target) replaceTokens(s string) string {
 	})
 	values := make([]string, 0, len(t.tokens))
 	for v := range t.tokens {
-		if !wholeNumber.MatchString(v) {
+		if !onlyDigits.MatchString(v) {
 			values = append(values, v)
 		}
 	}
@@ -185,6 +185,8 @@ func (t *target) replaceTokens(s string) string {
 
 // wholeNumber finds resourceVersions in messages, as whole numbers only.
 var wholeNumber = regexp.MustCompile(`\b[0-9]+\b`)
+
+var onlyDigits = regexp.MustCompile(`^[0-9]+$`)
 
 // expand fills {{uid:NAME}} and {{rv:NAME}} in a step from the last response about NAME on
 // this server; scenarios use them for preconditions.

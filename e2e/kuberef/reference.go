@@ -22,10 +22,12 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver"
 	"k8s.io/apiextensions-apiserver/pkg/cmd/server/options"
 	generatedopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
+	genericfilters "k8s.io/apiserver/pkg/endpoints/filters"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/apiserver/pkg/util/notfoundhandler"
 	"k8s.io/apiserver/pkg/util/openapi"
 	"k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/client-go/informers"
@@ -162,7 +164,9 @@ func startAPIServer(ctx context.Context, certDir, etcdURL string, done chan<- er
 	if err != nil {
 		return nil, err
 	}
-	server, err := config.Complete().New(genericapiserver.NewEmptyDelegate())
+	// kube-apiserver ends its delegation chain in a handler that answers a JSON Status 404.
+	notFound := notfoundhandler.New(config.GenericConfig.Serializer, genericfilters.NoMuxAndDiscoveryIncompleteKey)
+	server, err := config.Complete().New(genericapiserver.NewEmptyDelegateWithCustomHandler(notFound))
 	if err != nil {
 		return nil, err
 	}

@@ -106,6 +106,14 @@ var scenarios = []scenario{
 		{method: "DELETE", path: widgets + "?labelSelector=dc%3Dyes"},
 		{method: "GET", path: widgets + "?labelSelector=dc%3Dyes"},
 	}},
+	{"unknown paths", []step{
+		{method: "GET", path: "/apis/nothing.example.com"},
+		{method: "GET", path: "/apis/nothing.example.com/v1"},
+		{method: "GET", path: "/apis/example.com/v9"},
+		{method: "GET", path: "/apis/example.com/v1/nothings"},
+		{method: "GET", path: widgets + "/a/status/more"},
+		{method: "GET", path: "/apis/example.com/v1/widgets/x"},
+	}},
 	{"cluster scoped", []step{
 		{method: "POST", path: gizmos, body: gizmo("g1")},
 		{method: "GET", path: gizmos + "/g1/nope"},
