@@ -253,7 +253,7 @@ func TestOpenAPIV3TellsKubectlFieldValidationIsServerSide(t *testing.T) {
 	if crdDoc.Components == nil || crdDoc.Components.Schemas["com.example.v1.Widget"] == nil {
 		t.Errorf("the CRD's document has no Widget schema: %+v", crdDoc.Components)
 	}
-	getDoc(t, srv.URL+"/openapi/v3/apis/example.org/v1", "", 404, mediaTypeJSON)
+	getDoc(t, srv.URL+"/openapi/v3/apis/example.org/v1", "", 404, plainTextType)
 }
 
 // patchTakesFieldValidation looks for gvk's PATCH operation and its fieldValidation query

@@ -104,7 +104,7 @@ func (t *target) once(s step) (result, error) {
 
 // varying are the fields whose values differ between any two servers; their values are
 // replaced by tokens wherever they appear, messages included.
-var varying = map[string]string{"uid": "UID", "resourceVersion": "RV"}
+var varying = map[string]string{"uid": "UID", "resourceVersion": "RV", "continue": "CONTINUE"}
 
 // timestamps are replaced outright.
 var timestamps = map[string]bool{"creationTimestamp": true, "deletionTimestamp": true, "time": true, "lastTransitionTime": true}

@@ -106,6 +106,18 @@ var scenarios = []scenario{
 		{method: "DELETE", path: widgets + "?labelSelector=dc%3Dyes"},
 		{method: "GET", path: widgets + "?labelSelector=dc%3Dyes"},
 	}},
+	{"lists", []step{
+		{method: "POST", path: widgets, body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"l1","labels":{"l":"yes"}}}`},
+		{method: "POST", path: widgets, body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"l2","labels":{"l":"yes"}}}`},
+		{method: "GET", path: widgets + "?labelSelector=l%3Dyes"},
+		{method: "GET", path: widgets + "?labelSelector=l%3Dno"},
+		{method: "GET", path: widgets + "?labelSelector=l%3Dyes&limit=1"},
+		{method: "GET", path: widgets + "?labelSelector=l%3Dyes&resourceVersion=0"},
+		{method: "GET", path: widgets + "?labelSelector=l%3Dyes&resourceVersion=abc"},
+		{method: "GET", path: widgets + "?labelSelector=l%3D%3D%3D"},
+		{method: "GET", path: widgets + "?fieldSelector=metadata.name%3Dl1"},
+		{method: "GET", path: widgets + "?fieldSelector=spec.color%3Dred"},
+	}},
 	{"unknown paths", []step{
 		{method: "GET", path: "/apis/nothing.example.com"},
 		{method: "GET", path: "/apis/nothing.example.com/v1"},
