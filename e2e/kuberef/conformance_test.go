@@ -33,7 +33,13 @@ func TestConformance(t *testing.T) {
 				if err != nil {
 					t.Fatalf("step %d %s %s on sqlkube: %v", i, s.method, s.path, err)
 				}
-				if pretty(w) != pretty(g) {
+				same := pretty(w) == pretty(g)
+				switch {
+				case s.known != "" && same:
+					t.Errorf("step %d %s %s: known difference %q is gone; remove the mark", i, s.method, s.path, s.known)
+				case s.known != "":
+					t.Logf("step %d %s %s: known difference: %s", i, s.method, s.path, s.known)
+				case !same:
 					t.Errorf("step %d %s %s %s\nkube:\n%s\nsqlkube:\n%s", i, s.method, s.path, s.body, pretty(w), pretty(g))
 				}
 			}

@@ -37,6 +37,9 @@ type step struct {
 	// setup steps are compared by status code only (their bodies describe each server's own
 	// objects, e.g. a CRD's status).
 	setup bool
+	// known names a difference from kube not fixed yet (docs/conformance.md lists them): it is
+	// logged rather than failed, and its disappearance fails so that the mark is removed.
+	known string
 	// waitFor repeats the request until it answers this code, for what becomes ready in the
 	// background (a new CRD's resource).
 	waitFor int
