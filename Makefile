@@ -8,7 +8,7 @@ DB      ?= sqlite://./sqlkube.db
 # Fuzz targets are found by name; each runs for FUZZTIME.
 FUZZTIME ?= 20s
 
-.PHONY: build run test clients bench bench-restart lint fuzz clean
+.PHONY: build run test conformance clients bench bench-restart lint fuzz clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sqlkube
@@ -19,6 +19,11 @@ run: build
 # Unit, conformance and e2e tests on SQLite and PostgreSQL; fuzz targets run their seed corpora.
 test:
 	go test ./... -count=1 -timeout 14m
+
+# Differential conformance: the same requests to a reference kube API server (apiextensions-apiserver
+# over embedded etcd, its own module in e2e/kuberef) and to sqlkube, responses compared (docs/conformance.md).
+conformance:
+	cd e2e/kuberef && go test ./... -count=1 -timeout 10m
 
 # Issue 17's table in the production configuration, on SQLite and PostgreSQL, in one sitting;
 # the Markdown table is printed and written to BENCH_OUT (docs/benchmarks.md keeps each run's).

@@ -68,8 +68,6 @@ func badRequests() []badRequest {
 			want: invalidName(configMapKind, "a/b", validation.NameIsDNSSubdomain)},
 		{name: "name too long", method: http.MethodPost, path: rawConfigMaps, body: configMapJSON("v1", "ConfigMap", `{"name":"`+longName+`"}`),
 			want: invalidName(configMapKind, longName, validation.NameIsDNSSubdomain)},
-		{name: "unknown resource", method: http.MethodPost, path: "/api/v1/namespaces/" + rawNamespace + "/widgets", body: configMapJSON("v1", "ConfigMap", `{"name":"x"}`),
-			want: apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "", 0, false)},
 		{name: "unknown namespace", method: http.MethodPost, path: "/api/v1/namespaces/nope/configmaps", body: configMapJSON("v1", "ConfigMap", `{"name":"x"}`),
 			want: apierrors.NewNotFound(namespaces, "nope")},
 		{name: "namespace differs from the path", method: http.MethodPost, path: rawConfigMaps, body: configMapJSON("v1", "ConfigMap", `{"name":"x","namespace":"other"}`),
@@ -130,6 +128,12 @@ func TestBadInput(t *testing.T) {
 					t.Errorf("HTTP status %d, Status code %d", resp.code, got.Code)
 				}
 			})
+		}
+		// A path that names no resource is answered, as kube-apiserver does, with net/http's
+		// plain-text 404 (clients make a NotFound Status of it themselves).
+		resp := s.do(t, http.MethodPost, "/api/v1/namespaces/"+rawNamespace+"/widgets", configMapJSON("v1", "ConfigMap", `{"name":"x"}`), "Content-Type", "application/json")
+		if resp.code != http.StatusNotFound || resp.header.Get("Content-Type") != "text/plain; charset=utf-8" || string(resp.body) != "404 page not found\n" {
+			t.Errorf("unknown resource: %d %q %q, want net/http's plain-text 404", resp.code, resp.header.Get("Content-Type"), resp.body)
 		}
 		assertNothingStored(t, s)
 	})

@@ -28,13 +28,17 @@ func TestCustomResourceRequestErrors(t *testing.T) {
 			Message: `widgets.example.com "w" not found`, Details: &metav1.StatusDetails{Name: "w", Group: "example.com", Kind: "widgets"}}},
 		{"delete on status", "DELETE", widgets + "/w/status", "", metav1.Status{Code: 405, Reason: metav1.StatusReasonMethodNotAllowed,
 			Message: `delete is not supported on resources of kind "widgets.example.com"`, Details: &metav1.StatusDetails{Group: "example.com", Kind: "widgets"}}},
-		{"post on an object", "POST", widgets + "/w", "", metav1.Status{Code: 405, Reason: metav1.StatusReasonMethodNotAllowed,
-			Message: `create is not supported on resources of kind "widgets.example.com"`, Details: &metav1.StatusDetails{Group: "example.com", Kind: "widgets"}}},
-		{"delete collection across namespaces", "DELETE", "/apis/example.com/v1/widgets?labelSelector=a%3Db", "", metav1.Status{Code: 404, Reason: metav1.StatusReasonNotFound,
-			Message: "the server could not find the requested resource", Details: &metav1.StatusDetails{}}},
+		{"post on an object is a create", "POST", widgets + "/other", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"}}`, metav1.Status{
+			Code: 409, Reason: metav1.StatusReasonAlreadyExists, Message: `widgets.example.com "w" already exists`,
+			Details: &metav1.StatusDetails{Name: "w", Group: "example.com", Kind: "widgets"}}},
+		{"a path deeper than a subresource", "GET", widgets + "/missing/status/more", "", metav1.Status{Code: 404, Reason: metav1.StatusReasonNotFound,
+			Message: `widgets.example.com "missing" not found`, Details: &metav1.StatusDetails{Name: "missing", Group: "example.com", Kind: "widgets"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			api.do(tt.method, tt.path, tt.body).expectStatus(t, tt.want)
 		})
 	}
+	// apiextensions-apiserver hands these to the end of kube-apiserver's handler chain.
+	api.do("DELETE", "/apis/example.com/v1/widgets?labelSelector=a%3Db", "").expectPathNotFound(t)
+	api.do("POST", "/apis/example.com/v1/widgets", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"x"}}`).expectPathNotFound(t)
 }

@@ -128,7 +128,7 @@ func deletedStatus(req *request, stored sqlstore.Object) metav1.Status {
 
 // serveDeleteCollection answers DELETE on a namespace's collection (or a cluster-scoped one):
 // every object the list options select is deleted as a single delete would delete it, and the
-// answer is the list of what was deleted (or marked for deletion), as kube-apiserver answers.
+// answer is the list of those objects as they were before, as kube-apiserver answers.
 func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, req *request) error {
 	out, opts, err := parseCollectionRequest(r)
 	if err != nil {
@@ -142,10 +142,11 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, r
 	if err != nil {
 		return err
 	}
-	if err := s.registry.DeleteCollection(r.Context(), req.ref(), opts, deleteOpts, lw.item); err != nil {
+	meta, err := s.registry.DeleteCollection(r.Context(), req.ref(), opts, deleteOpts, lw.item)
+	if err != nil {
 		return lw.fail(err)
 	}
-	return lw.finish(metav1.ListMeta{})
+	return lw.finish(meta)
 }
 
 // allowsDeleteCollection reports whether the type serves deletecollection (namespaces do not).

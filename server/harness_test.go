@@ -135,6 +135,19 @@ func (r response) expectStatus(t testing.TB, want metav1.Status) {
 	}
 }
 
+// plainNotFound is the body of net/http's 404, kube-apiserver's answer for a path that names
+// nothing.
+const plainNotFound = "404 page not found\n"
+
+// expectPathNotFound fails unless the response is net/http's plain-text 404.
+func (r response) expectPathNotFound(t testing.TB) {
+	t.Helper()
+	r.expect(t, http.StatusNotFound)
+	if ct := r.header.Get("Content-Type"); ct != "text/plain; charset=utf-8" || string(r.body) != plainNotFound {
+		t.Fatalf("404 %q %q, want net/http's plain-text 404", ct, r.body)
+	}
+}
+
 // nested reads a nested field of a decoded object.
 func nested(m map[string]any, path ...string) any {
 	var cur any = m

@@ -159,6 +159,9 @@ func (lw *listWriter) item(o sqlstore.Object) error {
 func (lw *listWriter) finish(meta metav1.ListMeta) error {
 	lw.start()
 	m, _ := json.Marshal(meta)
+	if lw.res.CRDName != "" && lw.out.view == viewObject {
+		m, _ = json.Marshal(unstructuredListMeta{ListMeta: meta, Continue: meta.Continue})
+	}
 	_, _ = lw.dst.Write([]byte(`],"metadata":`))
 	_, _ = lw.dst.Write(m)
 	_, _ = lw.dst.Write([]byte{'}'})
@@ -169,6 +172,13 @@ func (lw *listWriter) finish(meta metav1.ListMeta) error {
 		_, _ = lw.resp.Write(inEncoding(lw.out, lw.yamlBuf.Bytes()))
 	}
 	return lw.resp.Close()
+}
+
+// unstructuredListMeta is a custom resource list's metadata as apiextensions-apiserver encodes it:
+// its unstructured list always carries continue, empty on the last page.
+type unstructuredListMeta struct {
+	metav1.ListMeta
+	Continue string `json:"continue"`
 }
 
 // fail reports err if nothing was sent yet. Once part of the list is on the wire the status

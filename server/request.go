@@ -72,7 +72,7 @@ func (s *Server) resolve(group, version, rest string) (*request, error) {
 	if len(parts) > 2 && parts[0] == "namespaces" && !namespaceSubresources[parts[2]] {
 		req.namespace, parts = parts[1], parts[2:]
 	}
-	if len(parts) == 0 || len(parts) > 3 || containsEmpty(parts) {
+	if len(parts) == 0 || containsEmpty(parts) {
 		return nil, errNotFoundPath()
 	}
 	res, ok := s.catalog.Lookup(group, version, parts[0])
@@ -81,6 +81,14 @@ func (s *Server) resolve(group, version, rest string) (*request, error) {
 	}
 	if req.namespace != "" && !res.Namespaced {
 		return nil, errNotFoundPath()
+	}
+	if len(parts) > 3 {
+		if res.CRDName == "" {
+			return nil, errNotFoundPath()
+		}
+		// apiextensions-apiserver reads only the subresource of a deeper path, as the
+		// request-info resolver does.
+		parts = parts[:3]
 	}
 	req.res, req.gr = res, schema.GroupResource{Group: res.Group, Resource: res.Name}
 	if len(parts) > 1 {
@@ -174,9 +182,22 @@ func (s *Server) dispatchObject(w http.ResponseWriter, r *http.Request, req *req
 		s.handle(w, r, req, s.servePatch)
 	case http.MethodDelete:
 		s.handle(w, r, req, s.serveDelete)
+	case http.MethodPost:
+		s.postOnObject(w, r, req)
 	default:
 		s.methodNotSupported(w, r, req)
 	}
+}
+
+// postOnObject answers a POST to an object's path: apiextensions-apiserver serves it as a create
+// in the collection, the name in the path ignored; kube-apiserver's built-ins do not serve it.
+func (s *Server) postOnObject(w http.ResponseWriter, r *http.Request, req *request) {
+	if req.res.CRDName == "" {
+		s.methodNotSupported(w, r, req)
+		return
+	}
+	req.name = ""
+	s.handle(w, r, req, s.serveCreate)
 }
 
 func (s *Server) dispatchStatus(w http.ResponseWriter, r *http.Request, req *request) {

@@ -13,10 +13,15 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// errNotFoundPath is kube-apiserver's answer for a path that names no served resource.
+// errNotFoundPath is kube-apiserver's answer for a path that names no served resource: the end
+// of its handler chain answers with net/http's plain-text 404, not a Status (clients make the
+// Status "the server could not find the requested resource" of it themselves).
 func errNotFoundPath() error {
-	return apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "", 0, false)
+	return pathNotFound{apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "", 0, false)}
 }
+
+// pathNotFound is answered with http.NotFound by writeError.
+type pathNotFound struct{ *apierrors.StatusError }
 
 // errMethodNotAllowed is kube-apiserver's answer for a verb a path does not support.
 func errMethodNotAllowed(method string) error {
@@ -50,6 +55,10 @@ func apiStatus(err error) metav1.Status {
 
 // writeError answers err as a Status, in YAML when the client asked for YAML and JSON otherwise.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.As(err, new(pathNotFound)) {
+		http.NotFound(w, r)
+		return
+	}
 	st := apiStatus(err)
 	if st.Code >= 500 && !clientGone(r) {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)

@@ -79,47 +79,46 @@ func (r *Registry) Delete(ctx context.Context, ref Ref, opts *metav1.DeleteOptio
 }
 
 // DeleteCollection deletes every object of ref's collection that listOpts select, each as Delete
-// would, and gives each deleted (or marked) object to each, in key order.
-func (r *Registry) DeleteCollection(ctx context.Context, ref Ref, listOpts *internalversion.ListOptions, opts *metav1.DeleteOptions, each func(sqlstore.Object) error) error {
+// would. As kube-apiserver answers, the objects are given to each as listed before their
+// deletion, in key order, and the list's metadata (its revision) is returned.
+func (r *Registry) DeleteCollection(ctx context.Context, ref Ref, listOpts *internalversion.ListOptions, opts *metav1.DeleteOptions, each func(sqlstore.Object) error) (metav1.ListMeta, error) {
 	sel, err := newSelection(ref.Resource, listOpts)
 	if err != nil {
-		return err
+		return metav1.ListMeta{}, err
 	}
-	keys, err := r.selectedKeys(ctx, ref, sel)
+	listed, revision, err := r.selectedObjects(ctx, ref, sel)
 	if err != nil {
-		return err
+		return metav1.ListMeta{}, err
 	}
-	for _, key := range keys {
-		one := newRequest(Ref{Resource: ref.Resource, Namespace: key.Namespace, Name: key.Name}, opts.DryRun, "", opts)
-		stored, _, err := r.delete(ctx, one, opts)
-		if apierrors.IsNotFound(err) {
-			continue // deleted meanwhile
-		}
-		if err == nil {
-			err = each(stored)
-		}
-		if err != nil {
-			return err
+	for _, obj := range listed {
+		one := newRequest(Ref{Resource: ref.Resource, Namespace: obj.Key.Namespace, Name: obj.Key.Name}, opts.DryRun, "", opts)
+		if _, _, err := r.delete(ctx, one, opts); err != nil && !apierrors.IsNotFound(err) { // not found: deleted meanwhile
+			return metav1.ListMeta{}, err
 		}
 	}
-	return nil
+	for _, obj := range listed {
+		if err := each(obj); err != nil {
+			return metav1.ListMeta{}, err
+		}
+	}
+	return metav1.ListMeta{ResourceVersion: revisionString(revision)}, nil
 }
 
-// selectedKeys lists the keys of the objects sel selects in ref's collection.
-func (r *Registry) selectedKeys(ctx context.Context, ref Ref, sel *selection) ([]sqlstore.Key, error) {
+// selectedObjects lists the objects sel selects in ref's collection, and the revision read.
+func (r *Registry) selectedObjects(ctx context.Context, ref Ref, sel *selection) ([]sqlstore.Object, int64, error) {
 	opts := sqlstore.ListOptions{Resource: ref.Resource.StorageName, Namespace: ref.Namespace}
 	if !sel.empty() {
 		opts.Filter = sel.filter()
 	}
-	var keys []sqlstore.Key
-	_, err := r.store.List(ctx, opts, func(o sqlstore.Object) error {
-		keys = append(keys, o.Key)
+	var objects []sqlstore.Object
+	result, err := r.store.List(ctx, opts, func(o sqlstore.Object) error {
+		objects = append(objects, o)
 		return nil
 	})
 	if err != nil {
-		return nil, storageError(err, ref.Resource.GroupResource(), "")
+		return nil, 0, storageError(err, ref.Resource.GroupResource(), "")
 	}
-	return keys, nil
+	return objects, result.Revision, nil
 }
 
 // List streams the objects of ref's collection that opts select to each, in key order, as

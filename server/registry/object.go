@@ -305,7 +305,10 @@ func validateCreate(res *resource.Resource, obj *unstructured.Unstructured) erro
 	if res.ValidateBuiltin != nil {
 		return invalid(res, obj, res.ValidateBuiltin(res, obj, nil))
 	}
-	errs := resource.ValidateMetadata(res, obj, nil)
+	var errs field.ErrorList
+	if res.Schema == nil { // a custom resource's schema strategy validates the metadata itself
+		errs = resource.ValidateMetadata(res, obj, nil)
+	}
 	if res.Validate != nil {
 		errs = append(errs, res.Validate(obj, nil)...)
 	}
@@ -318,7 +321,10 @@ func validateUpdate(res *resource.Resource, mode updateMode, obj, old *unstructu
 	if res.ValidateBuiltin != nil {
 		return invalid(res, obj, res.ValidateBuiltin(res, obj, old))
 	}
-	errs := resource.ValidateMetadata(res, obj, old)
+	var errs field.ErrorList
+	if res.Schema == nil { // as in validateCreate
+		errs = resource.ValidateMetadata(res, obj, old)
+	}
 	switch {
 	case mode == replaceStatus && res.Schema != nil:
 		errs = append(errs, res.Schema.ValidateStatus(context.Background(), obj, old)...)
