@@ -14,8 +14,8 @@ import (
 
 	"github.com/sqlkube/sqlkube/dialects"
 	"github.com/sqlkube/sqlkube/dialects/sqlite"
-	"github.com/sqlkube/sqlkube/sqlstore/snapshot"
 	"github.com/sqlkube/sqlkube/sqlstore"
+	"github.com/sqlkube/sqlkube/sqlstore/snapshot"
 )
 
 const snapshotUsage = `sqlkube snapshot saves the objects of a database to a file and restores them into another

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/sqlkube/sqlkube/sqlstore/snapshot"
 	"github.com/sqlkube/sqlkube/sqlstore"
+	"github.com/sqlkube/sqlkube/sqlstore/snapshot"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
