@@ -3,13 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/sqlkube/sqlkube/server"
 	"io"
 	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/sqlkube/sqlkube/server"
 )
 
 // envPrefix starts the environment variable that sets each flag: --db-max-conns is
