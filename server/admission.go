@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"sync/atomic"
 
@@ -23,8 +22,6 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	webhookutil "k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/client-go/dynamic"
-	kubeinformers "k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/sqlkube/sqlkube/server/builtin"
@@ -138,19 +135,14 @@ func objectOrNil(obj *unstructured.Unstructured) runtime.Object {
 }
 
 // startAdmission builds kube's admission chain, as kube-apiserver's admission options do, on
-// clients and informers of a loopback client to routes, with the server's authorizer; the
-// plugins follow their configuration objects until ctx ends.
-func (s *Server) startAdmission(ctx context.Context, routes http.Handler, authz authorizer.Authorizer) error {
-	config := startLoopback(ctx, routes)
-	client, err := kubernetes.NewForConfig(config)
+// the loopback client and its informers, with the server's authorizer; the plugins follow their
+// configuration objects until ctx ends.
+func (s *Server) startAdmission(ctx context.Context, lb *loopback, authz authorizer.Authorizer) error {
+	client, informers := lb.client, lb.informers
+	dynamicClient, err := dynamic.NewForConfig(lb.config)
 	if err != nil {
 		return err
 	}
-	dynamicClient, err := dynamic.NewForConfig(config)
-	if err != nil {
-		return err
-	}
-	informers := kubeinformers.NewSharedInformerFactory(client, 0)
 	mapper := newCatalogRESTMapper(s.catalog)
 	plugins := admission.NewPlugins()
 	mutatingpolicy.Register(plugins)

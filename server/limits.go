@@ -9,8 +9,6 @@ import (
 	"k8s.io/apiserver/pkg/storage"
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	flowcontrolrequest "k8s.io/apiserver/pkg/util/flowcontrol/request"
-	kubeinformers "k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/sqlkube/sqlkube/server/controllers"
 	fcbootstrap "github.com/sqlkube/sqlkube/server/controllers/flowcontrol"
@@ -92,27 +90,21 @@ func noWatchCount(*genericrequest.RequestInfo) int { return 0 }
 
 // startPriorityAndFairness runs kube's API priority and fairness until ctx ends: the bootstrap
 // configuration objects are written, and the library's configuration controller follows them
-// through a loopback client and shares the server's concurrency (both in-flight limits together)
-// out to the priority levels.
-func (s *Server) startPriorityAndFairness(ctx context.Context, deps controllers.Deps, routes http.Handler) error {
+// through the loopback client and shares the server's concurrency (both in-flight limits
+// together) out to the priority levels.
+func (s *Server) startPriorityAndFairness(ctx context.Context, deps controllers.Deps, lb *loopback) {
 	s.flowControlBootstrap = fcbootstrap.NewBootstrap(deps, !s.opts.NoDefaultObjects)
 	go func() {
 		if err := s.flowControlBootstrap.Run(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("writing the priority and fairness configuration", "err", err)
 		}
 	}()
-	client, err := kubernetes.NewForConfig(startLoopback(ctx, routes))
-	if err != nil {
-		return err
-	}
-	informers := kubeinformers.NewSharedInformerFactory(client, 0)
 	concurrency := s.limits.MaxRequestsInFlight + s.limits.MaxMutatingRequestsInFlight
-	s.flowControl = utilflowcontrol.New(informers, client.FlowcontrolV1(), concurrency)
-	schemas := informers.Flowcontrol().V1().FlowSchemas().Informer()
-	levels := informers.Flowcontrol().V1().PriorityLevelConfigurations().Informer()
+	s.flowControl = utilflowcontrol.New(lb.informers, lb.client.FlowcontrolV1(), concurrency)
+	schemas := lb.informers.Flowcontrol().V1().FlowSchemas().Informer()
+	levels := lb.informers.Flowcontrol().V1().PriorityLevelConfigurations().Informer()
 	s.flowControlSynced = func() bool { return schemas.HasSynced() && levels.HasSynced() }
-	informers.Start(ctx.Done())
+	lb.informers.Start(ctx.Done())
 	go func() { _ = s.flowControl.Run(ctx.Done()) }()
 	genericfilters.StartPriorityAndFairnessWatermarkMaintenance(ctx.Done())
-	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	genericfilters "k8s.io/apiserver/pkg/endpoints/filters"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
@@ -17,11 +19,31 @@ import (
 // client: a member of system:masters.
 var loopbackUser = &user.DefaultInfo{Name: user.APIServerUser, Groups: []string{user.SystemPrivilegedGroup}}
 
-// startLoopback serves routes to in-process clients until ctx ends, and returns their client
-// configuration. The clients are the parts of Kubernetes' libraries that need one (the
-// priority-and-fairness configuration controller); they reach the routes over in-memory pipes,
-// without TLS, credentials or the request limits, as loopbackUser.
-func startLoopback(ctx context.Context, routes http.Handler) *rest.Config {
+// loopback is what the parts of Kubernetes' libraries that need an API client (the
+// priority-and-fairness configuration controller, the admission plugins) get: one client
+// configuration of the server's own routes, a client, and one informer factory they share, so
+// that each type is listed and watched once.
+type loopback struct {
+	config    *rest.Config
+	client    kubernetes.Interface
+	informers kubeinformers.SharedInformerFactory
+}
+
+// startLoopback serves routes to in-process clients until ctx ends. They reach the routes over
+// in-memory pipes, without TLS, credentials or the request limits, as loopbackUser. Each user of
+// the informer factory starts it once it has asked for its informers.
+func startLoopback(ctx context.Context, routes http.Handler) (*loopback, error) {
+	config := serveLoopback(ctx, routes)
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	return &loopback{config: config, client: client, informers: kubeinformers.NewSharedInformerFactory(client, 0)}, nil
+}
+
+// serveLoopback serves routes to in-process clients until ctx ends, and returns their client
+// configuration.
+func serveLoopback(ctx context.Context, routes http.Handler) *rest.Config {
 	ln := newPipeListener()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		routes.ServeHTTP(w, r.WithContext(genericrequest.WithUser(r.Context(), loopbackUser)))

@@ -158,14 +158,16 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 		return nil, err
 	}
 	routes := s.routes()
+	lb, err := startLoopback(ctx, routes)
+	if err != nil {
+		return nil, err
+	}
 	if s.limits.PriorityAndFairness {
-		if err := s.startPriorityAndFairness(ctx, deps, routes); err != nil {
-			return nil, err
-		}
+		s.startPriorityAndFairness(ctx, deps, lb)
 	} else {
 		genericfilters.StartMaxInFlightWatermarkMaintenance(ctx.Done())
 	}
-	if err := s.startAdmission(ctx, routes, s.authorizer); err != nil {
+	if err := s.startAdmission(ctx, lb, s.authorizer); err != nil {
 		return nil, err
 	}
 	s.startMetrics(ctx)
