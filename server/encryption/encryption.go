@@ -8,6 +8,7 @@ package encryption
 import (
 	"context"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/server/options/encryptionconfig"
@@ -23,6 +24,9 @@ const apiServerID = "sqlkube"
 type Transformer struct {
 	configured map[schema.GroupResource]value.Transformer
 	resources  encryptionconfig.StaticTransformers
+	// byStorageName caches, per storage name, its transformer, or nil when the configuration
+	// does not name it: the store asks for every value it reads.
+	byStorageName sync.Map // string → value.Transformer
 }
 
 // Load reads the EncryptionConfiguration at path. KMS plugins it names run until ctx ends.
@@ -36,22 +40,32 @@ func Load(ctx context.Context, path string) (*Transformer, error) {
 
 // Transforms reports whether the configuration names resource (a storage name, "plural.group"),
 // itself or through a wildcard ("*.group", "*.*").
-func (t *Transformer) Transforms(resource string) bool {
-	gr := groupResource(resource)
-	for _, candidate := range []schema.GroupResource{gr, {Group: gr.Group, Resource: "*"}, {Group: "*", Resource: "*"}} {
-		if _, ok := t.configured[candidate]; ok {
-			return true
-		}
-	}
-	return false
-}
+func (t *Transformer) Transforms(resource string) bool { return t.forResource(resource) != nil }
 
 func (t *Transformer) ToStorage(ctx context.Context, key sqlstore.Key, plain []byte) ([]byte, error) {
-	return t.resources.TransformerForResource(groupResource(key.Resource)).TransformToStorage(ctx, plain, authenticatedData(key))
+	return t.forResource(key.Resource).TransformToStorage(ctx, plain, authenticatedData(key))
 }
 
 func (t *Transformer) FromStorage(ctx context.Context, key sqlstore.Key, stored []byte) ([]byte, bool, error) {
-	return t.resources.TransformerForResource(groupResource(key.Resource)).TransformFromStorage(ctx, stored, authenticatedData(key))
+	return t.forResource(key.Resource).TransformFromStorage(ctx, stored, authenticatedData(key))
+}
+
+// forResource is the transformer of a storage name, nil when the configuration does not name it.
+func (t *Transformer) forResource(storageName string) value.Transformer {
+	if cached, ok := t.byStorageName.Load(storageName); ok {
+		tr, _ := cached.(value.Transformer)
+		return tr
+	}
+	var tr value.Transformer
+	gr := groupResource(storageName)
+	for _, candidate := range []schema.GroupResource{gr, {Group: gr.Group, Resource: "*"}, {Group: "*", Resource: "*"}} {
+		if _, ok := t.configured[candidate]; ok {
+			tr = t.resources.TransformerForResource(gr)
+			break
+		}
+	}
+	t.byStorageName.Store(storageName, tr)
+	return tr
 }
 
 // groupResource reads a storage name: "plural.group", or "plural" in the core group.
