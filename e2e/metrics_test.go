@@ -55,7 +55,7 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("sqlkube_current_revision %v, but a list read revision %s", current, list.ResourceVersion)
 		}
 
-		if code, _ := getPath(t, s.anonymousClient(t), s.URL()+"/metrics"); code != http.StatusForbidden {
+		if code := get(t, s.anonymousClient(t), s.URL()+"/metrics").code; code != http.StatusForbidden {
 			t.Errorf("anonymous /metrics: %d, want 403", code)
 		}
 		bindGroup(t, admin, "monitors", "system:monitoring")

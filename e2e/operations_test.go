@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -93,21 +92,6 @@ func flood(ctx context.Context, c kubernetes.Interface, created, refused *atomic
 	}
 }
 
-// getPath GETs url with client and returns the status code and body.
-func getPath(t *testing.T, client *http.Client, url string) (int, string) {
-	t.Helper()
-	resp, err := client.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(body)
-}
-
 // bindGroup binds group to clusterRole cluster-wide.
 func bindGroup(t *testing.T, admin kubernetes.Interface, group, clusterRole string) {
 	t.Helper()
@@ -131,11 +115,11 @@ func TestShutdownDelayFailsReadinessWhileServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 3*time.Second, "/readyz failing", func() (bool, error) {
-		code, body := getPath(t, client, s.URL()+"/readyz")
-		return code == http.StatusInternalServerError && strings.Contains(body, "[-]shutdown failed: reason withheld"), nil
+		resp := get(t, client, s.URL()+"/readyz")
+		return resp.code == http.StatusInternalServerError && strings.Contains(string(resp.body), "[-]shutdown failed: reason withheld"), nil
 	})
-	if code, body := getPath(t, client, s.URL()+"/livez"); code != http.StatusOK || body != "ok" {
-		t.Errorf("/livez while shutting down: %d %q", code, body)
+	if resp := get(t, client, s.URL()+"/livez"); resp.code != http.StatusOK || string(resp.body) != "ok" {
+		t.Errorf("/livez while shutting down: %d %q", resp.code, resp.body)
 	}
 	if _, err := kubernetes.NewForConfigOrDie(s.restConfig()).CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{}); err != nil {
 		t.Errorf("a request while shutting down: %v", err)
@@ -154,7 +138,7 @@ func TestShutdownDelayFailsReadinessWhileServing(t *testing.T) {
 // path they are not granted.
 func TestProfilingIsAuthorized(t *testing.T) {
 	s := startServer(t, sqltest.SQLiteDSN(t))
-	if code, _ := getPath(t, s.anonymousClient(t), s.URL()+"/debug/pprof/"); code != http.StatusForbidden {
+	if code := get(t, s.anonymousClient(t), s.URL()+"/debug/pprof/").code; code != http.StatusForbidden {
 		t.Errorf("anonymous /debug/pprof/: %d, want 403", code)
 	}
 	body, err := kubernetes.NewForConfigOrDie(s.restConfig()).CoreV1().RESTClient().Get().AbsPath("/debug/pprof/goroutine").Param("debug", "1").DoRaw(context.Background())
