@@ -82,7 +82,7 @@ func scrape(t *testing.T, client kubernetes.Interface) map[string]*dto.MetricFam
 	return families
 }
 
-// metricValue is the value of the series of name with exactly labels (a counter or gauge), 0 if
+// metricValue is the value of the first series of name that has labels (a counter or gauge), 0 if
 // there is none.
 func metricValue(t *testing.T, families map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
 	t.Helper()
