@@ -10,15 +10,14 @@ import (
 	"testing"
 
 	auditinternal "k8s.io/apiserver/pkg/apis/audit"
-	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 	"k8s.io/apiserver/pkg/audit/policy"
-	pluginlog "k8s.io/apiserver/plugin/pkg/audit/log"
 
+	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
 // BenchmarkAuditedCreate is BenchmarkWrite's create on SQLite without audit and with every
-// request audited at level, into a JSON log file as --audit-log-path writes it.
+// request audited at level, into a JSON log file as --audit-log-path writes it (server/auditlog).
 func BenchmarkAuditedCreate(b *testing.B) {
 	b.Run("off", func(b *testing.B) { benchmarkCreate(b, Audit{}) })
 	for _, level := range []auditinternal.Level{auditinternal.LevelMetadata, auditinternal.LevelRequestResponse} {
@@ -29,7 +28,7 @@ func BenchmarkAuditedCreate(b *testing.B) {
 			}
 			defer f.Close()
 			evaluator := policy.NewPolicyRuleEvaluator(&auditinternal.Policy{Rules: []auditinternal.PolicyRule{{Level: level}}})
-			benchmarkCreate(b, Audit{Policy: evaluator, Backend: pluginlog.NewBackend(f, pluginlog.FormatJson, auditv1.SchemeGroupVersion)})
+			benchmarkCreate(b, Audit{Policy: evaluator, Backend: auditlog.NewBackend(f)})
 		})
 	}
 }
