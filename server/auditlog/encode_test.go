@@ -71,12 +71,14 @@ func fullEvent() *auditinternal.Event {
 
 func TestLinesAreKubes(t *testing.T) {
 	cases := map[string]func(ev *auditinternal.Event){
-		"every field":       func(*auditinternal.Event) {},
-		"empty event":       func(ev *auditinternal.Event) { *ev = auditinternal.Event{} },
-		"success status":    func(ev *auditinternal.Event) { ev.ResponseStatus = &metav1.Status{Code: 201} },
-		"empty status":      func(ev *auditinternal.Event) { ev.ResponseStatus = &metav1.Status{} },
-		"status metadata":   func(ev *auditinternal.Event) { ev.ResponseStatus.ListMeta = metav1.ListMeta{Continue: "c"} },
-		"no optional parts": func(ev *auditinternal.Event) { ev.ImpersonatedUser, ev.AuthenticationMetadata, ev.ObjectRef, ev.ResponseStatus = nil, nil, nil, nil },
+		"every field":     func(*auditinternal.Event) {},
+		"empty event":     func(ev *auditinternal.Event) { *ev = auditinternal.Event{} },
+		"success status":  func(ev *auditinternal.Event) { ev.ResponseStatus = &metav1.Status{Code: 201} },
+		"empty status":    func(ev *auditinternal.Event) { ev.ResponseStatus = &metav1.Status{} },
+		"status metadata": func(ev *auditinternal.Event) { ev.ResponseStatus.ListMeta = metav1.ListMeta{Continue: "c"} },
+		"no optional parts": func(ev *auditinternal.Event) {
+			ev.ImpersonatedUser, ev.AuthenticationMetadata, ev.ObjectRef, ev.ResponseStatus = nil, nil, nil, nil
+		},
 		"empty collections": func(ev *auditinternal.Event) {
 			ev.SourceIPs, ev.Annotations, ev.User = []string{}, map[string]string{}, authnv1.UserInfo{Groups: []string{}, Extra: map[string]authnv1.ExtraValue{}}
 		},
