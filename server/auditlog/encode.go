@@ -8,8 +8,10 @@ package auditlog
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	authnv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,7 +71,8 @@ func appendUser(b []byte, u *authnv1.UserInfo) []byte {
 	b = appendStrings(b, "groups", u.Groups)
 	if len(u.Extra) > 0 {
 		b = append(b, `,"extra":{`...)
-		for i, k := range sortedKeys(u.Extra) {
+		var buf [8]string
+		for i, k := range sortedKeys(u.Extra, buf[:0]) {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -112,7 +115,8 @@ func appendTime(b []byte, t metav1.MicroTime) []byte {
 
 func appendStringMap(b []byte, m map[string]string) []byte {
 	b = append(b, '{')
-	for i, k := range sortedKeys(m) {
+	var buf [8]string
+	for i, k := range sortedKeys(m, buf[:0]) {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -180,26 +184,64 @@ func appendStringArray(b []byte, values []string) []byte {
 	return append(b, ']')
 }
 
-// appendString is s as a JSON string, as encoding/json escapes it (HTML characters included).
-// Most strings of an event need no escaping and are copied; the others go through encoding/json.
+// appendString is s as a JSON string, escaped as encoding/json escapes it: HTML characters,
+// control characters, U+2028 and U+2029 escaped, invalid UTF-8 replaced by U+FFFD.
 func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return appendJSON(b, s)
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if escape := asciiEscapes[c]; escape != "" {
+				b = append(append(b, s[start:i]...), escape...)
+				start = i + 1
+			}
+			i++
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if escape := runeEscape(r, size); escape != "" {
+			b = append(append(b, s[start:i]...), escape...)
+			start = i + size
+		}
+		i += size
 	}
-	return append(append(append(b, '"'), s...), '"')
+	return append(append(b, s[start:]...), '"')
 }
 
-// appendJSON is v as encoding/json marshals it; v is a string or metav1.StatusDetails, which
-// always marshal.
+// asciiEscapes is how encoding/json writes each ASCII byte it escapes; "" for those it copies.
+var asciiEscapes = func() (escapes [utf8.RuneSelf]string) {
+	for c := range ' ' {
+		escapes[c] = fmt.Sprintf(`\u%04x`, c)
+	}
+	escapes['\b'], escapes['\f'], escapes['\n'], escapes['\r'], escapes['\t'] = `\b`, `\f`, `\n`, `\r`, `\t`
+	escapes['"'], escapes['\\'] = `\"`, `\\`
+	escapes['<'], escapes['>'], escapes['&'] = `\u003c`, `\u003e`, `\u0026`
+	return escapes
+}()
+
+// runeEscape is how encoding/json writes a multi-byte rune it escapes, or "" when it copies it.
+func runeEscape(r rune, size int) string {
+	switch {
+	case r == utf8.RuneError && size == 1:
+		return `\ufffd`
+	case r == '\u2028':
+		return `\u2028`
+	case r == '\u2029':
+		return `\u2029`
+	}
+	return ""
+}
+
+// appendJSON is v as encoding/json marshals it; v is a metav1.StatusDetails, which always
+// marshals.
 func appendJSON(b []byte, v any) []byte {
 	out, _ := json.Marshal(v)
 	return append(b, out...)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
+// sortedKeys is m's keys in order, in keys (a buffer of the caller's) when they fit.
+func sortedKeys[V any](m map[string]V, keys []string) []string {
 	for k := range m {
 		keys = append(keys, k)
 	}
