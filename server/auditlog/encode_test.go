@@ -85,6 +85,14 @@ func TestLinesAreKubes(t *testing.T) {
 		"empty nested objects": func(ev *auditinternal.Event) {
 			ev.ObjectRef, ev.AuthenticationMetadata, ev.ImpersonatedUser = &auditinternal.ObjectReference{}, &auditinternal.AuthenticationMetadata{}, &authnv1.UserInfo{}
 		},
+		"far times": func(ev *auditinternal.Event) {
+			ev.RequestReceivedTimestamp = metav1.NewMicroTime(time.Date(12345, 1, 2, 3, 4, 5, 6000, time.UTC))
+			ev.StageTimestamp = metav1.NewMicroTime(time.Date(-5, 1, 2, 3, 4, 5, 999999999, time.UTC))
+		},
+		"early times": func(ev *auditinternal.Event) {
+			ev.RequestReceivedTimestamp = metav1.NewMicroTime(time.Date(7, 1, 2, 3, 4, 5, 0, time.UTC))
+			ev.StageTimestamp = metav1.NewMicroTime(time.Date(0, 1, 1, 0, 0, 0, 1000, time.UTC))
+		},
 		"only a uid": func(ev *auditinternal.Event) { ev.User = authnv1.UserInfo{UID: "u"} },
 		"escaped strings": func(ev *auditinternal.Event) {
 			ev.RequestURI = "/api?x=<script>&y=\"\\\n\t\x01\u2028é\xff"
