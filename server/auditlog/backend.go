@@ -11,9 +11,9 @@ import (
 	pluginlog "k8s.io/apiserver/plugin/pkg/audit/log"
 )
 
-// Backend is kube-apiserver's log backend in its json format: each event is one write of one line
-// to the writer. It is safe for concurrent use when the writer is (a file opened for appending,
-// lumberjack's logger, or a writer of one goroutine's batches).
+// Backend is kube-apiserver's log backend in its json format: each event is one line, written
+// before ProcessEvents returns. Lines of events processed at the same time are written together
+// (groupWriter); the writer is only ever called by one goroutine at a time.
 type Backend struct {
 	out   io.Writer
 	codec runtime.Encoder
@@ -23,7 +23,7 @@ var _ audit.Backend = (*Backend)(nil)
 
 // NewBackend writes the events it is given to out.
 func NewBackend(out io.Writer) *Backend {
-	return &Backend{out: out, codec: audit.Codecs.LegacyCodec(auditv1.SchemeGroupVersion)}
+	return &Backend{out: newGroupWriter(out), codec: audit.Codecs.LegacyCodec(auditv1.SchemeGroupVersion)}
 }
 
 // lines holds buffers for events being encoded, so that an event's line costs no allocation. A
