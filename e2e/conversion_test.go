@@ -261,18 +261,30 @@ func checkBrokenConversion(t *testing.T, s *sqlkubeServer, converter *sprocketCo
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The storage version is v2 now; a and b are still stored in v1.
+	rvA, rvB := list.Items[0].GetResourceVersion(), list.Items[1].GetResourceVersion()
 	w1 := mustWatch(t, v1, list.GetResourceVersion())
 	w2 := mustWatch(t, v2, list.GetResourceVersion())
 	converter.broken.Store(true)
 
-	// The storage version is v2 now; a and b are still stored in v1.
-	fromV1 := "conversion webhook for " + e2eGroup + "/v1, Kind=Sprocket failed: "
+	// Reads answer kube's errors about an object its storage cannot decode.
+	down := `an error on the server ("webhook down") has prevented the request from succeeding`
+	fromV1 := "conversion webhook for " + e2eGroup + "/v1, Kind=Sprocket failed: " + down
 	_, err = v2.Get(ctx, "a", metav1.GetOptions{})
-	assertStatusPrefix(t, statusOf(t, err), http.StatusInternalServerError, metav1.StatusReasonUnknown, fromV1)
+	assertAPIError(t, err, apierrors.NewInternalError(errors.New(corruptObject("", "a", rvA, fromV1))))
 	_, err = v2.List(ctx, metav1.ListOptions{})
-	assertStatusPrefix(t, statusOf(t, err), http.StatusInternalServerError, metav1.StatusReasonUnknown, fromV1)
+	causes := []metav1.StatusCause{}
+	for _, item := range []struct{ name, rv string }{{"a", rvA}, {"b", rvB}} {
+		causes = append(causes, metav1.StatusCause{Type: metav1.CauseTypeUnexpectedServerResponse,
+			Field: "/registry/e2e.example.com/sprockets/conversion/" + item.name, Message: corruptObject("/registry", item.name, item.rv, fromV1)})
+	}
+	assertAPIError(t, err, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
+		Reason:  metav1.StatusReasonStoreReadError,
+		Message: "failed to read one or more sprockets.e2e.example.com from the storage: " + causes[0].Message + " (and 1 more)",
+		Details: &metav1.StatusDetails{Group: e2eGroup, Kind: "sprockets", Name: "list", Causes: causes}}})
+	// A write through v1 cannot be converted to the storage version.
 	_, err = v1.Create(ctx, sprocket(sprocketsV1, sprocketsNamespace, "c", map[string]any{"size": "1"}), metav1.CreateOptions{})
-	assertStatusPrefix(t, statusOf(t, err), http.StatusInternalServerError, metav1.StatusReasonUnknown, fromV1)
+	assertAPIError(t, err, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: fromV1}})
 	// What needs no conversion still works.
 	wantSpec(t, "get a through v1, stored in v1", mustGet(t, v1, "a"), map[string]any{"size": "3"})
 	c := mustCreate(t, v2, sprocket(sprocketsV2, sprocketsNamespace, "c", map[string]any{"replicas": int64(1)}))
@@ -284,7 +296,8 @@ func checkBrokenConversion(t *testing.T, s *sqlkubeServer, converter *sprocketCo
 		t.Fatalf("watch through v1 got %s, want ERROR", ev.Type)
 	}
 	fromV2 := "conversion webhook for " + e2eGroup + "/v2, Kind=Sprocket failed: "
-	assertStatusPrefix(t, statusOf(t, apierrors.FromObject(ev.Object)), http.StatusInternalServerError, metav1.StatusReasonUnknown, fromV2)
+	assertAPIError(t, apierrors.FromObject(ev.Object), apierrors.NewInternalError(
+		errors.New("object not decodable revision="+c.GetResourceVersion()+": "+fromV2+down)))
 	if _, open := <-w1.ResultChan(); open {
 		t.Error("the watch went on after its ERROR event")
 	}
@@ -302,8 +315,15 @@ func checkBrokenConversion(t *testing.T, s *sqlkubeServer, converter *sprocketCo
 		t.Fatal(err)
 	}
 	_, err = v1.Get(ctx, "c", metav1.GetOptions{})
-	assertAPIError(t, err, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
-		Message: fromV2 + `Post "` + dead + `?timeout=30s": dial tcp 127.0.0.1:1: connect: connection refused`}})
+	refused := fromV2 + `Post "` + dead + `?timeout=30s": dial tcp 127.0.0.1:1: connect: connection refused`
+	assertAPIError(t, err, apierrors.NewInternalError(errors.New(corruptObject("", "c", c.GetResourceVersion(), refused))))
+}
+
+// corruptObject is kube's storage error about the Sprocket name, stored at revision, that its
+// conversion webhook failed to convert; prefix is the etcd prefix lists name keys with.
+func corruptObject(prefix, name, revision, conversionErr string) string {
+	return "StorageError: corrupt object, Code: 7, Key: " + prefix + "/e2e.example.com/sprockets/" + sprocketsNamespace + "/" + name +
+		", ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=" + revision + ": " + conversionErr
 }
 
 func sprocket(gvr schema.GroupVersionResource, namespace, name string, spec map[string]any) *unstructured.Unstructured {

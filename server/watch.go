@@ -276,6 +276,10 @@ func (ws *watchStream) send(ev registry.WatchEvent) error {
 // sendObject sends one event carrying a stored object, encoded for the client's view.
 func (ws *watchStream) sendObject(eventType watch.EventType, value []byte) error {
 	object, err := ws.encode(value)
+	if errors.As(err, new(*registry.NotDecodableError)) {
+		// As kube-apiserver's storage answers an event it cannot decode.
+		return apierrors.NewInternalError(err)
+	}
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -446,10 +447,16 @@ func DecodeServed(res *resource.Resource, value []byte) (*unstructured.Unstructu
 	if err != nil {
 		return nil, err
 	}
-	if res.NeedsConversion() {
-		return res.ReadStored(obj)
+	if !res.NeedsConversion() {
+		return obj, nil
 	}
-	return obj, nil
+	rv := obj.GetResourceVersion()
+	served, err := res.ReadStored(obj)
+	var conversion *resource.ConversionError
+	if errors.As(err, &conversion) {
+		return nil, &NotDecodableError{Revision: rv, Err: conversion}
+	}
+	return served, err
 }
 
 // DecodeStored decodes an object as stored; stored objects are always valid JSON objects.

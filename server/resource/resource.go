@@ -11,7 +11,6 @@ import (
 	"reflect"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -215,21 +214,30 @@ func (r *Resource) ReadStored(obj *unstructured.Unstructured) (*unstructured.Uns
 	return obj, nil
 }
 
-// convert converts obj to version with r's Converter. Its failures (the webhook is down or
-// answers wrongly) are answered as kube-apiserver answers an error that is not a Status:
-// 500, with no reason, and the converter's message.
+// convert converts obj to version with r's Converter.
 func (r *Resource) convert(obj *unstructured.Unstructured, version string) (*unstructured.Unstructured, error) {
 	out, err := r.Converter.ConvertToVersion(obj, schema.GroupVersion{Group: r.Group, Version: version})
 	if err != nil {
-		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
-			Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: err.Error(),
-		}}
+		return nil, &ConversionError{Err: err}
 	}
 	converted, ok := out.(*unstructured.Unstructured)
 	if !ok {
 		return nil, fmt.Errorf("converting %s %q to %s: got a %T", r.Kind, obj.GetName(), version, out)
 	}
 	return converted, nil
+}
+
+// ConversionError is a failed conversion by a CRD's webhook (down, or answering wrongly). A
+// write answers it as kube-apiserver answers an error that is not a Status: 500, no reason, and
+// the converter's message.
+type ConversionError struct{ Err error }
+
+func (e *ConversionError) Error() string { return e.Err.Error() }
+
+func (e *ConversionError) Unwrap() error { return e.Err }
+
+func (e *ConversionError) Status() metav1.Status {
+	return metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: e.Error()}
 }
 
 // PruneForStorage drops from an object written through another version than the storage
