@@ -148,7 +148,7 @@ func (r *Resource) ConvertToStorage(obj *unstructured.Unstructured) (*unstructur
 	rv := obj.GetResourceVersion()
 	defer obj.SetResourceVersion(rv)
 	obj.SetResourceVersion("")
-	return r.convert(obj, r.StorageVersion)
+	return r.Convert(obj, r.StorageVersion)
 }
 
 // ToStorage rewrites an object written through r to the storage version: its apiVersion (all
@@ -200,7 +200,7 @@ func (r *Resource) ReadStored(obj *unstructured.Unstructured) (*unstructured.Uns
 	case !converted:
 	case r.Converter != nil:
 		var err error
-		if obj, err = r.convert(obj, r.Version); err != nil {
+		if obj, err = r.Convert(obj, r.Version); err != nil {
 			return nil, err
 		}
 	default:
@@ -214,8 +214,8 @@ func (r *Resource) ReadStored(obj *unstructured.Unstructured) (*unstructured.Uns
 	return obj, nil
 }
 
-// convert converts obj to version with r's Converter.
-func (r *Resource) convert(obj *unstructured.Unstructured, version string) (*unstructured.Unstructured, error) {
+// Convert converts obj to version with r's Converter (which must be set).
+func (r *Resource) Convert(obj *unstructured.Unstructured, version string) (*unstructured.Unstructured, error) {
 	out, err := r.Converter.ConvertToVersion(obj, schema.GroupVersion{Group: r.Group, Version: version})
 	if err != nil {
 		return nil, &ConversionError{Err: err}
