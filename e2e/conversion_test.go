@@ -398,25 +398,11 @@ func wantEvents(t *testing.T, w watch.Interface, want ...string) {
 		obj, _ := ev.Object.(*unstructured.Unstructured)
 		var got string
 		if obj != nil {
-			got = string(ev.Type) + " " + obj.GetName() + " " + strings.ReplaceAll(fmtSpec(obj), `"`, "")
+			spec, _ := json.Marshal(obj.Object["spec"])
+			got = string(ev.Type) + " " + obj.GetName() + " " + strings.ReplaceAll(string(spec), `"`, "")
 		}
 		if got != next {
 			t.Errorf("watch event %q, want %q (%v)", got, next, ev.Object)
 		}
 	}
-}
-
-func fmtSpec(obj *unstructured.Unstructured) string {
-	spec, _ := json.Marshal(obj.Object["spec"])
-	return string(spec)
-}
-
-// statusOf is the Status of an API error.
-func statusOf(t *testing.T, err error) metav1.Status {
-	t.Helper()
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		t.Fatalf("error %v is not an API Status", err)
-	}
-	return status.Status()
 }
