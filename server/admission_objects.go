@@ -14,8 +14,8 @@ import (
 
 // admissionObjects are the ObjectInterfaces of the admission chain. sqlkube's objects are all
 // unstructured; a built-in is served at one version, and a custom resource's versions are
-// equivalent resources (kube's matchPolicy Equivalent), which convert by their apiVersion alone
-// (conversion strategy None, the only one sqlkube serves).
+// equivalent resources (kube's matchPolicy Equivalent), which convert by their CRD's conversion
+// webhook, or by their apiVersion alone (conversion strategy None).
 type admissionObjects struct{ catalog *catalog.Catalog }
 
 var _ admission.ObjectInterfaces = admissionObjects{}
@@ -43,14 +43,23 @@ func (admissionObjects) Recognizes(schema.GroupVersionKind) bool { return true }
 // Default does nothing: objects were defaulted when decoded.
 func (admissionObjects) Default(runtime.Object) {}
 
-// Convert copies in's content into out, which keeps its apiVersion and kind when it has them.
-func (admissionObjects) Convert(in, out, _ any) error {
+// Convert copies in's content into out, which keeps its apiVersion and kind when it has them;
+// a custom resource whose CRD has a conversion webhook is converted by it.
+func (o admissionObjects) Convert(in, out, _ any) error {
 	from, ok := in.(*unstructured.Unstructured)
 	to, ok2 := out.(*unstructured.Unstructured)
 	if !ok || !ok2 {
 		return fmt.Errorf("cannot convert %T to %T", in, out)
 	}
 	gvk := to.GroupVersionKind()
+	if res, ok := o.catalog.ResourceForKind(gvk.GroupVersion().String(), gvk.Kind); ok && res.Converter != nil && from.GetAPIVersion() != res.APIVersion() {
+		converted, err := res.Convert(from.DeepCopy(), gvk.Version)
+		if err != nil {
+			return err
+		}
+		to.Object = converted.Object
+		return nil
+	}
 	to.Object = runtime.DeepCopyJSON(from.Object)
 	if !gvk.Empty() {
 		to.SetGroupVersionKind(gvk)

@@ -59,9 +59,8 @@ func TestCRDCreateSetsStatusAndServesVersions(t *testing.T) {
 		if obj.GetAPIVersion() != "example.com/v1" {
 			t.Errorf("ToStorage: apiVersion %q", obj.GetAPIVersion())
 		}
-		beta.FromStorage(obj)
-		if obj.GetAPIVersion() != "example.com/v1beta1" || !beta.NeedsConversion() {
-			t.Errorf("FromStorage: apiVersion %q", obj.GetAPIVersion())
+		if served, err := beta.ReadStored(obj); err != nil || served.GetAPIVersion() != "example.com/v1beta1" || !beta.NeedsConversion() {
+			t.Errorf("ReadStored: %v, %v", served, err)
 		}
 	})
 }

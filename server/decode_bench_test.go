@@ -51,5 +51,5 @@ func widgetResource(b *testing.B) *resource.Resource {
 	}
 	crd.Status.AcceptedNames = crd.Spec.Names
 	apihelpers.SetCRDCondition(&crd, apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue})
-	return crdtype.ServedResources(&crd, slog.New(slog.DiscardHandler))[0]
+	return crdtype.ServedResources(&crd, nil, slog.New(slog.DiscardHandler))[0]
 }

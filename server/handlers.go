@@ -27,7 +27,7 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, req *request) 
 	if err != nil {
 		return err
 	}
-	return s.writeObject(w, r, req, out, http.StatusOK, obj.Value)
+	return registry.ReadFailed(req.ref(), s.writeObject(w, r, req, out, http.StatusOK, obj.Value))
 }
 
 // serveCreate answers POST on a collection.

@@ -37,6 +37,9 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req *request)
 		return err
 	}
 	meta, err := s.registry.List(r.Context(), req.ref(), opts, lw.item)
+	if err == nil {
+		err = lw.failures.Err()
+	}
 	if err != nil {
 		return lw.fail(err)
 	}
@@ -62,10 +65,13 @@ type listWriter struct {
 	auditCopy *bytes.Buffer
 	// encode turns an object as served into its list item.
 	encode func(value []byte) ([]byte, error)
+	// failures are the objects that could not be converted to the version listed: the list
+	// goes on without them, then fails naming them all, as kube-apiserver's does.
+	failures *registry.ListFailures
 }
 
 func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *request, out output) (*listWriter, error) {
-	lw := &listWriter{out: out, resp: newDeferredResponse(w, r, out.contentType()), res: req.res}
+	lw := &listWriter{out: out, resp: newDeferredResponse(w, r, out.contentType()), res: req.res, failures: registry.NewListFailures(req.res)}
 	lw.dst = lw.resp
 	if out.yaml {
 		lw.yamlBuf = &bytes.Buffer{}
@@ -138,7 +144,7 @@ func (lw *listWriter) start() {
 func (lw *listWriter) item(o sqlstore.Object) error {
 	value, err := registry.ServedJSON(lw.res, o.Value)
 	if err != nil {
-		return err
+		return lw.failures.Add(o, err)
 	}
 	data, err := lw.encode(value)
 	if err != nil {

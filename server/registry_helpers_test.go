@@ -39,7 +39,7 @@ func startRegistry(t *testing.T, store Storage) *catalog.Catalog {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	g, err := catalog.New(ctx, store, slog.New(slog.DiscardHandler))
+	g, err := catalog.New(ctx, store, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("catalog.New: %v", err)
 	}

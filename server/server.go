@@ -16,6 +16,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/controllers/perns"
 	rbaccontroller "github.com/sqlkube/sqlkube/server/controllers/rbac"
 	"github.com/sqlkube/sqlkube/server/rbac"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
@@ -128,7 +129,13 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	if opts.MaxRequestBodyBytes <= 0 {
 		opts.MaxRequestBodyBytes = defaultMaxRequestBodyBytes
 	}
-	types, err := catalog.New(ctx, store, opts.Logger)
+	// CRD conversion webhooks are called as admission webhooks are: same service resolution,
+	// no client credentials.
+	converters, err := conversion.NewCRConverterFactory(webhookServiceResolver(opts.Admission.WebhookServices), webhookAuthentication())
+	if err != nil {
+		return nil, err
+	}
+	types, err := catalog.New(ctx, store, converters, opts.Logger)
 	if err != nil {
 		return nil, err
 	}

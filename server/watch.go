@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -227,7 +228,7 @@ func (ws *watchStream) follow(ctx context.Context) error {
 				return watcher.Err()
 			}
 			if err := ws.sendEvent(ev); err != nil {
-				return nil // the client is gone or not reading: nothing more can reach it
+				return unservable(err)
 			}
 			if len(watcher.Events()) == 0 {
 				if err := ws.flush(); err != nil {
@@ -236,6 +237,16 @@ func (ws *watchStream) follow(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// unservable is the error that ends a watch when an event could not be sent: an event that
+// cannot be served (its conversion webhook failed) ends it with an ERROR event; otherwise the
+// client is gone or not reading, and nothing more can reach it.
+func unservable(err error) error {
+	if errors.As(err, new(apierrors.APIStatus)) {
+		return err
+	}
+	return nil
 }
 
 func (s *Server) bookmarkInterval() time.Duration {
@@ -265,6 +276,10 @@ func (ws *watchStream) send(ev registry.WatchEvent) error {
 // sendObject sends one event carrying a stored object, encoded for the client's view.
 func (ws *watchStream) sendObject(eventType watch.EventType, value []byte) error {
 	object, err := ws.encode(value)
+	if errors.As(err, new(*registry.NotDecodableError)) {
+		// As kube-apiserver's storage answers an event it cannot decode.
+		return apierrors.NewInternalError(err)
+	}
 	if err != nil {
 		return err
 	}

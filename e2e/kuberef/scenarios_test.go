@@ -1,6 +1,9 @@
 package kuberef
 
-import "net/http"
+import (
+	"net/http"
+	"strings"
+)
 
 // scenario is a named sequence of steps; scenarios run in order and share the servers' state,
 // so each uses its own object names.
@@ -35,6 +38,23 @@ const gizmoCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResource
   "schema":{"openAPIV3Schema":{"type":"object","properties":{
    "spec":{"type":"object","properties":{"replicas":{"type":"integer"}}},
    "status":{"type":"object","properties":{"replicas":{"type":"integer"}}}}}}}]}}`
+
+// sprocketCRD has two versions converted by a webhook nobody listens at.
+const sprocketCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+"metadata":{"name":"sprockets.example.com"},
+"spec":{"group":"example.com","scope":"Namespaced",
+ "names":{"plural":"sprockets","singular":"sprocket","kind":"Sprocket","listKind":"SprocketList"},
+ "conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":{"url":"https://127.0.0.1:1/convert"}}},
+ "versions":[
+  {"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{
+   "spec":{"type":"object","properties":{"size":{"type":"string"}}}}}}},
+  {"name":"v2","served":true,"storage":false,"schema":{"openAPIV3Schema":{"type":"object","properties":{
+   "spec":{"type":"object","properties":{"replicas":{"type":"integer"}}}}}}}]}}`
+
+const (
+	sprocketsV1 = "/apis/example.com/v1/namespaces/default/sprockets"
+	sprocketsV2 = "/apis/example.com/v2/namespaces/default/sprockets"
+)
 
 func widget(name string) string {
 	return `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + name + `"},"spec":{"color":"red"}}`
@@ -166,6 +186,20 @@ var scenarios = []scenario{
 		{method: "PATCH", path: gizmos + "/sc/scale", body: `{"spec":{"replicas":5}}`, contentType: "application/merge-patch+json"},
 		{method: "GET", path: gizmos + "/sc", known: "managedFields after a /scale write: the entries for the main resource and subresource scale are swapped"},
 		{method: "GET", path: gizmos + "/missing/scale"},
+	}},
+	{"conversion webhook down", []step{
+		{method: "POST", path: crds, body: strings.Replace(sprocketCRD, `"webhook":{`, `"webhookX":{`, 1)},
+		{method: "POST", path: crds, body: strings.Replace(sprocketCRD, `"conversionReviewVersions":["v1"]`, `"conversionReviewVersions":["v9"]`, 1)},
+		{method: "POST", path: crds, body: sprocketCRD, setup: true},
+		{method: "GET", path: sprocketsV2, setup: true, waitFor: http.StatusOK},
+		{method: "POST", path: sprocketsV1, body: `{"apiVersion":"example.com/v1","kind":"Sprocket","metadata":{"name":"s1"},"spec":{"size":"3"}}`},
+		{method: "GET", path: sprocketsV1 + "/s1"},
+		{method: "GET", path: sprocketsV2 + "/s1"},
+		{method: "GET", path: sprocketsV2},
+		{method: "POST", path: sprocketsV2, body: `{"apiVersion":"example.com/v2","kind":"Sprocket","metadata":{"name":"s2"},"spec":{"replicas":3}}`},
+		{method: "PATCH", path: sprocketsV2 + "/s1", body: `{"spec":{"replicas":4}}`, contentType: "application/merge-patch+json"},
+		{method: "DELETE", path: sprocketsV2 + "/s1"},
+		{method: "DELETE", path: sprocketsV1 + "/s1"},
 	}},
 	{"unknown paths", []step{
 		{method: "GET", path: "/apis/nothing.example.com"},

@@ -33,9 +33,10 @@ type Storage interface {
 // keeps the CRD types in sync with storage (see syncCRDs), so every replica sharing a database
 // serves the same types.
 type Catalog struct {
-	store    Storage
-	log      *slog.Logger
-	builtins []*resource.Resource
+	store      Storage
+	converters crdtype.Converters
+	log        *slog.Logger
+	builtins   []*resource.Resource
 
 	mu        sync.RWMutex
 	resources map[string]*resource.Resource // by group/version/name
@@ -53,9 +54,10 @@ type Catalog struct {
 }
 
 // New serves the built-ins and the CRDs already stored, then keeps the CRD types in sync with
-// storage until ctx ends.
-func New(ctx context.Context, store Storage, log *slog.Logger) (*Catalog, error) {
-	g := &Catalog{store: store, log: log, advanced: make(chan struct{}), cleaning: map[types.UID]bool{}}
+// storage until ctx ends. converters builds the CRDs' conversion webhook converters; without
+// them (nil) CRDs with conversion strategy Webhook are not served.
+func New(ctx context.Context, store Storage, converters crdtype.Converters, log *slog.Logger) (*Catalog, error) {
+	g := &Catalog{store: store, converters: converters, log: log, advanced: make(chan struct{}), cleaning: map[types.UID]bool{}}
 	g.builtins = builtin.Resources(g.bindCRDHooks)
 	revision, err := g.loadCRDs(ctx)
 	if err != nil {
@@ -184,13 +186,14 @@ func (g *Catalog) namesTakenInGroup(group, except string) (resources, kinds sets
 }
 
 // StorageResources lists one served Resource per stored type (built-ins and CRD types), the
-// one serving the storage version, so that its objects need no conversion.
+// one serving the storage version if it is served, so that its objects need no conversion
+// (with a conversion webhook, but those still stored in a former storage version).
 func (g *Catalog) StorageResources() map[string]*resource.Resource {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	out := map[string]*resource.Resource{}
 	for _, r := range g.resources {
-		if prev, ok := out[r.StorageName]; !ok || (prev.NeedsConversion() && !r.NeedsConversion()) {
+		if prev, ok := out[r.StorageName]; !ok || (prev.Version != prev.StorageVersion && r.Version == r.StorageVersion) {
 			out[r.StorageName] = r
 		}
 	}

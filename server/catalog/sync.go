@@ -56,7 +56,7 @@ func (g *Catalog) decodeStoredCRD(o sqlstore.Object) *storedCRD {
 		g.log.Error("stored CustomResourceDefinition does not decode; not serving it", "name", o.Name, "revision", o.Revision, "err", err)
 		return nil
 	}
-	return &storedCRD{revision: o.Revision, crd: crd, served: crdtype.ServedResources(crd, g.log)}
+	return &storedCRD{revision: o.Revision, crd: crd, served: crdtype.ServedResources(crd, g.converters, g.log)}
 }
 
 // syncCRDs follows the CRDs' changes in storage, whoever made them (this replica or another

@@ -6,6 +6,7 @@ package crdtype
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -257,15 +259,27 @@ var (
 	crdTerminatingVerbs = []string{"delete", "deletecollection", "get", "list", "watch"}
 )
 
+// Converters builds the converter of a CRD with conversion strategy Webhook;
+// apiextensions-apiserver's CRConverterFactory implements it.
+type Converters interface {
+	NewConverter(crd *apiextensionsv1.CustomResourceDefinition) (safe, unsafe runtime.ObjectConvertor, err error)
+}
+
 // ServedResources lists the served versions of an established CRD as resources, with the names
 // it was accepted with. A version whose schema does not compile (only possible for a CRD that
-// was written without validation) is logged and not served.
-func ServedResources(crd *apiextensionsv1.CustomResourceDefinition, log *slog.Logger) []*resource.Resource {
+// was written without validation) is logged and not served, as is a CRD whose conversion
+// webhook cannot be called (converters is nil, or its client cannot be built).
+func ServedResources(crd *apiextensionsv1.CustomResourceDefinition, converters Converters, log *slog.Logger) []*resource.Resource {
 	if !apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
 		return nil
 	}
 	storageVersion, err := apihelpers.GetCRDStorageVersion(crd)
 	if err != nil {
+		return nil
+	}
+	converter, err := webhookConverter(crd, converters)
+	if err != nil {
+		log.Error("not serving a CustomResourceDefinition", "name", crd.Name, "err", err)
 		return nil
 	}
 	var served []*resource.Resource
@@ -283,9 +297,23 @@ func ServedResources(crd *apiextensionsv1.CustomResourceDefinition, log *slog.Lo
 	}
 	storageSchema, readsDefaults := storageSchemaOf(crd, storageVersion, served)
 	for _, r := range served {
-		r.StorageSchema, r.ReadsDefaults = storageSchema, readsDefaults
+		r.StorageSchema, r.ReadsDefaults, r.Converter = storageSchema, readsDefaults, converter
 	}
 	return served
+}
+
+// webhookConverter is the converter of a CRD with conversion strategy Webhook, nil for
+// strategy None. It is the unsafe one, which may change the object it converts: the registry
+// converts objects it decoded for the purpose.
+func webhookConverter(crd *apiextensionsv1.CustomResourceDefinition, converters Converters) (runtime.ObjectConvertor, error) {
+	if crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy != apiextensionsv1.WebhookConverter {
+		return nil, nil
+	}
+	if converters == nil {
+		return nil, errors.New("conversion webhooks are not configured")
+	}
+	_, unsafe, err := converters.NewConverter(crd)
+	return unsafe, err
 }
 
 // crdVersionResource is one served version of crd, under the names it was accepted with.

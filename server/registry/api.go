@@ -176,7 +176,7 @@ func (r *Registry) GetScale(ctx context.Context, ref Ref, opts *metav1.GetOption
 	}
 	scale, found, err := scaleOfStored(ref.Resource, current.Value)
 	if err != nil {
-		return nil, err
+		return nil, ReadFailed(ref, err)
 	}
 	if !found {
 		return nil, apierrors.NewInternalError(fmt.Errorf("the spec replicas field %q does not exist", ref.Resource.Scale.SpecReplicasPath))

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,6 +40,98 @@ func storageError(err error, gr schema.GroupResource, name string) error {
 		return apierrors.NewTimeoutError("request did not complete within the allowed duration", 0)
 	}
 	return err
+}
+
+// NotDecodableError is a stored object that could not be turned into the version asked for:
+// its CRD's conversion webhook failed. Where kube-apiserver reads an object to change it, or
+// answers a write, it answers this as an error that is not a Status: 500, no reason, and
+// "object not decodable revision=N: " with the converter's error. Gets, deletes and lists
+// answer it as a corrupt object instead (ReadFailed, ListFailed).
+type NotDecodableError struct {
+	Revision string
+	Err      error
+}
+
+func (e *NotDecodableError) Error() string {
+	return fmt.Sprintf("object not decodable revision=%s: %v", e.Revision, e.Err)
+}
+
+func (e *NotDecodableError) Unwrap() error { return e.Err }
+
+func (e *NotDecodableError) Status() metav1.Status {
+	return metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: e.Error()}
+}
+
+// ReadFailed is err as a get or a delete of the object ref names answers it: a NotDecodableError
+// is kube-apiserver's InternalError about a corrupt object at its storage key.
+func ReadFailed(ref Ref, err error) error {
+	var notDecodable *NotDecodableError
+	if !errors.As(err, &notDecodable) {
+		return err
+	}
+	return apierrors.NewInternalError(storage.NewCorruptObjError(storageKey(ref.Resource, ref.Namespace, ref.Name), notDecodable))
+}
+
+// storageKey is the key kube-apiserver's storage gives an object of res, as its errors name it.
+func storageKey(res *resource.Resource, namespace, name string) string {
+	key := "/" + res.Group + "/" + res.Name
+	if namespace != "" {
+		key += "/" + namespace
+	}
+	return key + "/" + name
+}
+
+// maxUndecodableListed is how many objects that could not be converted a list names before it
+// gives up, as kube-apiserver's.
+const maxUndecodableListed = 100
+
+// ListFailures collects the objects of a list that could not be converted, as kube-apiserver's
+// storage does, to answer them all in one error.
+type ListFailures struct {
+	res    *resource.Resource
+	causes []metav1.StatusCause
+	first  string
+	count  int
+}
+
+func NewListFailures(res *resource.Resource) *ListFailures { return &ListFailures{res: res} }
+
+// Add records err about the stored object o if it is a NotDecodableError, and returns nil so
+// that the list goes on; any other error is returned, and so is the list's error once it names
+// as many objects as kube-apiserver's does before giving up.
+func (f *ListFailures) Add(o sqlstore.Object, err error) error {
+	var notDecodable *NotDecodableError
+	if !errors.As(err, &notDecodable) {
+		return err
+	}
+	// A list names objects by their etcd keys, under kube-apiserver's default prefix.
+	corrupt := storage.NewCorruptObjError("/registry"+storageKey(f.res, o.Namespace, o.Name), notDecodable)
+	if f.count == 0 {
+		f.first = corrupt.Error()
+	}
+	f.count++
+	f.causes = append(f.causes, metav1.StatusCause{Type: metav1.CauseTypeUnexpectedServerResponse, Field: corrupt.Key, Message: corrupt.Error()})
+	if f.count < maxUndecodableListed {
+		return nil
+	}
+	f.causes = append(f.causes, metav1.StatusCause{Type: metav1.CauseTypeTooMany, Message: "too many errors, the list is truncated"})
+	return f.Err()
+}
+
+// Err is the list's error if some objects could not be converted: kube-apiserver's 500
+// StorageReadError naming the first, with every one as a cause.
+func (f *ListFailures) Err() error {
+	if f.count == 0 {
+		return nil
+	}
+	message := fmt.Sprintf("failed to read one or more %s from the storage: %s", f.res.GroupResource(), f.first)
+	if f.count > 1 {
+		message = fmt.Sprintf("%s (and %d more)", message, f.count-1)
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Reason: metav1.StatusReasonStoreReadError, Message: message,
+		Details: &metav1.StatusDetails{Group: f.res.Group, Kind: f.res.Name, Name: "list", Causes: f.causes},
+	}}
 }
 
 // UnsupportedMediaType answers a request body in a format the server does not decode.

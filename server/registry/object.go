@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -376,9 +377,14 @@ func withoutMetaAndStatus(obj *unstructured.Unstructured) map[string]interface{}
 
 // render is the Render function of a write: the object as stored (in its type's storage
 // version), with its resourceVersion set to the write's revision. Revision 0, a dry-run create,
-// has none. The object is encoded here, in the handler, with a placeholder resourceVersion that
-// Render replaces: Render runs on the store's single committer, whose time caps throughput.
+// has none. The object is converted and encoded here, in the handler, with a placeholder
+// resourceVersion that Render replaces: Render runs on the store's single committer, whose time
+// caps throughput. A failed conversion is Render's error.
 func render(res *resource.Resource, obj *unstructured.Unstructured) func(int64) ([]byte, error) {
+	obj, err := res.ConvertToStorage(obj)
+	if err != nil {
+		return func(int64) ([]byte, error) { return nil, err }
+	}
 	encode := func(rv string) ([]byte, error) {
 		kept, served := obj.GetResourceVersion(), obj.GetAPIVersion()
 		defer func() { obj.SetResourceVersion(kept); obj.SetAPIVersion(served) }()
@@ -441,13 +447,16 @@ func DecodeServed(res *resource.Resource, value []byte) (*unstructured.Unstructu
 	if err != nil {
 		return nil, err
 	}
-	if res.NeedsConversion() {
-		res.FromStorage(obj)
-		if err := res.ReadStored(obj); err != nil {
-			return nil, err
-		}
+	if !res.NeedsConversion() {
+		return obj, nil
 	}
-	return obj, nil
+	rv := obj.GetResourceVersion()
+	served, err := res.ReadStored(obj)
+	var conversion *resource.ConversionError
+	if errors.As(err, &conversion) {
+		return nil, &NotDecodableError{Revision: rv, Err: conversion}
+	}
+	return served, err
 }
 
 // DecodeStored decodes an object as stored; stored objects are always valid JSON objects.

@@ -366,9 +366,9 @@ func (r *Registry) delete(ctx context.Context, req *request, opts *metav1.Delete
 		if err != nil {
 			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
 		}
-		obj, err := DecodeStored(current.Value)
+		obj, err := DecodeServed(req.res, current.Value)
 		if err != nil {
-			return sqlstore.Object{}, false, err
+			return sqlstore.Object{}, false, ReadFailed(Ref{Resource: req.res, Namespace: req.namespace, Name: req.name}, err)
 		}
 		if err := checkPreconditions(req, opts.Preconditions, obj); err != nil {
 			return sqlstore.Object{}, false, err

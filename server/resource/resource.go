@@ -7,10 +7,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net/http"
 	"reflect"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/discovery"
@@ -35,8 +38,8 @@ type Resource struct {
 	// type), so that all versions of one type share their objects.
 	StorageName string
 	// StorageVersion is the version objects are stored in. For a CRD's non-storage versions it
-	// differs from Version: use ToStorage and FromStorage to rewrite apiVersion (conversion
-	// strategy None).
+	// differs from Version: writes go through ConvertToStorage and ToStorage, reads through
+	// ReadStored.
 	StorageVersion string
 	// StorageVersionHashVersion, when set, is the version kube-apiserver encodes the type in in
 	// etcd, which discovery's storageVersionHash names (CRDs: v1beta1); else StorageVersion.
@@ -79,6 +82,11 @@ type Resource struct {
 	// get when they are read.
 	StorageSchema *crdschema.Schema
 	ReadsDefaults bool
+	// Converter is set for the versions of a CRD with conversion strategy Webhook: it converts
+	// objects between the CRD's versions by calling the webhook (apiextensions-apiserver's own
+	// converter, which also checks what the webhook returns). nil for strategy None, whose
+	// versions differ only by apiVersion.
+	Converter runtime.ObjectConvertor
 
 	// Per-type hooks the write path calls; each may be nil.
 	//
@@ -129,23 +137,33 @@ func (r *Resource) APIVersion() string {
 	return GroupVersion(r.Group, r.Version)
 }
 
-// ToStorage rewrites an object written through r to the storage version (CRD conversion
-// strategy None changes nothing but apiVersion). Call it before storing.
+// ConvertToStorage converts an object written through r to the storage version with r's
+// Converter (the conversion webhook): it returns the converted object, or obj itself when there
+// is nothing to convert. ToStorage then finishes the job. The webhook gets the object without
+// its resourceVersion, as kube-apiserver's storage clears it before encoding.
+func (r *Resource) ConvertToStorage(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if r.Converter == nil || r.Version == r.StorageVersion {
+		return obj, nil
+	}
+	rv := obj.GetResourceVersion()
+	defer obj.SetResourceVersion(rv)
+	obj.SetResourceVersion("")
+	return r.Convert(obj, r.StorageVersion)
+}
+
+// ToStorage rewrites an object written through r to the storage version: its apiVersion (all
+// that CRD conversion strategy None changes), and the fields the storage version's schema
+// prunes. Call it before storing, after ConvertToStorage.
 func (r *Resource) ToStorage(obj *unstructured.Unstructured) {
 	obj.SetAPIVersion(GroupVersion(r.Group, r.StorageVersion))
 	r.PruneForStorage(obj)
 }
 
-// FromStorage rewrites a stored object to the version r serves. Call it on every object read
-// from storage (get, list items, watch events) before encoding it.
-func (r *Resource) FromStorage(obj *unstructured.Unstructured) {
-	obj.SetAPIVersion(r.APIVersion())
-}
-
-// NeedsConversion is true when stored objects must be decoded (FromStorage, then ReadStored)
-// before being served through r, so that stored bytes can be streamed as they are otherwise.
+// NeedsConversion is true when stored objects must be decoded (ReadStored) before being served
+// through r, so that stored bytes can be streamed as they are otherwise. With a conversion
+// webhook that is every version: an object may still be stored in a former storage version.
 func (r *Resource) NeedsConversion() bool {
-	return r.StorageVersion != r.Version || r.ReadsDefaults
+	return r.StorageVersion != r.Version || r.ReadsDefaults || r.Converter != nil
 }
 
 // StorageVersionHash is the hash discovery lists for r, as kube-apiserver computes it.
@@ -163,22 +181,63 @@ func GroupVersion(group, version string) string {
 	return group + "/" + version
 }
 
-// ReadStored prepares a stored object, already rewritten to r's version, for serving as
-// kube-apiserver's storage decoder and version converter do: defaulted by the storage version's
-// schema (so that an object stored before a default was added reads with it), then pruned by
-// r's own schema when r is another version.
-func (r *Resource) ReadStored(obj *unstructured.Unstructured) error {
-	if r.ReadsDefaults {
+// ReadStored turns a stored object into the version r serves, as kube-apiserver's storage
+// decoder and version converter do: defaulted by the storage version's schema (so that an
+// object stored before a default was added reads with it), converted (by the webhook, or by
+// rewriting apiVersion), then pruned by r's own schema when it was in another version. Call it
+// on every object read from storage (get, list items, watch events) before encoding it; it
+// returns the object to serve, obj itself unless the webhook converted it.
+func (r *Resource) ReadStored(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	// The storage version's schema reads only what is in that version: with a webhook, an
+	// object still in a former storage version is converted as it was stored.
+	if r.ReadsDefaults && (r.Converter == nil || obj.GetAPIVersion() == GroupVersion(r.Group, r.StorageVersion)) {
 		if err := r.StorageSchema.ReadStored(obj); err != nil {
-			return fmt.Errorf("decoding stored %s %q: %w", r.Kind, obj.GetName(), err)
+			return nil, fmt.Errorf("decoding stored %s %q: %w", r.Kind, obj.GetName(), err)
 		}
 	}
-	if r.Schema != nil && r.Version != r.StorageVersion {
+	converted := obj.GetAPIVersion() != r.APIVersion()
+	switch {
+	case !converted:
+	case r.Converter != nil:
+		var err error
+		if obj, err = r.Convert(obj, r.Version); err != nil {
+			return nil, err
+		}
+	default:
+		obj.SetAPIVersion(r.APIVersion())
+	}
+	if r.Schema != nil && converted {
 		if _, err := r.Schema.Prune(obj); err != nil {
-			return fmt.Errorf("converting stored %s %q to %s: %w", r.Kind, obj.GetName(), r.Version, err)
+			return nil, fmt.Errorf("converting stored %s %q to %s: %w", r.Kind, obj.GetName(), r.Version, err)
 		}
 	}
-	return nil
+	return obj, nil
+}
+
+// Convert converts obj to version with r's Converter (which must be set).
+func (r *Resource) Convert(obj *unstructured.Unstructured, version string) (*unstructured.Unstructured, error) {
+	out, err := r.Converter.ConvertToVersion(obj, schema.GroupVersion{Group: r.Group, Version: version})
+	if err != nil {
+		return nil, &ConversionError{Err: err}
+	}
+	converted, ok := out.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("converting %s %q to %s: got a %T", r.Kind, obj.GetName(), version, out)
+	}
+	return converted, nil
+}
+
+// ConversionError is a failed conversion by a CRD's webhook (down, or answering wrongly). A
+// write answers it as kube-apiserver answers an error that is not a Status: 500, no reason, and
+// the converter's message.
+type ConversionError struct{ Err error }
+
+func (e *ConversionError) Error() string { return e.Err.Error() }
+
+func (e *ConversionError) Unwrap() error { return e.Err }
+
+func (e *ConversionError) Status() metav1.Status {
+	return metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: e.Error()}
 }
 
 // PruneForStorage drops from an object written through another version than the storage

@@ -45,7 +45,7 @@ func newTestDeps(t *testing.T) controllers.Deps {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	types, err := catalog.New(t.Context(), store, log)
+	types, err := catalog.New(t.Context(), store, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}
