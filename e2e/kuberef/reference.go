@@ -35,6 +35,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	basecompatibility "k8s.io/component-base/compatibility"
+	"k8s.io/klog/v2"
 )
 
 // Server is a running reference server.
@@ -51,6 +52,10 @@ func (s *Server) Stop() { s.stop() }
 
 // Start starts etcd and apiextensions-apiserver under dir and returns once /readyz answers.
 func Start(dir string) (*Server, error) {
+	// The server's own log (controllers starting, requests it found odd) would bury the
+	// differences in the test output.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
 	etcd, etcdURL, err := startEtcd(filepath.Join(dir, "etcd"))
 	if err != nil {
 		return nil, fmt.Errorf("starting etcd: %w", err)

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// sqlkube is the server under test: the binary built from this repository, on SQLite.
+// sqlkube is the server under test: the binary built from this repository.
 type sqlkube struct {
 	url    string
 	client *http.Client
@@ -23,17 +23,21 @@ type sqlkube struct {
 
 var servingLine = regexp.MustCompile(`msg=serving addr=(\S+) scheme=(\S+)`)
 
-// startSqlkube builds sqlkube from the repository root and starts it on a SQLite file in dir,
-// as the e2e tests do.
-func startSqlkube(dir string) (*sqlkube, error) {
+// buildSqlkube builds sqlkube from the repository root into dir.
+func buildSqlkube(dir string) (string, error) {
 	bin := filepath.Join(dir, "sqlkube")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/sqlkube")
 	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building sqlkube: %v\n%s", err, out)
+		return "", fmt.Errorf("building sqlkube: %v\n%s", err, out)
 	}
+	return bin, nil
+}
+
+// startSqlkube starts the binary on the database dsn with its files in dir, as the e2e tests do.
+func startSqlkube(bin, dir, dsn string) (*sqlkube, error) {
 	kubeconfig := filepath.Join(dir, "admin.kubeconfig")
-	cmd := exec.Command(bin, "--listen=127.0.0.1:0", "--db=sqlite://"+filepath.Join(dir, "sqlkube.db"),
+	cmd := exec.Command(bin, "--listen=127.0.0.1:0", "--db="+dsn,
 		"--log-level=info", "--cert-dir="+filepath.Join(dir, "pki"), "--admin-kubeconfig="+kubeconfig)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
