@@ -56,9 +56,12 @@ type step struct {
 	pick func(any) any
 	// watch names a watch stream. With a path the step opens it (the answer compared is the
 	// opening's code and, if it failed, its body); then, or without a path, it reads events
-	// events from it, or what arrives within 10 seconds, and compares them in order.
+	// events from it, or until an event about the object named until (then closes it), or what
+	// arrives within 10 seconds, and compares them in order. Bookmarks other than the one that
+	// ends the initial events are skipped: when they come is each server's choice.
 	watch  string
 	events int
+	until  string
 	// setup steps are compared by status code only (their bodies describe each server's own
 	// objects, e.g. a CRD's status).
 	setup bool
@@ -216,22 +219,25 @@ func (t *target) normalize(v any, key string) any {
 		if timestamps[key] && v != "" {
 			return "<time>"
 		}
-		return t.replaceTokens(timestamp.ReplaceAllString(v, "<time>"))
+		return t.replaceTokens(timestamp.ReplaceAllString(v, "<time>"), key == "message")
 	}
 	return v
 }
 
-// replaceTokens puts tokens for the known varying values in s, longest first.
-func (t *target) replaceTokens(s string) string {
+// replaceTokens puts tokens for the known varying values in s, longest first; in a message
+// also resourceVersions written as whole numbers (elsewhere a number is part of a name).
+func (t *target) replaceTokens(s string, message bool) string {
 	if tok, ok := t.tokens[s]; ok {
 		return tok
 	}
-	s = wholeNumber.ReplaceAllStringFunc(s, func(n string) string {
-		if tok, ok := t.tokens[n]; ok {
-			return tok
-		}
-		return n
-	})
+	if message {
+		s = wholeNumber.ReplaceAllStringFunc(s, func(n string) string {
+			if tok, ok := t.tokens[n]; ok {
+				return tok
+			}
+			return n
+		})
+	}
 	values := make([]string, 0, len(t.tokens))
 	for v := range t.tokens {
 		if !onlyDigits.MatchString(v) {
@@ -248,13 +254,14 @@ func (t *target) replaceTokens(s string) string {
 // timestamp finds RFC 3339 times inside strings (an object quoted in a message).
 var timestamp = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
 
-// wholeNumber finds resourceVersions in messages, as whole numbers only.
-var wholeNumber = regexp.MustCompile(`\b[0-9]+\b`)
+// wholeNumber finds the runs of name characters in messages; resourceVersions are the runs
+// that are whole numbers (not the digits of a name like "r1-6").
+var wholeNumber = regexp.MustCompile(`[\w.-]+`)
 
 var onlyDigits = regexp.MustCompile(`^[0-9]+$`)
 
-// expand fills {{uid:NAME}} and {{rv:NAME}} in a step from the last response about NAME on
-// this server, and {{continue}} with the last list's continue token; scenarios use them for
+// expand fills {{uid:NAME}}, {{rv:NAME}} and {{oldrv:NAME}} (the resourceVersion before) in a
+// step from the last responses about NAME on this server, and {{continue}} with the last list's continue token; scenarios use them for
 // preconditions, resourceVersions and pages.
 func (t *target) expand(s step) step {
 	for name, fields := range t.objects {
@@ -288,5 +295,10 @@ func (t *target) remember(v any) {
 		}
 		return
 	}
-	t.objects[name] = map[string]string{"uid": uid, "rv": rv}
+	// oldrv is the one before, for updates and preconditions that are stale.
+	oldrv := rv
+	if prev, ok := t.objects[name]; ok && prev["rv"] != rv {
+		oldrv = prev["rv"]
+	}
+	t.objects[name] = map[string]string{"uid": uid, "rv": rv, "oldrv": oldrv}
 }

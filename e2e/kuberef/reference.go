@@ -96,6 +96,7 @@ func startEtcd(dir string) (*embed.Etcd, string, error) {
 	cfg := embed.NewConfig()
 	cfg.Dir = dir
 	cfg.LogLevel = "error"
+	cfg.LogOutputs = []string{filepath.Join(filepath.Dir(dir), "etcd.log")}
 	client := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[0])}
 	peer := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[1])}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}

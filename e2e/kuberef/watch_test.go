@@ -40,26 +40,50 @@ func (t *target) doWatch(s step) (result, error) {
 		t.watches[s.watch] = openStream(resp.Body)
 	}
 	w := t.watches[s.watch]
-	if w == nil || s.events == 0 {
+	if w == nil || (s.events == 0 && s.until == "") {
 		return r, nil
 	}
 	var events []any
 	timeout := time.After(eventWait)
-	for len(events) < s.events {
+	for done := false; !done; {
 		select {
 		case e, ok := <-w.events:
 			if !ok {
 				r.Body = append(events, "<closed>")
 				return r, nil
 			}
-			events = append(events, t.decode(e, s.pick))
+			if periodicBookmark(e) {
+				continue
+			}
+			event := t.decode(e, s.pick)
+			events = append(events, event)
+			done = len(events) == s.events || (s.until != "" && eventAbout(event) == s.until)
 		case <-timeout:
 			r.Body = append(events, "<timeout>")
 			return r, nil
 		}
 	}
 	r.Body = events
+	if s.until != "" {
+		w.close()
+		delete(t.watches, s.watch)
+	}
 	return r, nil
+}
+
+// periodicBookmark tells a BOOKMARK event sent when the server chose (kube sends them about
+// once a minute) from the one that ends the initial events, which is compared.
+func periodicBookmark(raw json.RawMessage) bool {
+	var e struct {
+		Type   string
+		Object struct {
+			Metadata struct{ Annotations map[string]string }
+		}
+	}
+	if json.Unmarshal(raw, &e) != nil || e.Type != "BOOKMARK" {
+		return false
+	}
+	return e.Object.Metadata.Annotations["k8s.io/initial-events-end"] != "true"
 }
 
 // openStream decodes a watch body's events in the background.
@@ -77,4 +101,13 @@ func openStream(body io.ReadCloser) *stream {
 		}
 	}()
 	return w
+}
+
+// eventAbout is the name of the object of a decoded watch event.
+func eventAbout(event any) string {
+	e, _ := event.(map[string]any)
+	obj, _ := e["object"].(map[string]any)
+	meta, _ := obj["metadata"].(map[string]any)
+	name, _ := meta["name"].(string)
+	return name
 }

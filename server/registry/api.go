@@ -143,7 +143,8 @@ func (r *Registry) List(ctx context.Context, ref Ref, opts *internalversion.List
 		}
 	}
 	storeOpts := sqlstore.ListOptions{Resource: scope.resource, Namespace: scope.namespace, Revision: plan.revision, After: plan.after}
-	if opts.Limit > 0 {
+	// kube-apiserver serves resourceVersion=0 from its watch cache, which ignores limit.
+	if opts.Limit > 0 && opts.ResourceVersion != "0" {
 		storeOpts.Limit = opts.Limit
 	}
 	if !sel.empty() {

@@ -99,9 +99,25 @@ func (r *Registry) storeNew(ctx context.Context, req *request, obj *unstructured
 	key := sqlstore.Key{Resource: req.res.StorageName, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpCreate, Key: key, Render: render(req.res, obj)})
 	if err != nil {
-		return sqlstore.Object{}, storageError(err, req.gr, obj.GetName())
+		err = storageError(err, req.gr, obj.GetName())
+		if apierrors.IsAlreadyExists(err) && r.beingDeleted(ctx, key) {
+			// kube-apiserver tells why the name is still taken.
+			status := err.(*apierrors.StatusError)
+			status.ErrStatus.Message = "object is being deleted: " + status.ErrStatus.Message
+		}
+		return sqlstore.Object{}, err
 	}
 	return stored, nil
+}
+
+// beingDeleted tells whether the object stored at key has a deletionTimestamp.
+func (r *Registry) beingDeleted(ctx context.Context, key sqlstore.Key) bool {
+	current, err := r.store.Get(ctx, key)
+	if err != nil {
+		return false
+	}
+	obj, err := DecodeStored(current.Value)
+	return err == nil && obj.GetDeletionTimestamp() != nil
 }
 
 // write stores a change and runs the type's AfterWrite hook. A dry run only renders what would
