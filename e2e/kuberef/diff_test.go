@@ -148,6 +148,7 @@ func (t *target) decode(data []byte, pick func(any) any) any {
 	if pick != nil {
 		decoded = pick(decoded)
 	}
+	sortApplyConflicts(decoded)
 	t.collect(decoded, "")
 	t.remember(decoded)
 	return t.normalize(decoded, "")
@@ -301,4 +302,21 @@ func (t *target) remember(v any) {
 		oldrv = prev["rv"]
 	}
 	t.objects[name] = map[string]string{"uid": uid, "rv": rv, "oldrv": oldrv}
+}
+
+// sortApplyConflicts orders the causes and message lines of an apply conflict: kube lists the
+// conflicting managers in no fixed order (it ranges over a map).
+func sortApplyConflicts(v any) {
+	status, _ := v.(map[string]any)
+	details, _ := status["details"].(map[string]any)
+	causes, _ := details["causes"].([]any)
+	if status["reason"] != "Conflict" || len(causes) < 2 {
+		return
+	}
+	sort.Slice(causes, func(i, j int) bool { return fmt.Sprint(causes[i]) < fmt.Sprint(causes[j]) })
+	if message, ok := status["message"].(string); ok {
+		lines := strings.Split(message, "\n")
+		sort.Strings(lines[1:])
+		status["message"] = strings.Join(lines, "\n")
+	}
 }

@@ -143,8 +143,11 @@ func (r *Registry) List(ctx context.Context, ref Ref, opts *internalversion.List
 		}
 	}
 	storeOpts := sqlstore.ListOptions{Resource: scope.resource, Namespace: scope.namespace, Revision: plan.revision, After: plan.after}
-	// kube-apiserver serves resourceVersion=0 from its watch cache, which ignores limit.
-	if opts.Limit > 0 && opts.ResourceVersion != "0" {
+	// kube-apiserver serves resourceVersion=0 from its watch cache, which ignores limit, and
+	// reads a list whose selector pins one name (in a namespace, or of a cluster-scoped type)
+	// as that one key, unpaged.
+	singleKey := sel.pinsName() && (ref.Namespace != "" || !ref.Resource.Namespaced)
+	if opts.Limit > 0 && opts.ResourceVersion != "0" && !singleKey {
 		storeOpts.Limit = opts.Limit
 	}
 	if !sel.empty() {

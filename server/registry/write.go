@@ -172,13 +172,17 @@ const (
 	replaceFinalizers                   // PUT on /finalize (namespaces): only spec.finalizers
 )
 
-// checkObjectName makes an update's body name the object of its URL, as kube-apiserver requires.
+// checkObjectName makes an update's body name the object of its URL, as kube-apiserver requires:
+// its namespace is checked first, as the body is decoded, then its name.
 func checkObjectName(obj *unstructured.Unstructured, req *request) error {
+	if ns := obj.GetNamespace(); req.namespace != "" && ns != "" && ns != req.namespace {
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	if obj.GetName() == "" {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s based on URL) was undeterminable: name must be provided", req.name))
+	}
 	if obj.GetName() != req.name {
 		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", obj.GetName(), req.name))
-	}
-	if ns := obj.GetNamespace(); req.namespace != "" && ns != "" && ns != req.namespace {
-		return apierrors.NewBadRequest(fmt.Sprintf("the namespace of the object (%s) does not match the namespace on the request (%s)", ns, req.namespace))
 	}
 	return nil
 }
