@@ -93,6 +93,10 @@ func decodeCustomResource(res *resource.Resource, body []byte, isYAML bool) (*un
 	if err != nil {
 		return nil, nil, err
 	}
+	if string(bytes.TrimSpace(data)) == "null" {
+		// The custom resource decoder reads no kind from it.
+		return nil, nil, undecodable(res.Kind, body, runtime.NewMissingKindErr(string(data)))
+	}
 	obj, jsonDuplicates, err := parseJSONObject(data, body, res.Kind)
 	if err != nil {
 		return nil, nil, err
@@ -212,7 +216,7 @@ func parseJSONObject(data, body []byte, kind string) (*unstructured.Unstructured
 		return nil, nil, undecodable(kind, body, typeMetaError(data, err))
 	}
 	if content == nil {
-		return nil, nil, undecodable(kind, body, runtime.NewMissingKindErr(string(data)))
+		return nil, nil, undecodable(kind, body, fmt.Errorf("couldn't get version/kind; json parse error: not an object"))
 	}
 	return &unstructured.Unstructured{Object: content}, duplicates, nil
 }
