@@ -191,6 +191,9 @@ func (r *Registry) GetScale(ctx context.Context, ref Ref, opts *metav1.GetOption
 // UpdateScale writes scale's spec.replicas to the object ref names and returns the Scale of the
 // object written.
 func (r *Registry) UpdateScale(ctx context.Context, ref Ref, scale *autoscalingv1.Scale, opts *metav1.UpdateOptions) (*autoscalingv1.Scale, error) {
+	if scale.Name == "" {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s based on URL) was undeterminable: name must be provided", ref.Name))
+	}
 	if scale.Name != ref.Name {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", scale.Name, ref.Name))
 	}

@@ -253,6 +253,15 @@ func checkMetadataShape(obj *unstructured.Unstructured) error {
 	return checkTypeMetaShape(obj)
 }
 
+// checkCustomResourceShape is checkMetadataShape as the custom resource decoder words it: a
+// metadata error is not prefixed with "metadata: ".
+func checkCustomResourceShape(obj *unstructured.Unstructured) error {
+	if err := checkObjectMeta(obj); err != nil {
+		return err
+	}
+	return checkTypeMetaShape(obj)
+}
+
 // checkObjectMeta makes sure metadata, if set, decodes as ObjectMeta.
 func checkObjectMeta(obj *unstructured.Unstructured) error {
 	md, ok := obj.Object["metadata"]
@@ -367,10 +376,10 @@ func validateUpdate(res *resource.Resource, mode updateMode, obj, old *unstructu
 	if res.ValidateBuiltin != nil {
 		return invalid(res, obj, res.ValidateBuiltin(res, obj, old))
 	}
-	var errs field.ErrorList
-	if res.Schema == nil { // as in validateCreate
-		errs = resource.ValidateMetadata(res, obj, old)
-	}
+	// Unlike a create's, an update's metadata is checked by kube-apiserver's generic update
+	// (BeforeUpdate) and again by a custom resource's schema strategy: its 422 lists a custom
+	// resource's metadata errors twice.
+	errs := resource.ValidateMetadata(res, obj, old)
 	switch {
 	case mode == replaceStatus && res.Schema != nil:
 		errs = append(errs, res.Schema.ValidateStatus(context.Background(), obj, old)...)
