@@ -32,5 +32,5 @@ var knownDifferences = map[knownStep]string{
 	{"patch merge apiVersion", 2}: "a merge patch to another apiVersion is 400 in sqlkube; kube decodes it as that version",
 	// Not fixed: managedFields of a create that sets system metadata.
 	{"metadata 23 \"deletionTimestamp\":\"2020-01-01T00:00:00Z\"", 0}: "managedFields of a create that sets deletionTimestamp list it",
-	{"metadata 27 \"deletionGracePeriodSeconds\":5", 0}:              "managedFields of a create that sets deletionGracePeriodSeconds list it",
+	{"metadata 27 \"deletionGracePeriodSeconds\":5", 0}:               "managedFields of a create that sets deletionGracePeriodSeconds list it",
 }
