@@ -126,14 +126,18 @@ func (g *generator) next() []step {
 		return []step{g.patch()}
 	case n < 55:
 		return []step{g.delete()}
-	case n < 62:
+	case n < 60:
 		return []step{get(g.name())}
+	case n < 62:
+		return []step{g.read()}
 	case n < 70:
 		return []step{g.finalizers()}
 	case n < 74:
 		return []step{g.status()}
-	case n < 88:
+	case n < 87:
 		return g.list()
+	case n < 88:
+		return []step{g.deleteCollection()}
 	default:
 		return g.watch()
 	}
@@ -146,7 +150,22 @@ func (g *generator) create() step {
 		meta += `,"finalizers":["example.com/hold"]`
 	}
 	q := g.pick("", "", "?dryRun=All", "?fieldValidation=Strict", "?fieldValidation=Ignore")
+	if g.r.IntN(20) == 0 {
+		// A generated name: later requests cannot name it, but lists and watches see it.
+		return step{method: "POST", path: widgets + q, body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"generateName":"r` + g.seed + `-gen-",` + meta + `},"spec":` + g.spec() + `}`}
+	}
 	return step{method: "POST", path: widgets + q, body: widgetWith(name, meta, g.spec())}
+}
+
+// read gets an object at a resourceVersion, or one of its subresources.
+func (g *generator) read() step {
+	name := g.name()
+	return step{method: "GET", path: widgets + "/" + name + g.pick("?resourceVersion=0", "?resourceVersion={{rv:"+name+"}}", "/status", "/scale")}
+}
+
+// deleteCollection deletes the seed's objects of one tier (the marker's tier is never chosen).
+func (g *generator) deleteCollection() step {
+	return step{method: "DELETE", path: widgets + "?labelSelector=seed%3D" + g.seed + ",tier%3D" + g.pick("b", "c") + g.pick("", "&dryRun=All")}
 }
 
 func (g *generator) update() step {
