@@ -220,17 +220,21 @@ func (t *target) normalize(v any, key string) any {
 		if timestamps[key] && v != "" {
 			return "<time>"
 		}
+		if _, ok := varying[key]; ok {
+			if tok, ok := t.tokens[v]; ok {
+				return tok
+			}
+			return v
+		}
 		return t.replaceTokens(timestamp.ReplaceAllString(v, "<time>"), key == "message")
 	}
 	return v
 }
 
-// replaceTokens puts tokens for the known varying values in s, longest first; in a message
-// also resourceVersions written as whole numbers (elsewhere a number is part of a name).
+// replaceTokens puts tokens for the known uids and continue tokens in s, longest first; in a
+// message also resourceVersions written as whole numbers (elsewhere a number is a label value or
+// part of a name).
 func (t *target) replaceTokens(s string, message bool) string {
-	if tok, ok := t.tokens[s]; ok {
-		return tok
-	}
 	if message {
 		s = wholeNumber.ReplaceAllStringFunc(s, func(n string) string {
 			if tok, ok := t.tokens[n]; ok {

@@ -619,8 +619,10 @@ func sortedResources(v any) any {
 	return obj
 }
 
-// discoveryScenarios read the discovery of a custom resource group. /apis itself is not
-// compared: kube-apiserver's aggregator serves it, not apiextensions-apiserver.
+// discoveryScenarios read the discovery and OpenAPI v3 documents of a custom resource group.
+// /apis itself, OpenAPI v2 and an unknown group version's OpenAPI v3 are not compared:
+// kube-apiserver's aggregator serves them (and renames what v2 merges), not
+// apiextensions-apiserver.
 func discoveryScenarios() []scenario {
 	return []scenario{{"discovery", []step{
 		{method: "GET", path: "/apis/example.com"},
@@ -628,5 +630,23 @@ func discoveryScenarios() []scenario {
 		{method: "GET", path: "/apis/example.com/v1", accept: "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", pick: sortedResources},
 		{method: "GET", path: "/apis/example.com", accept: "application/yaml"},
 		{method: "GET", path: "/apis/life.example.com"},
+	}}, {"openapi", []step{
+		{method: "GET", path: "/openapi/v3/apis/example.com/v1"},
+		{method: "GET", path: "/openapi/v3", pick: examplePaths},
 	}}}
+}
+
+// examplePaths picks the example.com group versions the OpenAPI v3 root lists (the others are
+// each server's own; the hashes in their URLs are each server's encoding's).
+func examplePaths(v any) any {
+	obj, _ := v.(map[string]any)
+	paths, _ := obj["paths"].(map[string]any)
+	var names []string
+	for name := range paths {
+		if strings.Contains(name, "example.com") {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
 }

@@ -218,7 +218,12 @@ func apiServerConfig(o *options.CustomResourceDefinitionsServerOptions) (*apiser
 	if err := o.APIEnablement.ApplyTo(&serverConfig.Config, apiserver.DefaultAPIResourceConfigSource(), apiserver.Scheme); err != nil {
 		return nil, err
 	}
-	serverConfig.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(openapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions), openapinamer.NewDefinitionNamer(apiserver.Scheme, scheme.Scheme))
+	definitions := openapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions)
+	namer := openapinamer.NewDefinitionNamer(apiserver.Scheme, scheme.Scheme)
+	serverConfig.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(definitions, namer)
+	// With a v2 config the server has a static spec, without which apiextensions-apiserver
+	// starts no OpenAPI controllers: CRD group versions would have no v3 document.
+	serverConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(definitions, namer)
 	return &apiserver.Config{
 		GenericConfig: serverConfig,
 		ExtraConfig: apiserver.ExtraConfig{
