@@ -113,3 +113,24 @@ func TestCustomResourceWritesFoundByConformance(t *testing.T) {
 		t.Errorf("list of one name has continue %q", meta["continue"])
 	}
 }
+
+// TestCustomResourceWatchesFoundByConformance: watch answers the conformance harness found.
+func TestCustomResourceWatchesFoundByConformance(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCRD).expect(t, http.StatusCreated)
+	const widgets = "/apis/example.com/v1/namespaces/default/widgets"
+	api.do("POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"}}`).expect(t, http.StatusCreated)
+	// A legacy /watch/ path from resourceVersion 0 starts with the current objects.
+	legacy := api.watch("/apis/example.com/v1/watch/namespaces/default/widgets?resourceVersion=0")
+	if ev := legacy.next(); ev.Type != "ADDED" || ev.object(t)["metadata"].(map[string]any)["name"] != "w" {
+		t.Errorf("first event %s %s, want w ADDED", ev.Type, ev.Object)
+	}
+	// The bookmark that ends the initial events is a bare object: no generation.
+	list := api.watch(widgets + "?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true")
+	list.next()
+	bookmark := list.next()
+	meta := bookmark.object(t)["metadata"].(map[string]any)
+	if _, ok := meta["generation"]; bookmark.Type != "BOOKMARK" || ok {
+		t.Errorf("event %s %s, want a BOOKMARK without generation", bookmark.Type, bookmark.Object)
+	}
+}
