@@ -215,6 +215,9 @@ func (t *target) normalize(v any, key string) any {
 		for i, e := range v {
 			out[i] = t.normalize(e, key)
 		}
+		if key == "managedFields" {
+			sortManagedFields(out)
+		}
 		return out
 	case string:
 		if timestamps[key] && v != "" {
@@ -323,4 +326,15 @@ func sortApplyConflicts(v any) {
 		sort.Strings(lines[1:])
 		status["message"] = strings.Join(lines, "\n")
 	}
+}
+
+// sortManagedFields orders managedFields entries as kube encodes them, but without their times:
+// kube orders by the second each entry was written, so two writes in the same second or not
+// order them differently on two servers.
+func sortManagedFields(entries []any) {
+	key := func(e any) string {
+		m, _ := e.(map[string]any)
+		return fmt.Sprint(m["operation"], "\x00", m["manager"], "\x00", m["apiVersion"], "\x00", m["subresource"])
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return key(entries[i]) < key(entries[j]) })
 }

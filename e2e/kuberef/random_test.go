@@ -151,8 +151,9 @@ func (g *generator) create() step {
 	}
 	q := g.pick("", "", "?dryRun=All", "?fieldValidation=Strict", "?fieldValidation=Ignore")
 	if g.r.IntN(20) == 0 {
-		// A generated name: later requests cannot name it, but lists and watches see it.
-		return step{method: "POST", path: widgets + q, body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"generateName":"r` + g.seed + `-gen-",` + meta + `},"spec":` + g.spec() + `}`}
+		// A generated name: later requests cannot name it, but lists and watches see it. Valid,
+		// since an error's Status carries the name without the generateName it came from.
+		return step{method: "POST", path: widgets, body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"generateName":"r` + g.seed + `-gen-",` + meta + `},"spec":{"color":"red"}}`}
 	}
 	return step{method: "POST", path: widgets + q, body: widgetWith(name, meta, g.spec())}
 }
@@ -161,7 +162,9 @@ func (g *generator) create() step {
 // for the scenarios: kube serves it from its watch cache, which may not have the last write yet.)
 func (g *generator) read() step {
 	name := g.name()
-	return step{method: "GET", path: widgets + "/" + name + g.pick("?resourceVersion={{rv:"+name+"}}", "/status", "/scale")}
+	// The marker's resourceVersion is known from the start: one of an object not seen yet would
+	// stay a placeholder, which is malformed (a 400 in sqlkube, a 500 in kube).
+	return step{method: "GET", path: widgets + "/" + name + g.pick("?resourceVersion={{rv:"+g.marker+"}}", "/status", "/scale")}
 }
 
 // deleteCollection deletes the seed's objects of one tier (the marker's tier is never chosen).
