@@ -149,12 +149,8 @@ func (g *generator) create() step {
 	if g.r.IntN(4) == 0 {
 		meta += `,"finalizers":["example.com/hold"]`
 	}
+	// No generateName: generated names are random, so lists would order them differently.
 	q := g.pick("", "", "?dryRun=All", "?fieldValidation=Strict", "?fieldValidation=Ignore")
-	if g.r.IntN(20) == 0 {
-		// A generated name: later requests cannot name it, but lists and watches see it. Valid,
-		// since an error's Status carries the name without the generateName it came from.
-		return step{method: "POST", path: widgets, body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"generateName":"r` + g.seed + `-gen-",` + meta + `},"spec":{"color":"red"}}`}
-	}
 	return step{method: "POST", path: widgets + q, body: widgetWith(name, meta, g.spec())}
 }
 
