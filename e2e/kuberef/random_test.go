@@ -11,8 +11,10 @@ import (
 // randomRequests is how many requests the main seed sends to each server.
 const randomRequests = 10000
 
-// regressionSeeds found a difference once; each runs regressionRequests requests again.
-var regressionSeeds = []uint64{}
+// regressionSeeds found a difference once; each runs regressionRequests requests again. (Seed 1,
+// the main seed, found the first sqlkube differences; 4 and 5 found the harness's normalization
+// gaps: a label value equal to a resourceVersion, managedFields written across a second.)
+var regressionSeeds = []uint64{4, 5}
 
 const regressionRequests = 500
 
