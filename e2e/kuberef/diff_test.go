@@ -182,6 +182,11 @@ func (t *target) collect(v any, key string) {
 		if kind, ok := varying[key]; ok && v != "" {
 			t.token(kind, v)
 		}
+		// A precondition's 409 names the stored resourceVersion, which may not have been
+		// answered before (a collection's delete changed it).
+		if m := recordVersion.FindStringSubmatch(v); key == "message" && m != nil {
+			t.token("RV", m[1])
+		}
 	}
 	// A generated name's random suffix differs too.
 	if m, ok := v.(map[string]any); ok {
@@ -261,6 +266,9 @@ func (t *target) replaceTokens(s string, message bool) string {
 
 // timestamp finds RFC 3339 times inside strings (an object quoted in a message).
 var timestamp = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
+
+// recordVersion finds the stored resourceVersion in a failed precondition's message.
+var recordVersion = regexp.MustCompile(`ResourceVersion in record \(([0-9]+)\)`)
 
 // wholeNumber finds the runs of name characters in messages; resourceVersions are the runs
 // that are whole numbers (not the digits of a name like "r1-6").
