@@ -23,7 +23,7 @@ test:
 # Differential conformance: the same requests to a reference kube API server (apiextensions-apiserver
 # over embedded etcd, its own module in e2e/kuberef) and to sqlkube, responses compared (docs/conformance.md).
 conformance:
-	cd e2e/kuberef && go test ./... -count=1 -timeout 10m
+	cd e2e/kuberef && go test ./... -count=1 -timeout 14m
 
 # Issue 17's table in the production configuration, on SQLite and PostgreSQL, in one sitting;
 # the Markdown table is printed and written to BENCH_OUT (docs/benchmarks.md keeps each run's).

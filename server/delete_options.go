@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/sqlkube/sqlkube/server/registry"
@@ -23,6 +24,11 @@ func (s *Server) decodeDeleteOptions(r *http.Request) (*metav1.DeleteOptions, er
 	if len(body) == 0 {
 		return opts, optionsInvalid("DeleteOptions", metav1validation.ValidateDeleteOptions(opts))
 	}
+	if !isYAML {
+		if err := checkDeleteOptionsKind(body); err != nil {
+			return nil, err
+		}
+	}
 	obj, err := registry.ParseObject(body, isYAML, "DeleteOptions")
 	if err != nil {
 		return nil, err
@@ -32,4 +38,20 @@ func (s *Server) decodeDeleteOptions(r *http.Request) (*metav1.DeleteOptions, er
 	}
 	auditRequestObject(r.Context(), obj)
 	return opts, optionsInvalid("DeleteOptions", metav1validation.ValidateDeleteOptions(opts))
+}
+
+// checkDeleteOptionsKind answers a JSON body that is not DeleteOptions (or not an object) with
+// kube-apiserver's 400: its decoder's error as is.
+func checkDeleteOptionsKind(body []byte) error {
+	apiVersion, kind, err := registry.ReadTypeMeta(body)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	if kind == "" || kind == "DeleteOptions" {
+		return nil
+	}
+	if apiVersion == "" {
+		apiVersion = "meta.k8s.io/v1"
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("no kind %q is registered for version %q in scheme %q", kind, apiVersion, "pkg/runtime/scheme.go:111"))
 }

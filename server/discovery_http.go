@@ -47,7 +47,9 @@ func (s *Server) onlyGet(next http.HandlerFunc) http.HandlerFunc {
 // serveDiscovery answers a discovery path from the documents built when the served resources
 // last changed.
 func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) {
-	aggregated, asYAML, ok := negotiateDiscovery(r.Header.Get("Accept"))
+	// Only /api and /apis have an aggregated form.
+	hasAggregated := r.URL.Path == "/api" || r.URL.Path == "/apis"
+	aggregated, asYAML, ok := negotiateDiscovery(r.Header.Get("Accept"), hasAggregated)
 	if !ok {
 		s.writeError(w, r, errNotAcceptable())
 		return
@@ -85,8 +87,8 @@ func writeDiscoveryDoc(w http.ResponseWriter, r *http.Request, doc discovery.Doc
 }
 
 // negotiateDiscovery reads the Accept header: the first clause, by preference, that names the
-// aggregated list, JSON or YAML decides. ok is false when none does (406).
-func negotiateDiscovery(header string) (aggregated, asYAML, ok bool) {
+// aggregated list (when the path has one), JSON or YAML decides. ok is false when none does (406).
+func negotiateDiscovery(header string, hasAggregated bool) (aggregated, asYAML, ok bool) {
 	if header == "" {
 		return false, false, true
 	}
@@ -98,7 +100,7 @@ func negotiateDiscovery(header string) (aggregated, asYAML, ok bool) {
 			continue
 		case c.Params["as"] == "":
 			return false, c.SubType == "yaml", true
-		case c.SubType == "json" && c.Params["g"] == apidiscoveryv2.SchemeGroupVersion.Group &&
+		case hasAggregated && c.SubType == "json" && c.Params["g"] == apidiscoveryv2.SchemeGroupVersion.Group &&
 			c.Params["v"] == apidiscoveryv2.SchemeGroupVersion.Version && c.Params["as"] == "APIGroupDiscoveryList":
 			return true, false, true
 		}

@@ -255,6 +255,10 @@ func TestOpenAPIV3TellsKubectlFieldValidationIsServerSide(t *testing.T) {
 	if crdDoc.Components == nil || crdDoc.Components.Schemas["com.example.v1.Widget"] == nil {
 		t.Errorf("the CRD's document has no Widget schema: %+v", crdDoc.Components)
 	}
+	// A group version of CRDs only is apiextensions-apiserver's document, as kube-apiserver serves it.
+	if info := crdDoc.Info; info == nil || info.Title != "Kubernetes CRD Swagger" || info.Version != "v0.1.0" {
+		t.Errorf("the CRD's document has info %+v, want apiextensions-apiserver's", info)
+	}
 	getDoc(t, srv.URL+"/openapi/v3/apis/example.org/v1", "", 404, plainTextType)
 }
 

@@ -51,7 +51,7 @@ func TestRequestErrors(t *testing.T) {
 		{"name mismatch on update", "PUT", cmPath + "/taken", `{"metadata":{"name":"other"}}`, nil, metav1.Status{Code: 400, Reason: metav1.StatusReasonBadRequest,
 			Message: "the name of the object (other) does not match the name on the URL (taken)"}},
 		{"namespace mismatch on update", "PUT", cmPath + "/taken", `{"metadata":{"name":"taken","namespace":"other"}}`, nil, metav1.Status{Code: 400, Reason: metav1.StatusReasonBadRequest,
-			Message: "the namespace of the object (other) does not match the namespace on the request (default)"}},
+			Message: "the namespace of the provided object does not match the namespace sent on the request"}},
 		{"update of a missing object", "PUT", cmPath + "/missing", `{"metadata":{"name":"missing"}}`, nil, metav1.Status{Code: 404, Reason: metav1.StatusReasonNotFound,
 			Message: `configmaps "missing" not found`, Details: &metav1.StatusDetails{Name: "missing", Kind: "configmaps"}}},
 		{"already exists", "POST", cmPath, `{"metadata":{"name":"taken"}}`, nil, metav1.Status{Code: 409, Reason: metav1.StatusReasonAlreadyExists,

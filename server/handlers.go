@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/sets"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/resource"
@@ -54,7 +57,33 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req *reques
 	if err != nil {
 		return err
 	}
+	if req.res.CRDName != "" {
+		addWarnings(w, finalizerWarnings(obj.GetFinalizers()))
+	}
 	return s.writeObject(w, r, req, out, http.StatusCreated, stored.Value)
+}
+
+// standardFinalizers are the finalizer names of Kubernetes itself, which need no domain.
+var standardFinalizers = map[string]bool{metav1.FinalizerOrphanDependents: true, metav1.FinalizerDeleteDependents: true, "kubernetes": true}
+
+// finalizerWarnings are the warnings apiextensions-apiserver gives on creating a custom
+// resource with finalizer names that are not qualified names or not domain-qualified.
+func finalizerWarnings(finalizers []string) []string {
+	var warnings []string
+	for _, name := range sets.List(sets.New(finalizers...)) {
+		prefix := fmt.Sprintf("metadata.finalizers: %q: ", name)
+		for _, msg := range utilvalidation.IsQualifiedName(name) {
+			warnings = append(warnings, prefix+msg)
+		}
+		switch {
+		case strings.Contains(name, "/") || standardFinalizers[name]:
+		case strings.Contains(name, "."):
+			warnings = append(warnings, prefix+"prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers")
+		default:
+			warnings = append(warnings, prefix+"prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers")
+		}
+	}
+	return warnings
 }
 
 // serveUpdate answers PUT on an object or one of its subresources.
@@ -103,7 +132,13 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req *reques
 		return err
 	}
 	if !deleted {
-		return s.writeObject(w, r, req, out, http.StatusOK, stored.Value)
+		// kube-apiserver accepts (202) a delete that asked for cascading with
+		// orphanDependents=false and did not happen at once.
+		code := http.StatusOK
+		if opts.OrphanDependents != nil && !*opts.OrphanDependents {
+			code = http.StatusAccepted
+		}
+		return s.writeObject(w, r, req, out, code, stored.Value)
 	}
 	writeJSON(w, r, out, http.StatusOK, deletedStatus(req, stored))
 	return nil

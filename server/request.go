@@ -167,6 +167,9 @@ func (s *Server) dispatchCollection(w http.ResponseWriter, r *http.Request, req 
 		s.handle(w, r, req, s.serveCreate)
 	case r.Method == http.MethodDelete && (req.namespace != "" || !req.res.Namespaced) && allowsDeleteCollection(req.res):
 		s.handle(w, r, req, s.serveDeleteCollection)
+	case (r.Method == http.MethodPut || r.Method == http.MethodPatch) && req.res.CRDName != "":
+		// apiextensions-apiserver takes these for an update or patch of an object with no name.
+		s.writeError(w, r, apierrors.NewBadRequest("name must be provided"))
 	default:
 		s.methodNotSupported(w, r, req)
 	}

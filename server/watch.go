@@ -102,9 +102,11 @@ type watchStream struct {
 	req   *request
 	watch *registry.Watch
 	// encode turns an object as stored into the view the client asked for.
-	encode    func(value []byte) ([]byte, error)
-	bookmarks bool
-	begun     bool
+	encode func(value []byte) ([]byte, error)
+	// fullObjects is true when the client asked for whole objects (not a Table or metadata).
+	fullObjects bool
+	bookmarks   bool
+	begun       bool
 	// gzip compresses a watch list's stream; each flush ends one gzip member, so that every
 	// event is readable as soon as it is flushed.
 	gzip     bool
@@ -136,6 +138,12 @@ func (s *Server) newWatchStream(w http.ResponseWriter, r *http.Request, req *req
 	if err != nil {
 		return nil, nil, err
 	}
+	if req.legacyWatch && !opts.Watch {
+		// A /watch/ path watches whatever its query says: from resourceVersion "" or "0" it
+		// starts with the current objects, as a watch=true request does.
+		opts.Watch = true
+		internalversion.SetListOptionsDefaults(opts, watchListEnabled)
+	}
 	watch, err := s.registry.NewWatch(req.ref(), opts)
 	if err != nil {
 		return nil, nil, err
@@ -145,7 +153,8 @@ func (s *Server) newWatchStream(w http.ResponseWriter, r *http.Request, req *req
 		return nil, nil, err
 	}
 	ws := &watchStream{s: s, w: w, rc: http.NewResponseController(w), req: req, watch: watch, encode: encode,
-		bookmarks: opts.AllowWatchBookmarks, gzip: isWatchList(opts) && acceptsGzip(r)}
+		fullObjects: out.view == viewObject,
+		bookmarks:   opts.AllowWatchBookmarks, gzip: isWatchList(opts) && acceptsGzip(r)}
 	labels := []string{req.res.Group, req.res.Version, req.res.Name}
 	ws.events = endpointsmetrics.WatchEvents.WithContext(r.Context()).WithLabelValues(labels...)
 	ws.eventSizes = endpointsmetrics.WatchEventsSizes.WithContext(r.Context()).WithLabelValues(labels...)
@@ -283,6 +292,11 @@ func (ws *watchStream) sendObject(eventType watch.EventType, value []byte) error
 	if err != nil {
 		return err
 	}
+	return ws.sendEncoded(eventType, object)
+}
+
+// sendEncoded sends one event whose object is encoded already.
+func (ws *watchStream) sendEncoded(eventType watch.EventType, object []byte) error {
 	ws.events.Inc()
 	ws.eventSizes.Observe(float64(len(object)))
 	return ws.write(eventType, object)
@@ -294,6 +308,10 @@ func (ws *watchStream) sendBookmark(revision int64, initialEventsEnd bool) error
 	object, err := bookmarkObject(ws.req.res, revision, initialEventsEnd)
 	if err != nil {
 		return err
+	}
+	if ws.fullObjects {
+		// Sent as built: the served view would give it a stored object's defaults (generation).
+		return ws.sendEncoded(watch.Bookmark, object)
 	}
 	return ws.sendObject(watch.Bookmark, object)
 }

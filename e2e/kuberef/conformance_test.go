@@ -1,49 +1,203 @@
 package kuberef
 
 import (
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 )
 
-// TestConformance runs every scenario against the reference server and sqlkube in lockstep and
-// fails on each response that differs after normalization.
-func TestConformance(t *testing.T) {
+// endpoint is a running server the steps are sent to.
+type endpoint struct {
+	name   string
+	url    string
+	client *http.Client
+}
+
+// startServers starts the reference server and sqlkube on SQLite and, when reachable, on
+// PostgreSQL, each on fresh storage.
+func startServers(t *testing.T) (kube endpoint, sqlkubes []endpoint) {
 	dir := t.TempDir()
 	ref, err := Start(dir)
 	if err != nil {
 		t.Fatalf("starting the reference server: %v", err)
 	}
 	t.Cleanup(ref.Stop)
-	sk, err := startSqlkube(dir)
+	bin, err := buildSqlkube(dir)
 	if err != nil {
-		t.Fatalf("starting sqlkube: %v", err)
+		t.Fatal(err)
 	}
-	t.Cleanup(sk.stop)
+	dsns := map[string]string{"sqlite": "sqlite://" + filepath.Join(dir, "sqlkube.db")}
+	if pg := postgresDSN(t); pg != "" {
+		dsns["postgres"] = pg
+	}
+	for _, backend := range []string{"sqlite", "postgres"} {
+		if dsns[backend] == "" {
+			continue
+		}
+		sk, err := startSqlkube(bin, filepath.Join(dir, backend), dsns[backend])
+		if err != nil {
+			t.Fatalf("starting sqlkube on %s: %v", backend, err)
+		}
+		t.Cleanup(sk.stop)
+		sqlkubes = append(sqlkubes, endpoint{"sqlkube on " + backend, sk.url, sk.client})
+	}
+	return endpoint{"kube", ref.URL, ref.Client}, sqlkubes
+}
+
+// lockstep sends each step to kube and to every sqlkube backend at once and compares each
+// backend's normalized answer with kube's.
+type lockstep struct {
+	kube     *target
+	sqlkubes []*target
+}
+
+func newLockstep(kube endpoint, sqlkubes []endpoint) *lockstep {
+	l := &lockstep{kube: newTarget(kube.name, kube.url, kube.client)}
+	for _, e := range sqlkubes {
+		l.sqlkubes = append(l.sqlkubes, newTarget(e.name, e.url, e.client))
+	}
+	return l
+}
+
+func (l *lockstep) all() []*target { return append([]*target{l.kube}, l.sqlkubes...) }
+
+// reset starts a new scenario on every server.
+func (l *lockstep) reset() {
+	for _, t := range l.all() {
+		t.reset()
+	}
+}
+
+// difference is one backend's answer to a step that is not kube's.
+type difference struct {
+	backend    string
+	kube, skub string
+}
+
+// run sends s to every server and returns the backends whose answer differs from kube's.
+func (l *lockstep) run(s step) ([]difference, error) {
+	targets := l.all()
+	results := make([]result, len(targets))
+	errs := make([]error, len(targets))
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		wg.Go(func() { results[i], errs[i] = t.do(t.expand(s)) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, &stepError{targets[i].name, err}
+		}
+	}
+	var diffs []difference
+	want := pretty(results[0])
+	for i, r := range results[1:] {
+		if got := pretty(r); got != want {
+			diffs = append(diffs, difference{l.sqlkubes[i].name, want, got})
+		}
+	}
+	return diffs, nil
+}
+
+// mergeDifferences reports backends that answered alike once.
+func mergeDifferences(diffs []difference) []difference {
+	var out []difference
+	for _, d := range diffs {
+		if len(out) > 0 && out[len(out)-1].skub == d.skub {
+			out[len(out)-1].backend += ", " + d.backend
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// lineDiff shows the lines of a and b that differ, with two lines of context, as a unified
+// diff of their longest common subsequence.
+func lineDiff(a, b string) string {
+	x, y := strings.Split(a, "\n"), strings.Split(b, "\n")
+	lcs := make([][]int, len(x)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(y)+1)
+	}
+	for i := len(x) - 1; i >= 0; i-- {
+		for j := len(y) - 1; j >= 0; j-- {
+			if x[i] == y[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var lines []string
+	var changed []bool
+	i, j := 0, 0
+	for i < len(x) || j < len(y) {
+		switch {
+		case i < len(x) && j < len(y) && x[i] == y[j]:
+			lines, changed = append(lines, "  "+x[i]), append(changed, false)
+			i, j = i+1, j+1
+		case j < len(y) && (i == len(x) || lcs[i][j+1] >= lcs[i+1][j]):
+			lines, changed = append(lines, "+ "+y[j]), append(changed, true)
+			j++
+		default:
+			lines, changed = append(lines, "- "+x[i]), append(changed, true)
+			i++
+		}
+	}
+	var out []string
+	for k, l := range lines {
+		near := false
+		for d := max(0, k-2); d <= min(len(lines)-1, k+2); d++ {
+			near = near || changed[d]
+		}
+		if near {
+			out = append(out, l)
+		} else if len(out) > 0 && out[len(out)-1] != "  ..." {
+			out = append(out, "  ...")
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+type stepError struct {
+	server string
+	err    error
+}
+
+func (e *stepError) Error() string { return "on " + e.server + ": " + e.err.Error() }
+
+// TestConformance runs every scenario against the reference server and sqlkube in lockstep and
+// fails on each response that differs after normalization.
+func TestConformance(t *testing.T) {
+	kube, sqlkubes := startServers(t)
+	l := newLockstep(kube, sqlkubes)
 	requests := 0
-	for _, sc := range scenarios {
+	all := allScenarios()
+	for _, sc := range all {
 		t.Run(sc.name, func(t *testing.T) {
-			want := newTarget("kube", ref.URL, ref.Client)
-			got := newTarget("sqlkube", sk.url, sk.client)
+			l.reset()
 			for i, s := range sc.steps {
 				requests++
-				w, err := want.do(want.expand(s))
+				diffs, err := l.run(s)
 				if err != nil {
-					t.Fatalf("step %d %s %s on kube: %v", i, s.method, s.path, err)
+					t.Fatalf("step %d %s %s %v", i, s.method, s.path, err)
 				}
-				g, err := got.do(got.expand(s))
-				if err != nil {
-					t.Fatalf("step %d %s %s on sqlkube: %v", i, s.method, s.path, err)
-				}
-				same := pretty(w) == pretty(g)
 				switch {
-				case s.known != "" && same:
+				case s.known != "" && len(diffs) == 0:
 					t.Errorf("step %d %s %s: known difference %q is gone; remove the mark", i, s.method, s.path, s.known)
 				case s.known != "":
-					t.Logf("step %d %s %s: known difference: %s", i, s.method, s.path, s.known)
-				case !same:
-					t.Errorf("step %d %s %s %s\nkube:\n%s\nsqlkube:\n%s", i, s.method, s.path, s.body, pretty(w), pretty(g))
+					t.Logf("step %d %s %s: known difference on %d of %d backends: %s", i, s.method, s.path, len(diffs), len(sqlkubes), s.known)
+				default:
+					for _, d := range mergeDifferences(diffs) {
+						t.Errorf("step %d %s %s %.300s\n--- kube\n+++ %s\n%s", i, s.method, s.path, s.body, d.backend, lineDiff(d.kube, d.skub))
+					}
 				}
 			}
 		})
 	}
-	t.Logf("%d scenarios, %d requests to each server", len(scenarios), requests)
+	l.reset()
+	t.Logf("%d scenarios, %d requests to each of %d servers", len(all), requests, 1+len(sqlkubes))
 }

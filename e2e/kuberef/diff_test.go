@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -21,12 +22,26 @@ type target struct {
 	// to names given in order of first sight, so that equality between them is still compared.
 	tokens map[string]string
 	counts map[string]int
-	// objects holds the raw uid and resourceVersion last answered for each object name.
+	// objects holds the raw uid and resourceVersion last answered for each object name, and
+	// "continue" under "" the last list's continue token.
 	objects map[string]map[string]string
+	// watches are the open watch streams by name.
+	watches map[string]*stream
 }
 
 func newTarget(name, url string, client *http.Client) *target {
-	return &target{name: name, url: url, client: client, tokens: map[string]string{}, counts: map[string]int{}, objects: map[string]map[string]string{}}
+	return &target{name: name, url: url, client: client, tokens: map[string]string{}, counts: map[string]int{},
+		objects: map[string]map[string]string{}, watches: map[string]*stream{}}
+}
+
+// reset forgets what one scenario learnt: tokens restart so that a scenario's answers compare
+// alike whatever ran before it, and its watches are closed.
+func (t *target) reset() {
+	t.tokens, t.counts = map[string]string{}, map[string]int{}
+	for name, w := range t.watches {
+		w.close()
+		delete(t.watches, name)
+	}
 }
 
 // step is one HTTP request of a scenario.
@@ -34,6 +49,19 @@ type step struct {
 	method, path, body string
 	// contentType is the request body's media type; JSON when empty.
 	contentType string
+	// accept is the Accept header; JSON when empty.
+	accept string
+	// pick reduces a decoded body to the part that is compared (e.g. one group of a discovery
+	// document whose other groups are each server's own).
+	pick func(any) any
+	// watch names a watch stream. With a path the step opens it (the answer compared is the
+	// opening's code and, if it failed, its body); then, or without a path, it reads events
+	// events from it, or until an event about the object named until (then closes it), or what
+	// arrives within 10 seconds, and compares them in order. Bookmarks other than the one that
+	// ends the initial events are skipped: when they come is each server's choice.
+	watch  string
+	events int
+	until  string
 	// setup steps are compared by status code only (their bodies describe each server's own
 	// objects, e.g. a CRD's status).
 	setup bool
@@ -54,6 +82,9 @@ type result struct {
 }
 
 func (t *target) do(s step) (result, error) {
+	if s.watch != "" {
+		return t.doWatch(s)
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		r, err := t.once(s)
@@ -65,23 +96,7 @@ func (t *target) do(s step) (result, error) {
 }
 
 func (t *target) once(s step) (result, error) {
-	var body io.Reader
-	if s.body != "" {
-		body = strings.NewReader(s.body)
-	}
-	req, err := http.NewRequest(s.method, t.url+s.path, body)
-	if err != nil {
-		return result{}, err
-	}
-	req.Header.Set("Accept", "application/json")
-	if s.body != "" {
-		ct := s.contentType
-		if ct == "" {
-			ct = "application/json"
-		}
-		req.Header.Set("Content-Type", ct)
-	}
-	resp, err := t.client.Do(req)
+	resp, err := t.send(s)
 	if err != nil {
 		return result{}, err
 	}
@@ -94,15 +109,49 @@ func (t *target) once(s step) (result, error) {
 	if s.setup {
 		return result{Code: r.Code}, nil
 	}
+	r.Body = t.decode(data, s.pick)
+	return r, nil
+}
+
+// send makes the step's request.
+func (t *target) send(s step) (*http.Response, error) {
+	var body io.Reader
+	if s.body != "" {
+		body = strings.NewReader(s.body)
+	}
+	req, err := http.NewRequest(s.method, t.url+s.path, body)
+	if err != nil {
+		return nil, err
+	}
+	accept := s.accept
+	if accept == "" {
+		accept = "application/json"
+	}
+	req.Header.Set("Accept", accept)
+	if s.body != "" {
+		ct := s.contentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		req.Header.Set("Content-Type", ct)
+	}
+	return t.client.Do(req)
+}
+
+// decode parses a JSON body, learns its varying values and normalizes it; a body that is not
+// JSON is compared as text.
+func (t *target) decode(data []byte, pick func(any) any) any {
 	var decoded any
 	if err := json.Unmarshal(data, &decoded); err != nil {
-		r.Body = string(data)
-		return r, nil
+		return string(data)
 	}
+	if pick != nil {
+		decoded = pick(decoded)
+	}
+	sortApplyConflicts(decoded)
 	t.collect(decoded, "")
 	t.remember(decoded)
-	r.Body = t.normalize(decoded, "")
-	return r, nil
+	return t.normalize(decoded, "")
 }
 
 // varying are the fields whose values differ between any two servers; their values are
@@ -112,11 +161,18 @@ var varying = map[string]string{"uid": "UID", "resourceVersion": "RV", "continue
 // timestamps are replaced outright.
 var timestamps = map[string]bool{"creationTimestamp": true, "deletionTimestamp": true, "time": true, "lastTransitionTime": true}
 
+// collect learns the varying values of v in a fixed order (keys sorted), so that tokens are
+// numbered alike on both servers.
 func (t *target) collect(v any, key string) {
 	switch v := v.(type) {
 	case map[string]any:
-		for k, e := range v {
-			t.collect(e, k)
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			t.collect(v[k], k)
 		}
 	case []any:
 		for _, e := range v {
@@ -125,6 +181,18 @@ func (t *target) collect(v any, key string) {
 	case string:
 		if kind, ok := varying[key]; ok && v != "" {
 			t.token(kind, v)
+		}
+		// A precondition's 409 names the stored resourceVersion, which may not have been
+		// answered before (a collection's delete changed it).
+		if m := recordVersion.FindStringSubmatch(v); key == "message" && m != nil {
+			t.token("RV", m[1])
+		}
+	}
+	// A generated name's random suffix differs too.
+	if m, ok := v.(map[string]any); ok {
+		prefix, _ := m["generateName"].(string)
+		if name, _ := m["name"].(string); prefix != "" && strings.HasPrefix(name, prefix) {
+			t.token("NAME", name)
 		}
 	}
 }
@@ -152,27 +220,37 @@ func (t *target) normalize(v any, key string) any {
 		for i, e := range v {
 			out[i] = t.normalize(e, key)
 		}
+		if key == "managedFields" {
+			sortManagedFields(out)
+		}
 		return out
 	case string:
 		if timestamps[key] && v != "" {
 			return "<time>"
 		}
-		return t.replaceTokens(v)
+		if _, ok := varying[key]; ok {
+			if tok, ok := t.tokens[v]; ok {
+				return tok
+			}
+			return v
+		}
+		return t.replaceTokens(timestamp.ReplaceAllString(v, "<time>"), key == "message")
 	}
 	return v
 }
 
-// replaceTokens puts tokens for the known varying values in s, longest first.
-func (t *target) replaceTokens(s string) string {
-	if tok, ok := t.tokens[s]; ok {
-		return tok
+// replaceTokens puts tokens for the known uids and continue tokens in s, longest first; in a
+// message also resourceVersions written as whole numbers (elsewhere a number is a label value or
+// part of a name).
+func (t *target) replaceTokens(s string, message bool) string {
+	if message {
+		s = wholeNumber.ReplaceAllStringFunc(s, func(n string) string {
+			if tok, ok := t.tokens[n]; ok {
+				return tok
+			}
+			return n
+		})
 	}
-	s = wholeNumber.ReplaceAllStringFunc(s, func(n string) string {
-		if tok, ok := t.tokens[n]; ok {
-			return tok
-		}
-		return n
-	})
 	values := make([]string, 0, len(t.tokens))
 	for v := range t.tokens {
 		if !onlyDigits.MatchString(v) {
@@ -186,18 +264,30 @@ func (t *target) replaceTokens(s string) string {
 	return s
 }
 
-// wholeNumber finds resourceVersions in messages, as whole numbers only.
-var wholeNumber = regexp.MustCompile(`\b[0-9]+\b`)
+// timestamp finds RFC 3339 times inside strings (an object quoted in a message).
+var timestamp = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
+
+// recordVersion finds the stored resourceVersion in a failed precondition's message.
+var recordVersion = regexp.MustCompile(`ResourceVersion in record \(([0-9]+)\)`)
+
+// wholeNumber finds the runs of name characters in messages; resourceVersions are the runs
+// that are whole numbers (not the digits of a name like "r1-6").
+var wholeNumber = regexp.MustCompile(`[\w.-]+`)
 
 var onlyDigits = regexp.MustCompile(`^[0-9]+$`)
 
-// expand fills {{uid:NAME}} and {{rv:NAME}} in a step from the last response about NAME on
-// this server; scenarios use them for preconditions.
+// expand fills {{uid:NAME}}, {{rv:NAME}} and {{oldrv:NAME}} (the resourceVersion before) in a
+// step from the last responses about NAME on this server, and {{continue}} with the last list's continue token; scenarios use them for
+// preconditions, resourceVersions and pages.
 func (t *target) expand(s step) step {
 	for name, fields := range t.objects {
 		for field, value := range fields {
-			s.path = strings.ReplaceAll(s.path, "{{"+field+":"+name+"}}", value)
-			s.body = strings.ReplaceAll(s.body, "{{"+field+":"+name+"}}", value)
+			placeholder := "{{" + field + ":" + name + "}}"
+			if name == "" {
+				placeholder = "{{" + field + "}}"
+			}
+			s.path = strings.ReplaceAll(s.path, placeholder, value)
+			s.body = strings.ReplaceAll(s.body, placeholder, value)
 		}
 	}
 	return s
@@ -214,9 +304,45 @@ func (t *target) remember(v any) {
 	meta, _ := obj["metadata"].(map[string]any)
 	name, _ := meta["name"].(string)
 	uid, _ := meta["uid"].(string)
+	rv, _ := meta["resourceVersion"].(string)
 	if name == "" || uid == "" {
+		if c, ok := meta["continue"].(string); ok {
+			t.objects[""] = map[string]string{"continue": url.QueryEscape(c), "listrv": rv}
+		}
 		return
 	}
-	rv, _ := meta["resourceVersion"].(string)
-	t.objects[name] = map[string]string{"uid": uid, "rv": rv}
+	// oldrv is the one before, for updates and preconditions that are stale.
+	oldrv := rv
+	if prev, ok := t.objects[name]; ok && prev["rv"] != rv {
+		oldrv = prev["rv"]
+	}
+	t.objects[name] = map[string]string{"uid": uid, "rv": rv, "oldrv": oldrv}
+}
+
+// sortApplyConflicts orders the causes and message lines of an apply conflict: kube lists the
+// conflicting managers in no fixed order (it ranges over a map).
+func sortApplyConflicts(v any) {
+	status, _ := v.(map[string]any)
+	details, _ := status["details"].(map[string]any)
+	causes, _ := details["causes"].([]any)
+	if status["reason"] != "Conflict" || len(causes) < 2 {
+		return
+	}
+	sort.Slice(causes, func(i, j int) bool { return fmt.Sprint(causes[i]) < fmt.Sprint(causes[j]) })
+	if message, ok := status["message"].(string); ok {
+		lines := strings.Split(message, "\n")
+		sort.Strings(lines[1:])
+		status["message"] = strings.Join(lines, "\n")
+	}
+}
+
+// sortManagedFields orders managedFields entries as kube encodes them, but without their times:
+// kube orders by the second each entry was written, so two writes in the same second or not
+// order them differently on two servers.
+func sortManagedFields(entries []any) {
+	key := func(e any) string {
+		m, _ := e.(map[string]any)
+		return fmt.Sprint(m["operation"], "\x00", m["manager"], "\x00", m["apiVersion"], "\x00", m["subresource"])
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return key(entries[i]) < key(entries[j]) })
 }

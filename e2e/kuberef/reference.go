@@ -35,6 +35,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	basecompatibility "k8s.io/component-base/compatibility"
+	"k8s.io/klog/v2"
 )
 
 // Server is a running reference server.
@@ -51,6 +52,10 @@ func (s *Server) Stop() { s.stop() }
 
 // Start starts etcd and apiextensions-apiserver under dir and returns once /readyz answers.
 func Start(dir string) (*Server, error) {
+	// The server's own log (controllers starting, requests it found odd) would bury the
+	// differences in the test output.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
 	etcd, etcdURL, err := startEtcd(filepath.Join(dir, "etcd"))
 	if err != nil {
 		return nil, fmt.Errorf("starting etcd: %w", err)
@@ -91,6 +96,7 @@ func startEtcd(dir string) (*embed.Etcd, string, error) {
 	cfg := embed.NewConfig()
 	cfg.Dir = dir
 	cfg.LogLevel = "error"
+	cfg.LogOutputs = []string{filepath.Join(filepath.Dir(dir), "etcd.log")}
 	client := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[0])}
 	peer := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[1])}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
@@ -212,7 +218,12 @@ func apiServerConfig(o *options.CustomResourceDefinitionsServerOptions) (*apiser
 	if err := o.APIEnablement.ApplyTo(&serverConfig.Config, apiserver.DefaultAPIResourceConfigSource(), apiserver.Scheme); err != nil {
 		return nil, err
 	}
-	serverConfig.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(openapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions), openapinamer.NewDefinitionNamer(apiserver.Scheme, scheme.Scheme))
+	definitions := openapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions)
+	namer := openapinamer.NewDefinitionNamer(apiserver.Scheme, scheme.Scheme)
+	serverConfig.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(definitions, namer)
+	// With a v2 config the server has a static spec, without which apiextensions-apiserver
+	// starts no OpenAPI controllers: CRD group versions would have no v3 document.
+	serverConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(definitions, namer)
 	return &apiserver.Config{
 		GenericConfig: serverConfig,
 		ExtraConfig: apiserver.ExtraConfig{

@@ -2,6 +2,7 @@ package kuberef
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -14,7 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// sqlkube is the server under test: the binary built from this repository, on SQLite.
+// sqlkube is the server under test: the binary built from this repository.
 type sqlkube struct {
 	url    string
 	client *http.Client
@@ -23,17 +24,21 @@ type sqlkube struct {
 
 var servingLine = regexp.MustCompile(`msg=serving addr=(\S+) scheme=(\S+)`)
 
-// startSqlkube builds sqlkube from the repository root and starts it on a SQLite file in dir,
-// as the e2e tests do.
-func startSqlkube(dir string) (*sqlkube, error) {
+// buildSqlkube builds sqlkube from the repository root into dir.
+func buildSqlkube(dir string) (string, error) {
 	bin := filepath.Join(dir, "sqlkube")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/sqlkube")
 	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building sqlkube: %v\n%s", err, out)
+		return "", fmt.Errorf("building sqlkube: %v\n%s", err, out)
 	}
+	return bin, nil
+}
+
+// startSqlkube starts the binary on the database dsn with its files in dir, as the e2e tests do.
+func startSqlkube(bin, dir, dsn string) (*sqlkube, error) {
 	kubeconfig := filepath.Join(dir, "admin.kubeconfig")
-	cmd := exec.Command(bin, "--listen=127.0.0.1:0", "--db=sqlite://"+filepath.Join(dir, "sqlkube.db"),
+	cmd := exec.Command(bin, "--listen=127.0.0.1:0", "--db="+dsn,
 		"--log-level=info", "--cert-dir="+filepath.Join(dir, "pki"), "--admin-kubeconfig="+kubeconfig)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -65,7 +70,46 @@ func startSqlkube(dir string) (*sqlkube, error) {
 		s.stop()
 		return nil, err
 	}
-	return s, waitReady(s.client, s.url, nil)
+	if err := waitReady(s.client, s.url, nil); err != nil {
+		return s, err
+	}
+	return s, waitSettled(s.client, s.url)
+}
+
+// waitSettled waits for sqlkube's controllers to finish what they write at startup (each
+// initial namespace's default ServiceAccount and kube-root-ca.crt ConfigMap): such writes move
+// the resourceVersion of later lists, which kube's would not.
+func waitSettled(client *http.Client, base string) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for _, path := range []string{
+		"/api/v1/serviceaccounts?fieldSelector=metadata.name%3Ddefault",
+		"/api/v1/configmaps?fieldSelector=metadata.name%3Dkube-root-ca.crt",
+	} {
+		for countItems(client, base+path) < len(initialNamespaces) {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("sqlkube did not write %s for every initial namespace in 60s", path)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// initialNamespaces are the namespaces sqlkube creates at startup.
+var initialNamespaces = []string{"default", "kube-node-lease", "kube-public", "kube-system"}
+
+// countItems is how many items the list at url has (0 when it cannot be read).
+func countItems(client *http.Client, url string) int {
+	resp, err := client.Get(url)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	var list struct{ Items []json.RawMessage }
+	if json.NewDecoder(resp.Body).Decode(&list) != nil {
+		return 0
+	}
+	return len(list.Items)
 }
 
 func (s *sqlkube) stop() {

@@ -63,10 +63,13 @@ func buildOpenAPI(groups []discoveryGroup) (*OpenAPIDocs, error) {
 // built-ins' PATCH operations and schemas.
 func groupVersionOpenAPI(group string, v discoveryVersion) (*spec3.OpenAPI, error) {
 	var crdSpecs []*spec3.OpenAPI
+	info := &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: kubernetesVersion}}
+	builtins := false
 	paths := map[string]*spec3.Path{}
 	schemas := openAPISchemas{}
 	for _, r := range v.resources {
 		if r.Definition == nil {
+			builtins = true
 			if slices.Contains(r.Verbs, "patch") { // not the reviews
 				paths[objectPath(r)] = &spec3.Path{PathProps: spec3.PathProps{Patch: patchOperation(r)}}
 			}
@@ -88,10 +91,14 @@ func groupVersionOpenAPI(group string, v discoveryVersion) (*spec3.OpenAPI, erro
 		if merged.Components != nil {
 			maps.Copy(schemas, merged.Components.Schemas)
 		}
+		if !builtins {
+			// A group version of CRDs only is apiextensions-apiserver's document, with its info.
+			info = merged.Info
+		}
 	}
 	return &spec3.OpenAPI{
 		Version:    "3.0.0",
-		Info:       &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: kubernetesVersion}},
+		Info:       info,
 		Paths:      &spec3.Paths{Paths: paths},
 		Components: &spec3.Components{Schemas: schemas},
 	}, nil

@@ -143,7 +143,11 @@ func (r *Registry) List(ctx context.Context, ref Ref, opts *internalversion.List
 		}
 	}
 	storeOpts := sqlstore.ListOptions{Resource: scope.resource, Namespace: scope.namespace, Revision: plan.revision, After: plan.after}
-	if opts.Limit > 0 {
+	// kube-apiserver serves resourceVersion=0 from its watch cache, which ignores limit, and
+	// reads a list whose selector pins one name (in a namespace, or of a cluster-scoped type)
+	// as that one key, unpaged.
+	singleKey := sel.pinsName() && (ref.Namespace != "" || !ref.Resource.Namespaced)
+	if opts.Limit > 0 && opts.ResourceVersion != "0" && !singleKey {
 		storeOpts.Limit = opts.Limit
 	}
 	if !sel.empty() {
@@ -187,6 +191,9 @@ func (r *Registry) GetScale(ctx context.Context, ref Ref, opts *metav1.GetOption
 // UpdateScale writes scale's spec.replicas to the object ref names and returns the Scale of the
 // object written.
 func (r *Registry) UpdateScale(ctx context.Context, ref Ref, scale *autoscalingv1.Scale, opts *metav1.UpdateOptions) (*autoscalingv1.Scale, error) {
+	if scale.Name == "" {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s based on URL) was undeterminable: name must be provided", ref.Name))
+	}
 	if scale.Name != ref.Name {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", scale.Name, ref.Name))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,7 +30,7 @@ func (p *patchRequest) apply(ctx context.Context, res *resource.Resource, mode u
 	force := p.opts.Force != nil && *p.opts.Force
 	applied, err := fm.Apply(old, config, p.opts.FieldManager, force)
 	if err != nil {
-		return nil, err
+		return nil, unclassified(err)
 	}
 	if err := p.checkApplyStrictness(); err != nil {
 		return nil, err
@@ -58,7 +59,8 @@ func (p *patchRequest) checkApplyStrictness() error {
 	case p.opts.FieldValidation == metav1.FieldValidationStrict:
 		return apierrors.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", err))
 	}
-	p.warnings = append(p.warnings, err.Error())
+	// Each duplicate is a warning of its own, without the conversion's wording around them.
+	p.warnings = append(p.warnings, strictWarnings([]error{errors.New(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "))})...)
 	return nil
 }
 

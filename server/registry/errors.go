@@ -134,6 +134,15 @@ func (f *ListFailures) Err() error {
 	}}
 }
 
+// unclassified answers an error that is no API error as kube-apiserver does: a 500 with the
+// error's text and no reason (not an InternalError, whose message would wrap the text).
+func unclassified(err error) error {
+	if _, ok := err.(apierrors.APIStatus); ok {
+		return err
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: err.Error()}}
+}
+
 // UnsupportedMediaType answers a request body in a format the server does not decode.
 func UnsupportedMediaType(accepted []string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{

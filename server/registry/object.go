@@ -90,9 +90,21 @@ func isJSONObject(data []byte) bool {
 // decodeCustomResource decodes a custom resource's body, pruned and defaulted by its schema.
 // The strict errors are the body's duplicate fields, then the fields the schema does not know.
 func decodeCustomResource(res *resource.Resource, body []byte, isYAML bool) (*unstructured.Unstructured, []error, error) {
-	obj, duplicates, err := parseObjectStrict(body, isYAML, res.Kind)
+	data, duplicates, err := yamlBodyToJSON(body, isYAML, res.Kind)
 	if err != nil {
 		return nil, nil, err
+	}
+	if string(bytes.TrimSpace(data)) == "null" {
+		// The custom resource decoder reads no kind from it.
+		return nil, nil, undecodable(res.Kind, body, runtime.NewMissingKindErr(string(data)))
+	}
+	obj, jsonDuplicates, err := parseJSONObject(data, body, res.Kind)
+	if err != nil {
+		return nil, nil, err
+	}
+	duplicates = append(duplicates, jsonDuplicates...)
+	if err := checkTypeMetaShape(obj); err != nil {
+		return nil, nil, undecodable(res.Kind, body, err)
 	}
 	if obj.GetKind() == "" {
 		// The custom resource decoder reads the kind first, and takes none from the path.
@@ -100,6 +112,10 @@ func decodeCustomResource(res *resource.Resource, body []byte, isYAML bool) (*un
 	}
 	if err := checkTypeMeta(obj, res); err != nil {
 		return nil, nil, err
+	}
+	// Metadata of the wrong shape fails as the type's own decoding does.
+	if err := checkObjectMeta(obj); err != nil {
+		return nil, nil, errUndecodableAs(res, obj, err)
 	}
 	unknown, err := decodeAsRequestBody(res)(obj)
 	if err != nil {
@@ -186,7 +202,7 @@ func yamlBodyToJSON(body []byte, isYAML bool, kind string) ([]byte, []error, err
 	}
 	data, err := yaml.YAMLToJSON(body)
 	if err != nil {
-		return nil, nil, undecodable(kind, body, fmt.Errorf("yaml: %w", err))
+		return nil, nil, undecodable(kind, body, err)
 	}
 	return data, []error{strictErr}, nil
 }
@@ -198,7 +214,7 @@ func parseJSONObject(data, body []byte, kind string) (*unstructured.Unstructured
 	// One pass both decodes and finds duplicates: UnmarshalStrict decodes as utiljson.Unmarshal.
 	duplicates, err := sigsjson.UnmarshalStrict(data, &content, sigsjson.DisallowDuplicateFields)
 	if err != nil {
-		return nil, nil, undecodable(kind, body, fmt.Errorf("couldn't get version/kind; json parse error: %w", err))
+		return nil, nil, undecodable(kind, body, typeMetaError(data, err))
 	}
 	if content == nil {
 		return nil, nil, undecodable(kind, body, fmt.Errorf("couldn't get version/kind; json parse error: not an object"))
@@ -206,21 +222,59 @@ func parseJSONObject(data, body []byte, kind string) (*unstructured.Unstructured
 	return &unstructured.Unstructured{Object: content}, duplicates, nil
 }
 
+// typeMetaError words a body that is not a JSON object as kube-apiserver does: it first reads
+// apiVersion and kind into a struct, and reports that decoding's error.
+func typeMetaError(data []byte, err error) error {
+	if _, _, typeErr := ReadTypeMeta(data); typeErr != nil {
+		return typeErr
+	}
+	return fmt.Errorf("couldn't get version/kind; json parse error: %w", err)
+}
+
+// ReadTypeMeta reads apiVersion and kind from a JSON body as kube-apiserver's decoders first
+// do; its error is theirs.
+func ReadTypeMeta(data []byte) (apiVersion, kind string, err error) {
+	var typeMeta struct {
+		APIVersion string `json:"apiVersion,omitempty"`
+		Kind       string `json:"kind,omitempty"`
+	}
+	if err := json.Unmarshal(data, &typeMeta); err != nil {
+		return "", "", fmt.Errorf("couldn't get version/kind; json parse error: %w", err)
+	}
+	return typeMeta.APIVersion, typeMeta.Kind, nil
+}
+
 // checkMetadataShape makes sure metadata decodes as ObjectMeta, so that the typed accessors
 // used later never meet a field of the wrong type (a name that is a number, labels that are a
 // list), then checks kind and apiVersion.
 func checkMetadataShape(obj *unstructured.Unstructured) error {
-	if md, ok := obj.Object["metadata"]; ok && md != nil {
-		raw, err := json.Marshal(md)
-		if err != nil {
-			return err
-		}
-		var meta metav1.ObjectMeta
-		if err := json.Unmarshal(raw, &meta); err != nil {
-			return fmt.Errorf("metadata: %w", err)
-		}
+	if err := checkObjectMeta(obj); err != nil {
+		return fmt.Errorf("metadata: %w", err)
 	}
 	return checkTypeMetaShape(obj)
+}
+
+// checkCustomResourceShape is checkMetadataShape as the custom resource decoder words it: a
+// metadata error is not prefixed with "metadata: ".
+func checkCustomResourceShape(obj *unstructured.Unstructured) error {
+	if err := checkObjectMeta(obj); err != nil {
+		return err
+	}
+	return checkTypeMetaShape(obj)
+}
+
+// checkObjectMeta makes sure metadata, if set, decodes as ObjectMeta.
+func checkObjectMeta(obj *unstructured.Unstructured) error {
+	md, ok := obj.Object["metadata"]
+	if !ok || md == nil {
+		return nil
+	}
+	raw, err := json.Marshal(md)
+	if err != nil {
+		return err
+	}
+	var meta metav1.ObjectMeta
+	return json.Unmarshal(raw, &meta)
 }
 
 // checkTypeMetaShape makes sure kind and apiVersion, if set, are strings.
@@ -260,7 +314,8 @@ func summarize(data []byte, max int) string {
 // kube-apiserver answers: custom resources are checked by apiVersion; built-ins fail to decode,
 // into a kind the other version does not have, or into another kind.
 func checkTypeMeta(obj *unstructured.Unstructured, res *resource.Resource) error {
-	if obj.GetAPIVersion() == "" {
+	// A custom resource's body must name its apiVersion: kube's decoder takes none from the path.
+	if obj.GetAPIVersion() == "" && res.CRDName == "" {
 		obj.SetAPIVersion(res.APIVersion())
 	}
 	if obj.GetKind() == "" {
@@ -322,10 +377,10 @@ func validateUpdate(res *resource.Resource, mode updateMode, obj, old *unstructu
 	if res.ValidateBuiltin != nil {
 		return invalid(res, obj, res.ValidateBuiltin(res, obj, old))
 	}
-	var errs field.ErrorList
-	if res.Schema == nil { // as in validateCreate
-		errs = resource.ValidateMetadata(res, obj, old)
-	}
+	// Unlike a create's, an update's metadata is checked by kube-apiserver's generic update
+	// (BeforeUpdate) and again by a custom resource's schema strategy: its 422 lists a custom
+	// resource's metadata errors twice.
+	errs := resource.ValidateMetadata(res, obj, old)
 	switch {
 	case mode == replaceStatus && res.Schema != nil:
 		errs = append(errs, res.Schema.ValidateStatus(context.Background(), obj, old)...)

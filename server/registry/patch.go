@@ -303,7 +303,11 @@ func decodePatchedJSON(data []byte) (*unstructured.Unstructured, error) {
 // patch's strict errors are warnings or, under fieldValidation=Strict, 422 Invalid showing
 // shown (the patched object, or the patch).
 func (p *patchRequest) decodeAsType(res *resource.Resource, obj *unstructured.Unstructured, strictErrs []error, shown string, decode typeDecoder) error {
-	if err := checkMetadataShape(obj); err != nil {
+	shapeCheck := checkMetadataShape
+	if res.CRDName != "" {
+		shapeCheck = checkCustomResourceShape
+	}
+	if err := shapeCheck(obj); err != nil {
 		return patchInvalid(shown, err)
 	}
 	if err := checkTypeMeta(obj, res); err != nil {

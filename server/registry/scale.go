@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -97,6 +98,7 @@ func (r *Registry) updateScale(ctx context.Context, req *request, change scaleCh
 			return sqlstore.Object{}, err
 		}
 		obj = recordSubresourceManagedFields(ctx, req, "scale", obj, old)
+		untimeScaleEntries(obj)
 		stored, err := r.applyUpdate(ctx, &update, current, obj, replaceAll)
 		if errors.Is(err, sqlstore.ErrConflict) && !precondition {
 			continue
@@ -180,4 +182,38 @@ func scaleOf(paths *resource.ScaleSubresource, obj *unstructured.Unstructured) (
 // nothing fancier) into its field names.
 func splitFieldPath(path string) []string {
 	return strings.Split(strings.TrimPrefix(path, "."), ".")
+}
+
+// untimeScaleEntries gives obj's managedFields entries of the scale subresource no time, as
+// kube-apiserver's scale handler writes them (it keeps only the times the object's own entries
+// had), and orders the entries as kube-apiserver encodes them: by operation, then time (none
+// first), manager, apiVersion and subresource.
+func untimeScaleEntries(obj *unstructured.Unstructured) {
+	entries := obj.GetManagedFields()
+	for i := range entries {
+		if entries[i].Subresource == "scale" {
+			entries[i].Time = nil
+		}
+	}
+	seconds := func(e metav1.ManagedFieldsEntry) int64 {
+		if e.Time == nil {
+			return 0
+		}
+		return e.Time.Unix()
+	}
+	sort.SliceStable(entries, func(i, j int) bool {
+		a, b := entries[i], entries[j]
+		switch {
+		case a.Operation != b.Operation:
+			return a.Operation < b.Operation
+		case seconds(a) != seconds(b):
+			return seconds(a) < seconds(b)
+		case a.Manager != b.Manager:
+			return a.Manager < b.Manager
+		case a.APIVersion != b.APIVersion:
+			return a.APIVersion < b.APIVersion
+		}
+		return a.Subresource < b.Subresource
+	})
+	obj.SetManagedFields(entries)
 }

@@ -131,6 +131,12 @@ func (sel *selection) namespace() string {
 	return ns
 }
 
+// pinsName tells whether the field selector pins one name (metadata.name=X).
+func (sel *selection) pinsName() bool {
+	_, ok := sel.fields.RequiresExactMatch("metadata.name")
+	return ok
+}
+
 // selectedMeta is what matching by labels and metadata fields needs from a stored object.
 type selectedMeta struct {
 	Metadata struct {

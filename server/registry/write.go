@@ -99,9 +99,25 @@ func (r *Registry) storeNew(ctx context.Context, req *request, obj *unstructured
 	key := sqlstore.Key{Resource: req.res.StorageName, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpCreate, Key: key, Render: render(req.res, obj)})
 	if err != nil {
-		return sqlstore.Object{}, storageError(err, req.gr, obj.GetName())
+		err = storageError(err, req.gr, obj.GetName())
+		if apierrors.IsAlreadyExists(err) && r.beingDeleted(ctx, key) {
+			// kube-apiserver tells why the name is still taken.
+			status := err.(*apierrors.StatusError)
+			status.ErrStatus.Message = "object is being deleted: " + status.ErrStatus.Message
+		}
+		return sqlstore.Object{}, err
 	}
 	return stored, nil
+}
+
+// beingDeleted tells whether the object stored at key has a deletionTimestamp.
+func (r *Registry) beingDeleted(ctx context.Context, key sqlstore.Key) bool {
+	current, err := r.store.Get(ctx, key)
+	if err != nil {
+		return false
+	}
+	obj, err := DecodeStored(current.Value)
+	return err == nil && obj.GetDeletionTimestamp() != nil
 }
 
 // write stores a change and runs the type's AfterWrite hook. A dry run only renders what would
@@ -156,13 +172,17 @@ const (
 	replaceFinalizers                   // PUT on /finalize (namespaces): only spec.finalizers
 )
 
-// checkObjectName makes an update's body name the object of its URL, as kube-apiserver requires.
+// checkObjectName makes an update's body name the object of its URL, as kube-apiserver requires:
+// its namespace is checked first, as the body is decoded, then its name.
 func checkObjectName(obj *unstructured.Unstructured, req *request) error {
+	if ns := obj.GetNamespace(); req.namespace != "" && ns != "" && ns != req.namespace {
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	if obj.GetName() == "" {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s based on URL) was undeterminable: name must be provided", req.name))
+	}
 	if obj.GetName() != req.name {
 		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", obj.GetName(), req.name))
-	}
-	if ns := obj.GetNamespace(); req.namespace != "" && ns != "" && ns != req.namespace {
-		return apierrors.NewBadRequest(fmt.Sprintf("the namespace of the object (%s) does not match the namespace on the request (%s)", ns, req.namespace))
 	}
 	return nil
 }
