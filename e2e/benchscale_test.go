@@ -89,6 +89,9 @@ func atScale(t *testing.T, s *sqlkubeServer, n int) {
 	user := s.benchUser(t)
 	stored := 0
 	fill := func(to int) {
+		if to <= stored {
+			return
+		}
 		r := runBenchFor(t, s, user, 2*time.Hour, "--resource", benchResource, "--create-crd", "--namespace", "big",
 			"--op", "create", "--concurrency", "64", "--count", strconv.Itoa(to-stored))
 		stored = to
