@@ -99,6 +99,7 @@ func atScale(t *testing.T, s *sqlkubeServer, n int) {
 	}
 	fill(10000)
 	s.figuresAt(t, user, "10k")
+	s.profile(t, "heap", "heap-10000")
 	// The memory of a list or WatchList at 10,000 and 100,000 objects: O(page) if it does not grow.
 	s.peakOfWatchList(t)
 	s.peakOfFullList(t)
@@ -109,8 +110,8 @@ func atScale(t *testing.T, s *sqlkubeServer, n int) {
 	}
 	fill(n)
 	s.figuresAt(t, user, strconv.Itoa(n))
-	s.idleWatches(t, 10000)
 	s.profile(t, "heap", fmt.Sprintf("heap-%d", n))
+	s.idleWatches(t, 10000)
 	s.stop()
 	ready := s.timedRestart()
 	figure(t, "restart on %d objects: ready in %d ms, resident %s", n, ready.Milliseconds(), s.memorySplit(t))
