@@ -8,7 +8,7 @@ DB      ?= sqlite://./sqlkube.db
 # Fuzz targets are found by name; each runs for FUZZTIME.
 FUZZTIME ?= 20s
 
-.PHONY: build run test conformance clients bench bench-restart lint fuzz clean
+.PHONY: build run test conformance clients bench bench-restart bench-scale lint fuzz clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sqlkube
@@ -35,6 +35,15 @@ bench:
 N ?= 100000
 bench-restart:
 	SQLKUBE_RESTART_OBJECTS=$(N) go test ./e2e -run '^TestRestartMemory$$' -count=1 -v -timeout 3h
+
+# Issue 17 at scale (docs/benchmarks.md): start-up, SCALE_N objects on each backend, SCALE_SUSTAIN of
+# updates with compaction, three replicas; each figure is logged with "FIGURE" and the load average.
+# Heap profiles go to SCALE_PROFILES if set.
+SCALE_N ?= 1000000
+SCALE_SUSTAIN ?= 10m
+bench-scale:
+	SQLKUBE_SCALE_OBJECTS=$(SCALE_N) SQLKUBE_SCALE_SUSTAIN=$(SCALE_SUSTAIN) SQLKUBE_SCALE_PROFILES=$(SCALE_PROFILES) \
+		go test ./e2e -run '^TestBenchScale$$/$(SCALE_RUN)' -count=1 -v -timeout 4h
 
 # The JavaScript client the e2e tests drive (the Python one is Debian's python3-kubernetes).
 clients:

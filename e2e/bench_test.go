@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"testing"
 	"time"
@@ -60,18 +61,15 @@ func runBench(t *testing.T, s *sqlkubeServer, args ...string) benchReport {
 // runBenchAs is runBench with the credentials of kubeconfig.
 func runBenchAs(t *testing.T, s *sqlkubeServer, kubeconfig string, args ...string) benchReport {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binaryPath, append([]string{"bench", "--kubeconfig", kubeconfig, "--server", s.URL(), "--output", "json"}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("sqlkube bench %v: %v\nstderr:\n%s", args, err, stderr.String())
-	}
-	var rep benchReport
-	dec := json.NewDecoder(&stdout)
-	if err := dec.Decode(&rep); err != nil || dec.More() {
-		t.Fatalf("stdout is not one JSON object (%v):\n%s", err, stdout.String())
+	return runBenchFor(t, s, kubeconfig, 5*time.Minute, args...)
+}
+
+// runBenchFor is runBenchAs for runs that may take up to timeout (loading a million objects).
+func runBenchFor(t *testing.T, s *sqlkubeServer, kubeconfig string, timeout time.Duration, args ...string) benchReport {
+	t.Helper()
+	rep, err := execBench(s, kubeconfig, timeout, args...)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if rep.Ops == 0 || rep.OpsPerSecond <= 0 {
 		t.Errorf("no throughput: %d ops, %.1f ops/s", rep.Ops, rep.OpsPerSecond)
@@ -84,4 +82,23 @@ func runBenchAs(t *testing.T, s *sqlkubeServer, kubeconfig string, args ...strin
 	}
 	t.Logf("%v: %.0f ops/s, p50 %.2f ms, p99 %.2f ms", args, rep.OpsPerSecond, rep.LatencyMs.P50, rep.LatencyMs.P99)
 	return rep
+}
+
+// execBench runs `sqlkube bench --output json` and decodes its report; it does not touch t, so
+// that several can run at once from other goroutines.
+func execBench(s *sqlkubeServer, kubeconfig string, timeout time.Duration, args ...string) (benchReport, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binaryPath, append([]string{"bench", "--kubeconfig", kubeconfig, "--server", s.URL(), "--output", "json"}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var rep benchReport
+	if err := cmd.Run(); err != nil {
+		return rep, fmt.Errorf("sqlkube bench %v: %v\nstderr:\n%s", args, err, stderr.String())
+	}
+	dec := json.NewDecoder(&stdout)
+	if err := dec.Decode(&rep); err != nil || dec.More() {
+		return rep, fmt.Errorf("stdout is not one JSON object (%v):\n%s", err, stdout.String())
+	}
+	return rep, nil
 }

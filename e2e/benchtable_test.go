@@ -34,13 +34,8 @@ func TestBenchTable(t *testing.T) {
 	if os.Getenv("SQLKUBE_BENCH_TABLE") == "" {
 		t.Skip("a benchmark: set SQLKUBE_BENCH_TABLE=1 (make bench)")
 	}
-	dir := t.TempDir()
-	policy := filepath.Join(dir, "audit-policy.yaml")
-	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	var rows []benchRow
-	forEachServerWith(t, []string{"--audit-policy-file=" + policy, "--audit-log-path=" + filepath.Join(dir, "audit.log")}, func(t *testing.T, s *sqlkubeServer) {
+	forEachServerWith(t, productionArgs(t), func(t *testing.T, s *sqlkubeServer) {
 		rows = append(rows, benchTable(t, s)...)
 	})
 	table := formatBenchTable(rows)
@@ -50,6 +45,17 @@ func TestBenchTable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// productionArgs are the flags the production configuration adds to the e2e servers' (TLS, HTTP/2,
+// metrics and priority and fairness are on by default): audit at Metadata level to a file.
+func productionArgs(t *testing.T) []string {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"--audit-policy-file=" + policy, "--audit-log-path=" + filepath.Join(dir, "audit.log")}
 }
 
 // benchRow is one figure of one backend.

@@ -195,7 +195,7 @@ func (p *process) running() bool {
 func (p *process) waitReady(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
+	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	var last error
 	for {
