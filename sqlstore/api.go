@@ -86,6 +86,10 @@ type ListOptions struct {
 	After Key
 	// Limit bounds how many matching objects are returned; 0 means no limit.
 	Limit int64
+	// KnownRemaining, when positive, is how many keys follow After at Revision (a page before
+	// this one counted them at the same snapshot): Remaining is then derived from it rather than
+	// counted again. Ignored at the latest revision (Revision 0), where it may no longer hold.
+	KnownRemaining int64
 	// Filter, when set, keeps only the objects it returns true for. It applies before Limit.
 	Filter func(Object) bool
 	// ValueContains, when set, keeps only the objects whose stored value contains at least one

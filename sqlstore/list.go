@@ -113,7 +113,7 @@ func (l *lister) run(ctx context.Context, each func(Object) error) (ListResult, 
 			return ListResult{}, l.s.dbError(ctx, "listing", err)
 		}
 		if more {
-			return l.stoppedAt(ctx, last)
+			return l.stoppedAt(ctx, last, matched)
 		}
 		if read < chunk {
 			return ListResult{}, nil
@@ -129,10 +129,15 @@ func (l *lister) chunkSize(matched int64) int {
 	return listChunk
 }
 
-// stoppedAt describes a list that Limit stopped after last, with keys following it.
-func (l *lister) stoppedAt(ctx context.Context, last Key) (ListResult, error) {
+// stoppedAt describes a list that Limit stopped after last, with keys following it; returned
+// is how many objects it returned.
+func (l *lister) stoppedAt(ctx context.Context, last Key, returned int64) (ListResult, error) {
 	if l.opts.Filter != nil || len(l.opts.ValueContains) > 0 || l.opts.Marked {
 		return ListResult{More: true, Remaining: -1}, nil
+	}
+	// Unfiltered, every key read was returned: those after last are the known rest less them.
+	if remaining := l.opts.KnownRemaining - returned; l.opts.KnownRemaining > 0 && l.opts.Revision > 0 && remaining > 0 {
+		return ListResult{More: true, Remaining: remaining}, nil
 	}
 	var remaining int64
 	err := l.tx.QueryRowContext(ctx, l.s.db.rebind(l.query.count(last)), l.query.args(last, 0)...).Scan(&remaining)

@@ -83,29 +83,36 @@ func TestListPagination(t *testing.T) {
 			}
 		}
 		snapshot := currentRevision(t, s)
-		var got []string
-		after := sqlstore.Key{}
-		for page := 0; ; page++ {
-			// Writes between pages must not show up in a list continued at its snapshot.
-			create(t, s, cm("ns1", fmt.Sprintf("late-%d", page)), "late")
-			objs, res := listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", Revision: snapshot, After: after, Limit: 4})
-			got = append(got, names(objs)...)
-			if res.Revision != snapshot {
-				t.Fatalf("page %d at revision %d, want %d", page, res.Revision, snapshot)
-			}
-			if !res.More {
-				if res.Remaining != 0 {
-					t.Fatalf("last page: Remaining %d", res.Remaining)
+		// Each page counts the keys after it, or derives the count from the one before.
+		for _, carry := range []bool{false, true} {
+			var got []string
+			after, known := sqlstore.Key{}, int64(0)
+			for page := 0; ; page++ {
+				// Writes between pages must not show up in a list continued at its snapshot.
+				create(t, s, cm("ns1", fmt.Sprintf("late-%t-%d", carry, page)), "late")
+				opts := sqlstore.ListOptions{Resource: "configmaps", Revision: snapshot, After: after, Limit: 4}
+				if carry {
+					opts.KnownRemaining = known
 				}
-				break
+				objs, res := listAll(t, s, opts)
+				got = append(got, names(objs)...)
+				if res.Revision != snapshot {
+					t.Fatalf("page %d at revision %d, want %d", page, res.Revision, snapshot)
+				}
+				if !res.More {
+					if res.Remaining != 0 {
+						t.Fatalf("last page: Remaining %d", res.Remaining)
+					}
+					break
+				}
+				if wantRemaining := int64(len(want) - len(got)); res.Remaining != wantRemaining {
+					t.Fatalf("carry %t, page %d: Remaining %d, want %d", carry, page, res.Remaining, wantRemaining)
+				}
+				after, known = objs[len(objs)-1].Key, res.Remaining
 			}
-			if wantRemaining := int64(len(want) - len(got)); res.Remaining != wantRemaining {
-				t.Fatalf("page %d: Remaining %d, want %d", page, res.Remaining, wantRemaining)
+			if !slices.Equal(got, want) {
+				t.Fatalf("paged list %v, want %v", got, want)
 			}
-			after = objs[len(objs)-1].Key
-		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("paged list %v, want %v", got, want)
 		}
 	})
 }

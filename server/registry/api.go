@@ -142,7 +142,8 @@ func (r *Registry) List(ctx context.Context, ref Ref, opts *internalversion.List
 			return metav1.ListMeta{}, err
 		}
 	}
-	storeOpts := sqlstore.ListOptions{Resource: scope.resource, Namespace: scope.namespace, Revision: plan.revision, After: plan.after}
+	storeOpts := sqlstore.ListOptions{Resource: scope.resource, Namespace: scope.namespace, Revision: plan.revision,
+		After: plan.after, KnownRemaining: plan.knownRemaining}
 	// kube-apiserver serves resourceVersion=0 from its watch cache, which ignores limit, and
 	// reads a list whose selector pins one name (in a namespace, or of a cluster-scoped type)
 	// as that one key, unpaged.
@@ -163,7 +164,7 @@ func (r *Registry) List(ctx context.Context, ref Ref, opts *internalversion.List
 	}
 	meta := metav1.ListMeta{ResourceVersion: revisionString(result.Revision)}
 	if result.More {
-		meta.Continue = encodeContinue(scope, result.Revision, last)
+		meta.Continue = encodeContinue(scope, continuePoint{revision: result.Revision, after: last, remaining: result.Remaining})
 		if sel.empty() && result.Remaining >= 0 {
 			meta.RemainingItemCount = &result.Remaining
 		}

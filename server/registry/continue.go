@@ -28,6 +28,19 @@ type continueToken struct {
 	Start     string `json:"start"`
 	Resource  string `json:"resource"`
 	Namespace string `json:"namespace,omitempty"`
+	// Remaining is how many keys follow Start at Revision, as the page that issued the token
+	// counted them (omitted when it did not): the next page derives its remainingItemCount from
+	// it instead of counting the rest of the collection again, which at a million objects was
+	// most of a page's cost.
+	Remaining int64 `json:"remaining,omitempty"`
+}
+
+// continuePoint is where a paged list goes on: after a key, at a snapshot revision or
+// latestRevision, knowing how many keys follow it there (0 when unknown).
+type continuePoint struct {
+	revision  int64
+	after     sqlstore.Key
+	remaining int64
 }
 
 // listScope is the list a continue token belongs to.
@@ -37,46 +50,52 @@ type listScope struct {
 	namespaced bool
 }
 
-func encodeContinue(scope listScope, rev int64, last sqlstore.Key) string {
-	start := last.Name
+func encodeContinue(scope listScope, at continuePoint) string {
+	start := at.after.Name
 	if scope.namespaced {
-		start = last.Namespace + "/" + last.Name
+		start = at.after.Namespace + "/" + at.after.Name
 	}
-	data, _ := json.Marshal(continueToken{APIVersion: continueTokenVersion, Revision: rev, Start: start, Resource: scope.resource, Namespace: scope.namespace})
+	data, _ := json.Marshal(continueToken{APIVersion: continueTokenVersion, Revision: at.revision, Start: start,
+		Resource: scope.resource, Namespace: scope.namespace, Remaining: max(at.remaining, 0)})
 	return base64.RawURLEncoding.EncodeToString(data)
 }
 
-// decodeContinue checks a continue token against the list it is used on and returns its revision
-// (latestRevision or a snapshot) and the key to continue after. Any problem is 400.
-func decodeContinue(token string, scope listScope) (int64, sqlstore.Key, error) {
-	rev, after, err := parseContinue(token, scope)
+// decodeContinue checks a continue token against the list it is used on and returns where it
+// continues. Any problem is 400.
+func decodeContinue(token string, scope listScope) (continuePoint, error) {
+	at, err := parseContinue(token, scope)
 	if err != nil {
-		return 0, sqlstore.Key{}, apierrors.NewBadRequest(fmt.Sprintf("invalid continue token: %v", err))
+		return continuePoint{}, apierrors.NewBadRequest(fmt.Sprintf("invalid continue token: %v", err))
 	}
-	return rev, after, nil
+	return at, nil
 }
 
-func parseContinue(token string, scope listScope) (int64, sqlstore.Key, error) {
+func parseContinue(token string, scope listScope) (continuePoint, error) {
 	data, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
-		return 0, sqlstore.Key{}, fmt.Errorf("%w: %v", storage.ErrGenericInvalidKey, err)
+		return continuePoint{}, fmt.Errorf("%w: %v", storage.ErrGenericInvalidKey, err)
 	}
 	var c continueToken
 	if err := json.Unmarshal(data, &c); err != nil {
-		return 0, sqlstore.Key{}, fmt.Errorf("%w: %v", storage.ErrGenericInvalidKey, err)
+		return continuePoint{}, fmt.Errorf("%w: %v", storage.ErrGenericInvalidKey, err)
 	}
 	switch {
 	case c.APIVersion != continueTokenVersion:
-		return 0, sqlstore.Key{}, fmt.Errorf("%w %v", storage.ErrUnrecognizedEncodedVersion, c.APIVersion)
+		return continuePoint{}, fmt.Errorf("%w %v", storage.ErrUnrecognizedEncodedVersion, c.APIVersion)
 	case c.Revision == 0 || c.Revision < latestRevision:
-		return 0, sqlstore.Key{}, storage.ErrInvalidStartRV
+		return continuePoint{}, storage.ErrInvalidStartRV
 	case c.Start == "":
-		return 0, sqlstore.Key{}, storage.ErrEmptyStartKey
+		return continuePoint{}, storage.ErrEmptyStartKey
 	case c.Resource != scope.resource || c.Namespace != scope.namespace:
-		return 0, sqlstore.Key{}, fmt.Errorf("%w: the token belongs to another list", storage.ErrGenericInvalidKey)
+		return continuePoint{}, fmt.Errorf("%w: the token belongs to another list", storage.ErrGenericInvalidKey)
+	case c.Remaining < 0:
+		return continuePoint{}, fmt.Errorf("%w: negative remaining count", storage.ErrGenericInvalidKey)
 	}
 	after, err := startKey(c.Start, scope)
-	return c.Revision, after, err
+	if c.Revision == latestRevision {
+		c.Remaining = 0 // the latest state moves: a count from another page does not hold there
+	}
+	return continuePoint{revision: c.Revision, after: after, remaining: c.Remaining}, err
 }
 
 // startKey reads the last key a token returned.
@@ -106,6 +125,6 @@ func errContinueCompacted(scope listScope, after sqlstore.Key) error {
 		"retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - " +
 		"objects that were created, modified, or deleted between the time the first chunk was returned and now may " +
 		"show up in the list.")
-	err.ErrStatus.ListMeta.Continue = encodeContinue(scope, latestRevision, after)
+	err.ErrStatus.ListMeta.Continue = encodeContinue(scope, continuePoint{revision: latestRevision, after: after})
 	return err
 }

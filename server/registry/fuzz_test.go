@@ -53,22 +53,23 @@ func useDecoded(res *resource.Resource, obj *unstructured.Unstructured) {
 // re-encodes to a token that decodes the same.
 func FuzzContinueToken(f *testing.F) {
 	scope := listScope{resource: "configmaps", namespace: "default", namespaced: true}
-	f.Add(encodeContinue(scope, 5, sqlstore.Key{Namespace: "default", Name: "a"}))
-	f.Add(encodeContinue(scope, latestRevision, sqlstore.Key{Namespace: "default", Name: "b"}))
+	f.Add(encodeContinue(scope, continuePoint{revision: 5, after: sqlstore.Key{Namespace: "default", Name: "a"}}))
+	f.Add(encodeContinue(scope, continuePoint{revision: 5, after: sqlstore.Key{Namespace: "default", Name: "a"}, remaining: 9}))
+	f.Add(encodeContinue(scope, continuePoint{revision: latestRevision, after: sqlstore.Key{Namespace: "default", Name: "b"}}))
 	f.Add("eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MCwic3RhcnQiOiJ4In0")
 	f.Add("")
 	f.Add("!!!")
 	f.Fuzz(func(t *testing.T, token string) {
-		rev, after, err := decodeContinue(token, scope)
+		at, err := decodeContinue(token, scope)
 		if err != nil {
 			return
 		}
-		if after.Namespace != scope.namespace || after.Name == "" || rev == 0 || rev < latestRevision {
-			t.Fatalf("accepted token %q gave rev %d key %+v", token, rev, after)
+		if at.after.Namespace != scope.namespace || at.after.Name == "" || at.revision == 0 || at.revision < latestRevision || at.remaining < 0 {
+			t.Fatalf("accepted token %q gave %+v", token, at)
 		}
-		rev2, after2, err := decodeContinue(encodeContinue(scope, rev, after), scope)
-		if err != nil || rev2 != rev || after2 != after {
-			t.Fatalf("round trip of %q: %d %+v %v", token, rev2, after2, err)
+		again, err := decodeContinue(encodeContinue(scope, at), scope)
+		if err != nil || again != at {
+			t.Fatalf("round trip of %q: %+v %v", token, again, err)
 		}
 	})
 }

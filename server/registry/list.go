@@ -19,6 +19,9 @@ type listPlan struct {
 	// after continues a paged list after this key.
 	after     sqlstore.Key
 	continued bool
+	// knownRemaining is how many keys follow after at revision, when the page before counted
+	// them; 0 when unknown.
+	knownRemaining int64
 }
 
 // planList gives resourceVersion, resourceVersionMatch, limit and continue the meaning of
@@ -46,16 +49,16 @@ func planList(opts *internalversion.ListOptions, scope listScope) (listPlan, err
 }
 
 func planContinue(opts *internalversion.ListOptions, scope listScope) (listPlan, error) {
-	rev, after, err := decodeContinue(opts.Continue, scope)
+	at, err := decodeContinue(opts.Continue, scope)
 	if err != nil {
 		return listPlan{}, err
 	}
 	if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
 		return listPlan{}, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
 	}
-	plan := listPlan{after: after, continued: true}
-	if rev != latestRevision {
-		plan.revision = rev
+	plan := listPlan{after: at.after, continued: true, knownRemaining: at.remaining}
+	if at.revision != latestRevision {
+		plan.revision = at.revision
 	}
 	return plan, nil
 }

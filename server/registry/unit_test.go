@@ -44,9 +44,11 @@ func TestStorageErrorMapping(t *testing.T) {
 
 func TestPlanList(t *testing.T) {
 	scope := listScope{resource: "configmaps", namespace: "default", namespaced: true}
-	token := encodeContinue(scope, 7, sqlstore.Key{Namespace: "default", Name: "b"})
-	latestToken := encodeContinue(scope, latestRevision, sqlstore.Key{Namespace: "default", Name: "b"})
 	after := sqlstore.Key{Resource: "configmaps", Namespace: "default", Name: "b"}
+	token := encodeContinue(scope, continuePoint{revision: 7, after: after})
+	countedToken := encodeContinue(scope, continuePoint{revision: 7, after: after, remaining: 40})
+	latestToken := encodeContinue(scope, continuePoint{revision: latestRevision, after: after})
+	countedLatestToken := encodeContinue(scope, continuePoint{revision: latestRevision, after: after, remaining: 40})
 	tests := []struct {
 		opts internalversion.ListOptions
 		want listPlan
@@ -61,6 +63,9 @@ func TestPlanList(t *testing.T) {
 		{internalversion.ListOptions{Continue: token}, listPlan{revision: 7, after: after, continued: true}},
 		{internalversion.ListOptions{Continue: token, ResourceVersion: "0"}, listPlan{revision: 7, after: after, continued: true}},
 		{internalversion.ListOptions{Continue: latestToken}, listPlan{after: after, continued: true}},
+		{internalversion.ListOptions{Continue: countedToken}, listPlan{revision: 7, after: after, continued: true, knownRemaining: 40}},
+		// The latest state moves on: a count from the page before does not hold there.
+		{internalversion.ListOptions{Continue: countedLatestToken}, listPlan{after: after, continued: true}},
 	}
 	for _, tt := range tests {
 		got, err := planList(&tt.opts, scope)
