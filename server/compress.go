@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"compress/gzip"
 	"io"
 	"net/http"
@@ -12,6 +13,11 @@ const (
 	gzipThreshold = 128 << 10
 	// gzipLevel is kube-apiserver's: fast, since responses are compressed on every request.
 	gzipLevel = gzip.BestSpeed
+	// streamBuffer gathers a streamed response's writes (a list's items, a kilobyte or so each)
+	// into writes of this size: each write to the response writer passes its filters (a mutex
+	// in the timeout filter) and net/http's 2 KiB chunks, and a full list of 10,000 objects spent
+	// a third of its CPU there.
+	streamBuffer = 32 << 10
 )
 
 // deferredResponse holds the start of a response until it knows whether the response is large
@@ -23,9 +29,10 @@ type deferredResponse struct {
 	contentType string
 	gzipOK      bool
 	buf         []byte
-	// out is where the body goes once the headers are sent: w, or gz on it.
-	out io.Writer
-	gz  *gzip.Writer
+	// out is where the body goes once the headers are sent: buffered on w, or gz on it.
+	out      io.Writer
+	buffered *bufio.Writer
+	gz       *gzip.Writer
 }
 
 func newDeferredResponse(w http.ResponseWriter, r *http.Request, contentType string) *deferredResponse {
@@ -40,40 +47,49 @@ func (d *deferredResponse) Write(p []byte) (int, error) {
 		d.buf = append(d.buf, p...)
 		return len(p), nil
 	}
-	if err := d.send(d.gzipOK); err != nil {
+	if err := d.stream(); err != nil {
 		return 0, err
 	}
 	return d.out.Write(p)
 }
 
-// send writes the headers and what is held, and makes the rest of the body gzip when compress.
-func (d *deferredResponse) send(compress bool) error {
-	h := d.w.Header()
-	h.Set("Content-Type", d.contentType)
-	d.out = d.w
-	if compress {
-		h.Set("Content-Encoding", "gzip")
-		h.Add("Vary", "Accept-Encoding")
-		d.gz, _ = gzip.NewWriterLevel(d.w, gzipLevel) // the level is valid
+// stream sends the headers and what is held, and sends the rest of the body gzip-compressed if
+// the client accepts it, buffered otherwise.
+func (d *deferredResponse) stream() error {
+	if d.gzipOK {
+		d.w.Header().Set("Content-Encoding", "gzip")
+		d.w.Header().Add("Vary", "Accept-Encoding")
+		d.gz, _ = gzip.NewWriterLevel(d.w, gzipLevel) // the level is valid; it buffers itself
 		d.out = d.gz
+	} else {
+		d.buffered = bufio.NewWriterSize(d.w, streamBuffer)
+		d.out = d.buffered
 	}
-	d.w.WriteHeader(d.code)
+	d.writeHeader()
 	_, err := d.out.Write(d.buf)
 	d.buf = nil
 	return err
+}
+
+func (d *deferredResponse) writeHeader() {
+	d.w.Header().Set("Content-Type", d.contentType)
+	d.w.WriteHeader(d.code)
 }
 
 // sent reports whether any of the response has reached the client: until then an error can
 // still be answered instead.
 func (d *deferredResponse) sent() bool { return d.out != nil }
 
-// Close sends a response still held (small enough to go uncompressed) or ends the gzip stream.
+// Close sends a response held whole (small enough to go uncompressed) as it is, or ends the
+// stream.
 func (d *deferredResponse) Close() error {
 	switch {
 	case d.out == nil:
-		return d.send(false)
+		d.writeHeader()
+		_, err := d.w.Write(d.buf)
+		return err
 	case d.gz != nil:
 		return d.gz.Close()
 	}
-	return nil
+	return d.buffered.Flush()
 }
