@@ -179,7 +179,7 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	}
 	s.startMetrics(ctx)
 	// Outermost, as in kube-apiserver: every answer carries an Audit-Id header, audited or not.
-	s.handler = genericapifilters.WithAuditInit(s.withRecovery(guard(withRequestMetrics(genericapifilters.WithWarningRecorder(routes)))))
+	s.handler = withGrownStack(genericapifilters.WithAuditInit(s.withRecovery(guard(withRequestMetrics(genericapifilters.WithWarningRecorder(routes))))), growStackTo16KiB)
 	return s, nil
 }
 
