@@ -86,7 +86,14 @@ func TestScaleSubresource(t *testing.T) {
 			t.Fatalf("warnings %q", got)
 		}
 		api.do("PUT", sprockets+"/s/scale?fieldValidation=Strict", scaleBody).expectStatus(t, metav1.Status{
-			Code: 400, Reason: metav1.StatusReasonBadRequest, Message: `Scale in version "v1" cannot be handled as a Scale: strict decoding error: unknown field "spec.extra"`})
+			Code: 400, Reason: metav1.StatusReasonBadRequest, Message: `no kind is registered for the type v1.Scale in scheme "pkg/runtime/scheme.go:111"`})
+		// A Scale of another apiVersion, or whose replicas are not a number, gets the same answer
+		// (kube-apiserver's custom resource scheme cannot name the Scale kind in its decoding error).
+		for _, body := range []string{`{"apiVersion":"apps/v1","kind":"Scale","metadata":{"name":"s"},"spec":{"replicas":5}}`,
+			`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"s"},"spec":{"replicas":"x"}}`} {
+			api.do("PUT", sprockets+"/s/scale", body).expectStatus(t, metav1.Status{
+				Code: 400, Reason: metav1.StatusReasonBadRequest, Message: `no kind is registered for the type v1.Scale in scheme "pkg/runtime/scheme.go:111"`})
+		}
 
 		api.do("PATCH", sprockets+"/s/scale", `{"spec":{"replicas":-1}}`, "Content-Type: application/merge-patch+json").expectStatus(t, metav1.Status{
 			Code: 422, Reason: metav1.StatusReasonInvalid, Message: `Sprocket.example.com "s" is invalid: .spec.replicas: Invalid value: -1: should be a non-negative integer`,

@@ -526,6 +526,10 @@ func statusScaleScenarios() []scenario {
 			{method: "PUT", path: gizmos + "/ss2/status", body: `{"apiVersion":"example.com/v1","kind":"Gizmo","metadata":{"name":"ss2"},"status":{"replicas":2}}`},
 			{method: "GET", path: gizmos + "/ss2/scale"},
 			{method: "PUT", path: gizmos + "/new/scale", body: `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"new"},"spec":{"replicas":3}}`},
+			{method: "PUT", path: gizmos + "/ss2/scale?fieldValidation=Strict", body: `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"ss2"},"spec":{"replicas":3,"extra":1}}`},
+			{method: "PUT", path: gizmos + "/ss2/scale", body: `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"ss2"},"spec":{"replicas":4,"extra":1}}`},
+			{method: "PATCH", path: gizmos + "/ss2/scale", body: `{"spec":{"replicas":"x"}}`, contentType: mergePatch},
+			{method: "PATCH", path: gizmos + "/ss2/scale", body: `{"apiVersion":"apps/v1"}`, contentType: mergePatch},
 		}},
 	}
 }

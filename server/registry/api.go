@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sqlkube/sqlkube/sqlstore"
@@ -215,8 +216,11 @@ func (r *Registry) PatchScale(ctx context.Context, ref Ref, patchType types.Patc
 		if err != nil {
 			return nil, err
 		}
-		scale, _, err := DecodeScale(patched, metav1.FieldValidationIgnore)
-		return scale, err
+		scale, err := decodeScale(patched)
+		if _, strict := runtime.AsStrictDecodingError(err); err != nil && !strict {
+			return nil, patchInvalid(string(patched), err)
+		}
+		return scale, nil
 	})
 }
 

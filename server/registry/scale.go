@@ -53,12 +53,11 @@ func (p *patchRequest) applyToScale(doc []byte) ([]byte, error) {
 	return patched, nil
 }
 
-// DecodeScale decodes a Scale body; its unknown and duplicate fields are warnings, ignored, or
-// 400 as fieldValidation says.
+// DecodeScale decodes a Scale request body; its unknown and duplicate fields are warnings or
+// ignored as fieldValidation says. A body that does not decode, or has such fields under
+// Strict, is kube-apiserver's errUndecodableScale.
 func DecodeScale(body []byte, fieldValidation string) (*autoscalingv1.Scale, []string, error) {
-	scale := &autoscalingv1.Scale{}
-	defaults := autoscalingv1.SchemeGroupVersion.WithKind("Scale")
-	_, _, err := scaleDecoder.Decode(body, &defaults, scale)
+	scale, err := decodeScale(body)
 	strictErr, strict := runtime.AsStrictDecodingError(err)
 	switch {
 	case err == nil || (strict && fieldValidation == metav1.FieldValidationIgnore):
@@ -70,8 +69,24 @@ func DecodeScale(body []byte, fieldValidation string) (*autoscalingv1.Scale, []s
 		}
 		return scale, warnings, nil
 	}
-	return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("Scale in version %q cannot be handled as a Scale: %v", defaults.Version, err))
+	return nil, nil, errUndecodableScale
 }
+
+// decodeScale decodes a Scale in JSON or YAML; a strict decoding error comes with the Scale.
+func decodeScale(body []byte) (*autoscalingv1.Scale, error) {
+	scale := &autoscalingv1.Scale{}
+	defaults := autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+	_, _, err := scaleDecoder.Decode(body, &defaults, scale)
+	return scale, err
+}
+
+// errUndecodableScale is kube-apiserver's 400 for a Scale body that does not decode (another
+// apiVersion, a field of the wrong type): to word the decoding error it looks up the Scale's kind
+// in the custom resource's scheme, which has no Scale, and answers that lookup's error instead.
+var errUndecodableScale = func() error {
+	_, _, err := runtime.NewScheme().ObjectKinds(&autoscalingv1.Scale{})
+	return apierrors.NewBadRequest(err.Error())
+}()
 
 // scaleChange gives the Scale to write from the object's current one (whose spec.replicas is
 // replicasUnset when the object has none).
