@@ -585,6 +585,8 @@ func crdLifecycleScenarios() []scenario {
 			{method: "PATCH", path: crds + "/things.life.example.com", body: `[{"op":"replace","path":"/spec/versions/1/served","value":true}]`, contentType: jsonPatch, setup: true},
 			{method: "GET", path: "/apis/life.example.com/v2/namespaces/default/things", setup: true, waitFor: http.StatusOK},
 			{method: "GET", path: "/apis/life.example.com/v2/namespaces/default/things/t2"},
+			{method: "PATCH", path: things + "/t2", body: `{"apiVersion":"life.example.com/v2","spec":{"extra":1}}`, contentType: mergePatch},
+			{method: "PATCH", path: things + "/t1/status", body: `{"apiVersion":"life.example.com/v2","spec":{"extra":1}}`, contentType: mergePatch},
 			{method: "GET", path: crds + "/things.life.example.com", pick: crdSpec},
 			{method: "DELETE", path: crds + "/things.life.example.com", setup: true},
 			{method: "GET", path: things, setup: true, waitFor: http.StatusNotFound},

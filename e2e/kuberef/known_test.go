@@ -21,7 +21,4 @@ var knownDifferences = map[knownStep]string{
 	{"methods on /apis/example.com/v1/gizmos/mtg/scale", 2}: "a no-op patch of /scale writes a new resourceVersion in kube (its scale handler moves spec.replicas ownership); sqlkube writes nothing",
 	// Not fixed: server-side apply to /scale.
 	{"apply to status and scale", 3}: "apply to /scale is 415 in sqlkube",
-	// Not fixed: a merge patch that changes apiVersion.
-	{"patch merge apiVersion", 1}: "a merge patch to another apiVersion is 400 in sqlkube; kube decodes it as that version",
-	{"patch merge apiVersion", 2}: "a merge patch to another apiVersion is 400 in sqlkube; kube decodes it as that version",
 }
