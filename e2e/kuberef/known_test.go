@@ -17,8 +17,4 @@ var knownDifferences = map[knownStep]string{
 	{"watch parameter errors", 4}: "deliberate: a watch from resourceVersion=1 replays history sqlkube still has; kube's watch cache answers 410",
 	// Deliberate: continue tokens are each server's own encoding.
 	{"continue errors", 5}: "deliberate: a continue token forged in kube's encoding is refused",
-	// Not fixed: kube's scale handler rewrites managedFields even on a no-op /scale patch.
-	{"methods on /apis/example.com/v1/gizmos/mtg/scale", 2}: "a no-op patch of /scale writes a new resourceVersion in kube (its scale handler moves spec.replicas ownership); sqlkube writes nothing",
-	// Not fixed: server-side apply to /scale.
-	{"apply to status and scale", 3}: "apply to /scale is 415 in sqlkube",
 }
