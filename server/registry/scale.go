@@ -230,17 +230,19 @@ func replicasPaths(crd *apiextensionsv1.CustomResourceDefinition) managedfields.
 	return paths
 }
 
-// recordScaleUpdate records in scale's managedFields the update of live to scale by manager, as
-// kube-apiserver's /scale field manager does.
+// recordScaleUpdate is scale with the update of live to it by manager recorded in its
+// managedFields, as kube-apiserver's /scale field manager records it.
 func recordScaleUpdate(res *resource.Resource, live, scale *autoscalingv1.Scale, manager string) (*autoscalingv1.Scale, error) {
 	fm, err := fieldManagerFor(res, "scale")
 	if err != nil {
 		return nil, err
 	}
+	scale = scale.DeepCopy()       // a retry records again on the Scale it was given
 	scale.TypeMeta = live.TypeMeta // the field manager knows the type by it
-	recorded, ok := fm.UpdateNoErrors(live, scale, manager).(*autoscalingv1.Scale)
+	updated := fm.UpdateNoErrors(live, scale, manager)
+	recorded, ok := updated.(*autoscalingv1.Scale)
 	if !ok {
-		return nil, fmt.Errorf("the scale field manager returned a %T", recorded)
+		return nil, fmt.Errorf("the scale field manager returned a %T", updated)
 	}
 	return recorded, nil
 }
