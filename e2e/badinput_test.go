@@ -85,7 +85,7 @@ func badRequests() []badRequest {
 			want: apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, "", schema.GroupResource{}, "", "", 0, false)},
 		{name: "Accept not satisfiable", method: http.MethodGet, path: rawConfigMaps, accept: "application/xml",
 			wantPrefix: &prefixStatus{406, metav1.StatusReasonNotAcceptable,
-				"only the following media types are accepted: application/json, application/yaml"}},
+				"only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"}},
 	}
 }
 

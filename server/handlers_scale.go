@@ -68,7 +68,8 @@ func (s *Server) servePatchScale(w http.ResponseWriter, r *http.Request, req *re
 	if err != nil {
 		return err
 	}
-	written, err := s.registry.PatchScale(r.Context(), req.ref(), p.patchType, p.body, p.opts)
+	written, warnings, err := s.registry.PatchScale(r.Context(), req.ref(), p.patchType, p.body, p.opts)
+	addWarnings(w, warnings)
 	if err != nil {
 		return err
 	}

@@ -14,9 +14,10 @@ const (
 	mediaTypeYAML = "application/yaml"
 )
 
-// servedMediaTypes are the media types objects are read and written in, as listed in 406 and
-// 415 answers.
-var servedMediaTypes = []string{mediaTypeJSON, mediaTypeYAML}
+// listedMediaTypes are the media types 406 and 415 answers list, as kube-apiserver lists its
+// serializers' for built-in and custom resources alike: protobuf among them, though sqlkube reads
+// it only for the built-in types and writes it for none.
+var listedMediaTypes = []string{mediaTypeJSON, mediaTypeYAML, mediaTypeProtobuf}
 
 // view is what shape of answer the client asked for.
 type view int
@@ -109,20 +110,16 @@ const (
 )
 
 // requestBodyFormat reads the request's Content-Type: JSON (the default), YAML, or, where
-// protobufOK (the built-in types), Kubernetes protobuf; anything else is 415 naming the accepted
-// media types.
+// protobufOK (the built-in types), Kubernetes protobuf; anything else is 415 naming kube's media
+// types.
 func requestBodyFormat(r *http.Request, protobufOK bool) (bodyFormat, error) {
-	accepted := servedMediaTypes
-	if protobufOK {
-		accepted = builtinMediaTypes
-	}
 	header := r.Header.Get("Content-Type")
 	if header == "" {
 		return bodyJSON, nil
 	}
 	mediaType, _, err := mime.ParseMediaType(header)
 	if err != nil {
-		return bodyJSON, registry.UnsupportedMediaType(accepted)
+		return bodyJSON, registry.UnsupportedMediaType(listedMediaTypes)
 	}
 	switch {
 	case mediaType == mediaTypeJSON:
@@ -132,5 +129,5 @@ func requestBodyFormat(r *http.Request, protobufOK bool) (bodyFormat, error) {
 	case mediaType == mediaTypeProtobuf && protobufOK:
 		return bodyProtobuf, nil
 	}
-	return bodyJSON, registry.UnsupportedMediaType(accepted)
+	return bodyJSON, registry.UnsupportedMediaType(listedMediaTypes)
 }

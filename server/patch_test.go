@@ -213,6 +213,26 @@ func TestPatchCustomResource(t *testing.T) {
 		expectField(t, resp.object(t), nil, "spec", "extra")
 		api.do("PATCH", widgets+"/w?fieldValidation=Strict", `[{"op":"add","path":"/spec/extra","value":1}]`, jsonPatch).expect(t, http.StatusUnprocessableEntity)
 
+		// A patch to another apiVersion is decoded by that version's schema (v2 keeps unknown
+		// fields, a version the CRD lacks keeps none), then refused by validation; /status keeps
+		// all but the status of the stored object.
+		for _, apiVersion := range []string{"example.com/v2", "example.com/v9"} {
+			resp := api.do("PATCH", widgets+"/w", `{"apiVersion":"`+apiVersion+`","spec":{"extra":1}}`, mergePatch)
+			resp.expectStatus(t, metav1.Status{
+				Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
+				Message: `Widget.example.com "w" is invalid: apiVersion: Invalid value: "` + apiVersion + `": must be example.com/v1`,
+				Details: &metav1.StatusDetails{Name: "w", Group: "example.com", Kind: "Widget", Causes: []metav1.StatusCause{{
+					Type: metav1.CauseTypeFieldValueInvalid, Message: `Invalid value: "` + apiVersion + `": must be example.com/v1`, Field: "apiVersion"}}}})
+			if warnings := resp.header.Values("Warning"); apiVersion == "example.com/v9" && !slices.Equal(warnings, []string{`299 - "unknown field \"spec\""`, `299 - "unknown field \"status\""`}) {
+				t.Fatalf("warnings %q", warnings)
+			}
+		}
+		before := api.do("GET", widgets+"/w", "").expect(t, http.StatusOK).object(t)
+		got = api.do("PATCH", widgets+"/w/status", `{"apiVersion":"example.com/v2"}`, mergePatch).expect(t, http.StatusOK).object(t)
+		if !reflect.DeepEqual(got, before) {
+			t.Fatalf("/status patched to another apiVersion: %v, was %v", got, before)
+		}
+
 		api.do("PATCH", widgets+"/w", `{"spec":{"color":"red"}}`, strategicPatch).expectStatus(t, metav1.Status{
 			Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
 			Message: "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"})

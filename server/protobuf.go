@@ -23,9 +23,6 @@ import (
 // built-in objects in it; as in kube-apiserver, custom resources are JSON and YAML only.
 const mediaTypeProtobuf = "application/vnd.kubernetes.protobuf"
 
-// builtinMediaTypes are the request body formats the built-in types accept, as listed in 415s.
-var builtinMediaTypes = []string{mediaTypeJSON, mediaTypeYAML, mediaTypeProtobuf}
-
 // protobufScheme knows the built-in types we serve, and the option types (DeleteOptions) clients
 // send with them; protobufDecoder reads their protobuf envelopes.
 var (

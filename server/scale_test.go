@@ -67,7 +67,6 @@ func TestScaleSubresource(t *testing.T) {
 		if smp.Spec.Replicas != 4 || patched.Spec.Replicas != 3 {
 			t.Fatalf("strategic merge patch to %d, then JSON patch to %d", smp.Spec.Replicas, patched.Spec.Replicas)
 		}
-		api.do("PATCH", sprockets+"/s/scale", `{}`, "Content-Type: application/apply-patch+yaml").expect(t, http.StatusUnsupportedMediaType)
 
 		// PUT with a stale resourceVersion conflicts; with the current one it applies.
 		api.do("PUT", sprockets+"/s/scale", `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"s","resourceVersion":"`+rv+`"},"spec":{"replicas":5}}`).expectStatus(t, metav1.Status{
@@ -86,7 +85,14 @@ func TestScaleSubresource(t *testing.T) {
 			t.Fatalf("warnings %q", got)
 		}
 		api.do("PUT", sprockets+"/s/scale?fieldValidation=Strict", scaleBody).expectStatus(t, metav1.Status{
-			Code: 400, Reason: metav1.StatusReasonBadRequest, Message: `Scale in version "v1" cannot be handled as a Scale: strict decoding error: unknown field "spec.extra"`})
+			Code: 400, Reason: metav1.StatusReasonBadRequest, Message: `no kind is registered for the type v1.Scale in scheme "pkg/runtime/scheme.go:111"`})
+		// A Scale of another apiVersion, or whose replicas are not a number, gets the same answer
+		// (kube-apiserver's custom resource scheme cannot name the Scale kind in its decoding error).
+		for _, body := range []string{`{"apiVersion":"apps/v1","kind":"Scale","metadata":{"name":"s"},"spec":{"replicas":5}}`,
+			`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"s"},"spec":{"replicas":"x"}}`} {
+			api.do("PUT", sprockets+"/s/scale", body).expectStatus(t, metav1.Status{
+				Code: 400, Reason: metav1.StatusReasonBadRequest, Message: `no kind is registered for the type v1.Scale in scheme "pkg/runtime/scheme.go:111"`})
+		}
 
 		api.do("PATCH", sprockets+"/s/scale", `{"spec":{"replicas":-1}}`, "Content-Type: application/merge-patch+json").expectStatus(t, metav1.Status{
 			Code: 422, Reason: metav1.StatusReasonInvalid, Message: `Sprocket.example.com "s" is invalid: .spec.replicas: Invalid value: -1: should be a non-negative integer`,
@@ -106,6 +112,56 @@ func TestScaleSubresource(t *testing.T) {
 			Code: 404, Reason: metav1.StatusReasonNotFound, Message: `sprockets.example.com "missing" not found`,
 			Details: &metav1.StatusDetails{Name: "missing", Group: "example.com", Kind: "sprockets"}})
 		api.do("GET", "/api/v1/namespaces/default/configmaps/x/scale", "").expect(t, http.StatusNotFound)
+	})
+}
+
+// TestScaleManagedFields: the scale handler moves the ownership of the spec replicas to an entry
+// of the Scale's writer, even when the write changes nothing, so that it writes the object.
+func TestScaleManagedFields(t *testing.T) {
+	api := sqliteAPI(t)
+	api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", sprocketCRD).expect(t, http.StatusCreated)
+	created := api.do("POST", sprockets+"?fieldManager=maker", `{"apiVersion":"example.com/v1","kind":"Sprocket","metadata":{"name":"s"},"spec":{"replicas":1}}`).expect(t, http.StatusCreated).object(t)
+	scale := decodeScaleResponse(t, api.do("PATCH", sprockets+"/s/scale?fieldManager=maker", `{}`, mergePatch).expect(t, http.StatusOK))
+	if scale.ResourceVersion == str(created, "metadata", "resourceVersion") {
+		t.Fatalf("a patch of /scale changing nothing wrote nothing")
+	}
+	got := nested(api.do("GET", sprockets+"/s", "").expect(t, http.StatusOK).object(t), "metadata", "managedFields").([]any)
+	if len(got) != 2 {
+		t.Fatalf("managedFields %v", got)
+	}
+	replicas, spec := got[0].(map[string]any), got[1].(map[string]any) // untimed first, as kube encodes them
+	if spec["time"] == nil || replicas["time"] != nil || spec["manager"] != "maker" || replicas["manager"] != "maker" ||
+		!equalJSON(spec["fieldsV1"], map[string]any{"f:spec": map[string]any{}}) ||
+		!equalJSON(replicas["fieldsV1"], map[string]any{"f:spec": map[string]any{"f:replicas": map[string]any{}}}) {
+		t.Fatalf("managedFields %v", got)
+	}
+}
+
+// TestScaleApply applies Scales: the replicas' owner conflicts, and, as in kube-apiserver, an
+// apply that would change the Scale fails (its custom resource converter cannot convert the
+// result); one that leaves it as it is shares the ownership of the replicas.
+func TestScaleApply(t *testing.T) {
+	backends(t, func(t *testing.T, api *testAPI) {
+		api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", sprocketCRD).expect(t, http.StatusCreated)
+		api.do("PATCH", sprockets+"/s?fieldManager=m", `{"apiVersion":"example.com/v1","kind":"Sprocket","metadata":{"name":"s"},"spec":{"replicas":1}}`, applyPatch).expect(t, http.StatusCreated)
+		scale := func(replicas string) string {
+			return `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"s"},"spec":{"replicas":` + replicas + `}}`
+		}
+		api.do("PATCH", sprockets+"/s/scale?fieldManager=hpa", scale("3"), applyPatch).expectStatus(t, metav1.Status{
+			Code: http.StatusConflict, Reason: metav1.StatusReasonConflict, Message: `Apply failed with 1 conflict: conflict with "m": .spec.replicas`,
+			Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldManagerConflict, Message: `conflict with "m"`, Field: ".spec.replicas"}}}})
+		api.do("PATCH", sprockets+"/s/scale?fieldManager=hpa&force=true", scale("3"), applyPatch).expectStatus(t, metav1.Status{
+			Code:    http.StatusInternalServerError,
+			Message: "failed to convert new object (/s; autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid group/version: autoscaling/v1"})
+		api.do("PATCH", sprockets+"/s/scale?fieldManager=hpa", `{"apiVersion":"apps/v1","kind":"Scale","metadata":{"name":"s"}}`, applyPatch).expectStatus(t, metav1.Status{
+			Code: http.StatusBadRequest, Reason: metav1.StatusReasonBadRequest, Message: "invalid object type: apps/v1, Kind=Scale"})
+
+		applied := decodeScaleResponse(t, api.do("PATCH", sprockets+"/s/scale?fieldManager=hpa", scale("1"), applyPatch).expect(t, http.StatusOK))
+		obj := api.do("GET", sprockets+"/s", "").expect(t, http.StatusOK).object(t)
+		if entry := managedFieldsEntry(t, obj, "hpa"); applied.Spec.Replicas != 1 || entry["operation"] != "Apply" || entry["subresource"] != "scale" || entry["time"] != nil ||
+			!equalJSON(entry["fieldsV1"], map[string]any{"f:spec": map[string]any{"f:replicas": map[string]any{}}}) {
+			t.Fatalf("managedFields entry of the applier: %v", entry)
+		}
 	})
 }
 

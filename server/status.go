@@ -34,7 +34,7 @@ func errNotAcceptable() error {
 		Status:  metav1.StatusFailure,
 		Code:    http.StatusNotAcceptable,
 		Reason:  metav1.StatusReasonNotAcceptable,
-		Message: "only the following media types are accepted: " + strings.Join(servedMediaTypes, ", "),
+		Message: "only the following media types are accepted: " + strings.Join(listedMediaTypes, ", "),
 	}}
 }
 

@@ -190,6 +190,9 @@ func TestConformance(t *testing.T) {
 					t.Errorf("step %d %s %s: known difference %q is gone; remove the mark", i, s.method, s.path, s.known)
 				case s.known != "":
 					t.Logf("step %d %s %s: known difference on %d of %d backends: %s", i, s.method, s.path, len(diffs), len(sqlkubes), s.known)
+					for _, d := range mergeDifferences(diffs) {
+						t.Logf("--- kube\n+++ %s\n%s", d.backend, lineDiff(d.kube, d.skub))
+					}
 				default:
 					for _, d := range mergeDifferences(diffs) {
 						t.Errorf("step %d %s %s %.300s\n--- kube\n+++ %s\n%s", i, s.method, s.path, s.body, d.backend, lineDiff(d.kube, d.skub))

@@ -17,22 +17,4 @@ var knownDifferences = map[knownStep]string{
 	{"watch parameter errors", 4}: "deliberate: a watch from resourceVersion=1 replays history sqlkube still has; kube's watch cache answers 410",
 	// Deliberate: continue tokens are each server's own encoding.
 	{"continue errors", 5}: "deliberate: a continue token forged in kube's encoding is refused",
-	// Not fixed: sqlkube serves no protobuf for custom resources, and its messages do not list it.
-	{"bad body 15 {\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"me text/plain", 0}: "protobuf: the 415 lists the media types without protobuf",
-	{"bad body 15 {\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"me text/plain", 2}: "protobuf: the 415 lists the media types without protobuf",
-	{"crd lifecycle", 16}: "protobuf: the 406 lists the media types without protobuf",
-	{"discovery", 2}:      "protobuf: the 406 lists the media types without protobuf",
-	// Not fixed: kube's scale codec cannot name the Scale kind in its own errors.
-	{"scale errors", 2}: "kube answers a Scale of another apiVersion with 'no kind is registered for the type v1.Scale'",
-	{"scale errors", 3}: "kube answers a Scale that does not decode with 'no kind is registered for the type v1.Scale'",
-	// Not fixed: kube's scale handler rewrites managedFields even on a no-op /scale patch.
-	{"methods on /apis/example.com/v1/gizmos/mtg/scale", 2}: "a no-op patch of /scale writes a new resourceVersion in kube (its scale handler moves spec.replicas ownership); sqlkube writes nothing",
-	// Not fixed: server-side apply to /scale.
-	{"apply to status and scale", 3}: "apply to /scale is 415 in sqlkube",
-	// Not fixed: a merge patch that changes apiVersion.
-	{"patch merge apiVersion", 1}: "a merge patch to another apiVersion is 400 in sqlkube; kube decodes it as that version",
-	{"patch merge apiVersion", 2}: "a merge patch to another apiVersion is 400 in sqlkube; kube decodes it as that version",
-	// Not fixed: managedFields of a create that sets system metadata.
-	{"metadata 23 \"deletionTimestamp\":\"2020-01-01T00:00:00Z\"", 0}: "managedFields of a create that sets deletionTimestamp list it",
-	{"metadata 27 \"deletionGracePeriodSeconds\":5", 0}:               "managedFields of a create that sets deletionGracePeriodSeconds list it",
 }

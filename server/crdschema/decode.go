@@ -23,9 +23,18 @@ func (s *Schema) Prune(u *unstructured.Unstructured) (unknownFields []string, er
 }
 
 // Default sets the schema's default values on the fields that are missing (or null where null
-// is not allowed). kube-apiserver defaults after pruning, on writes and on reads from storage.
+// is not allowed). kube-apiserver defaults after pruning, on writes and on reads from storage,
+// by the schema of the object's apiVersion, and objects of another type not at all.
 func (s *Schema) Default(u *unstructured.Unstructured) {
-	structuraldefaulting.Default(u.Object, s.structural)
+	if gv, err := schema.ParseGroupVersion(u.GetAPIVersion()); err == nil && s.isOwnKind(gv, u) {
+		structuraldefaulting.Default(u.Object, s.structuralOf(gv.Version))
+	}
+}
+
+// isOwnKind reports whether u, of group version gv, is of this schema's group and kind (in any
+// version).
+func (s *Schema) isOwnKind(gv schema.GroupVersion, u *unstructured.Unstructured) bool {
+	return gv.Group == s.kind.Group && u.GetKind() == s.kind.Kind
 }
 
 // PruneAndDefault is Prune then Default: what decoding a request body does in kube-apiserver.
@@ -70,9 +79,10 @@ func (s *Schema) coerce(u *unstructured.Unstructured, opts coerceOptions) ([]str
 	if err != nil {
 		return nil, err
 	}
-	// Like kube-apiserver, leave objects of another type (rejected by Validate) unpruned.
-	if gv.Group == s.kind.Group && u.GetKind() == s.kind.Kind {
-		schemaUnknown, err := s.pruneBySchema(u, opts)
+	// Like kube-apiserver, prune by the schema of the object's version, and leave objects of
+	// another type (rejected by Validate) unpruned.
+	if s.isOwnKind(gv, u) {
+		schemaUnknown, err := s.pruneBySchema(u, s.structuralOf(gv.Version), opts)
 		if err != nil {
 			return nil, err
 		}
@@ -85,19 +95,17 @@ func (s *Schema) coerce(u *unstructured.Unstructured, opts coerceOptions) ([]str
 	return unknown, restoreMeta(u, objectMeta, foundMeta)
 }
 
-// pruneBySchema drops what the structural schema does not know, non-nullable nulls without a
-// default, and the unknown fields of embedded resources' metadata.
-func (s *Schema) pruneBySchema(u *unstructured.Unstructured, opts coerceOptions) ([]string, error) {
-	if s.structural == nil {
-		return nil, nil
-	}
+// pruneBySchema drops what the structural schema does not know (everything but apiVersion,
+// kind and metadata when there is none), non-nullable nulls without a default, and the unknown
+// fields of embedded resources' metadata.
+func (s *Schema) pruneBySchema(u *unstructured.Unstructured, structural *structuralschema.Structural, opts coerceOptions) ([]string, error) {
 	var unknown []string
 	if !s.preserveUnknownFields {
-		unknown = structuralpruning.PruneWithOptions(u.Object, s.structural, true,
+		unknown = structuralpruning.PruneWithOptions(u.Object, structural, true,
 			structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: opts.trackUnknown})
-		structuraldefaulting.PruneNonNullableNullsWithoutDefaults(u.Object, s.structural)
+		structuraldefaulting.PruneNonNullableNullsWithoutDefaults(u.Object, structural)
 	}
-	fieldErr, embeddedUnknown := schemaobjectmeta.CoerceWithOptions(nil, u.Object, s.structural, false, schemaobjectmeta.CoerceOptions{
+	fieldErr, embeddedUnknown := schemaobjectmeta.CoerceWithOptions(nil, u.Object, structural, false, schemaobjectmeta.CoerceOptions{
 		DropInvalidFields:       opts.dropInvalidMetadata,
 		ReturnUnknownFieldPaths: opts.trackUnknown,
 	})

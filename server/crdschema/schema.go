@@ -3,6 +3,7 @@ package crdschema
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -28,6 +29,10 @@ type Schema struct {
 	// preserveUnknownFields (legacy CRDs from apiextensions/v1beta1 days); such objects are
 	// neither pruned nor defaulted.
 	structural *structuralschema.Structural
+	// crd is the CRD the version belongs to, and otherVersions caches the structural schemas of
+	// its other versions (see structuralOf).
+	crd           *apiextensionsv1.CustomResourceDefinition
+	otherVersions sync.Map
 	// preserveUnknownFields is the CRD-wide legacy switch that turns pruning off.
 	preserveUnknownFields bool
 	strategy              strategy
@@ -60,6 +65,7 @@ func Compile(crd *apiextensionsv1.CustomResourceDefinition, version string) (*Sc
 		namespaced:            crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
 		hasStatus:             v.Subresources != nil && v.Subresources.Status != nil,
 		selectableNames:       selectableFieldNames(crd.Spec.Scope, v.SelectableFields),
+		crd:                   crd,
 		preserveUnknownFields: crd.Spec.PreserveUnknownFields,
 	}
 	props, err := internalSchema(v.Schema)
@@ -86,6 +92,27 @@ func findVersion(crd *apiextensionsv1.CustomResourceDefinition, version string) 
 		}
 	}
 	return nil
+}
+
+// structuralOf is the structural schema of the CRD's version, by which kube-apiserver prunes
+// and defaults an object of that apiVersion, whichever version it is served through (a patch
+// may change the apiVersion; storage may hold objects of an earlier storage version). It is nil
+// for a version the CRD does not have, or one without a schema.
+func (s *Schema) structuralOf(version string) *structuralschema.Structural {
+	if version == s.kind.Version {
+		return s.structural
+	}
+	if cached, ok := s.otherVersions.Load(version); ok {
+		return cached.(*structuralschema.Structural)
+	}
+	var structural *structuralschema.Structural
+	if v := findVersion(s.crd, version); v != nil {
+		if props, err := internalSchema(v.Schema); err == nil {
+			structural, _ = structuralFor(props, s.preserveUnknownFields)
+		}
+	}
+	s.otherVersions.Store(version, structural)
+	return structural
 }
 
 // kindOf prefers the accepted kind, as kube-apiserver serves the names it accepted.

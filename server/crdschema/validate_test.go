@@ -127,10 +127,12 @@ func TestValidateCreateTypeAndObjectMeta(t *testing.T) {
 	if _, err := s.PruneAndDefault(u); err != nil {
 		t.Fatal(err)
 	}
-	// Type meta errors stop the ObjectMeta and schema checks, as in kube-apiserver.
+	// Type meta errors stop the ObjectMeta and schema checks, as in kube-apiserver; the CEL rules
+	// still run, on an object of another kind, which is not defaulted.
 	assertMessages(t, s.Validate(context.Background(), u, nil),
 		`kind: Invalid value: "Gadget": must be Widget`,
-		`apiVersion: Invalid value: "example.com/v2": must be example.com/v1`)
+		`apiVersion: Invalid value: "example.com/v2": must be example.com/v1`,
+		`spec: Invalid value: "object": no such key: minReplicas evaluating rule: minReplicas must not exceed replicas`)
 
 	u.SetAPIVersion("example.com/v1")
 	u.SetKind("Widget")

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sqlkube/sqlkube/sqlstore"
@@ -198,27 +199,38 @@ func (r *Registry) UpdateScale(ctx context.Context, ref Ref, scale *autoscalingv
 	if scale.Name != ref.Name {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", scale.Name, ref.Name))
 	}
-	req := newRequest(ref, opts.DryRun, opts.FieldManager, opts)
-	return r.scale(ctx, req, func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error) { return scale, nil })
+	req := newRequest(ref, opts.DryRun, "", opts)
+	return r.scale(ctx, req, func(live *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+		return recordScaleUpdate(ref.Resource, live, scale, opts.FieldManager)
+	})
 }
 
 // PatchScale applies a patch to the current Scale of the object ref names, then writes it as
-// UpdateScale does.
-func (r *Registry) PatchScale(ctx context.Context, ref Ref, patchType types.PatchType, body []byte, opts *metav1.PatchOptions) (*autoscalingv1.Scale, error) {
+// UpdateScale does, and returns the Scale written with the patch's warnings. An apply is
+// server-side apply of a Scale.
+func (r *Registry) PatchScale(ctx context.Context, ref Ref, patchType types.PatchType, body []byte, opts *metav1.PatchOptions) (*autoscalingv1.Scale, []string, error) {
 	p := &patchRequest{patchType: patchType, body: body, opts: opts}
-	req := newRequest(ref, opts.DryRun, p.manager(), opts)
-	return r.scale(ctx, req, func(old *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
-		doc, err := json.Marshal(old)
+	req := newRequest(ref, opts.DryRun, "", opts)
+	scale, err := r.scale(ctx, req, func(live *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+		p.warnings = nil // warnings are those of the last attempt
+		if patchType == types.ApplyYAMLPatchType {
+			return p.applyScale(ref.Resource, live)
+		}
+		doc, err := json.Marshal(live)
 		if err != nil {
 			return nil, err
 		}
-		patched, err := p.applyToScale(doc)
+		patched, err := p.patchScaleJSON(doc)
 		if err != nil {
 			return nil, err
 		}
-		scale, _, err := DecodeScale(patched, metav1.FieldValidationIgnore)
-		return scale, err
+		scale, err := decodeScale(patched)
+		if _, strict := runtime.AsStrictDecodingError(err); err != nil && !strict {
+			return nil, patchInvalid(string(patched), err)
+		}
+		return recordScaleUpdate(ref.Resource, live, scale, opts.FieldManager)
 	})
+	return scale, p.warnings, err
 }
 
 // scale writes the Scale that change makes of the current one, and returns the Scale of the

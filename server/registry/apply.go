@@ -19,16 +19,15 @@ import (
 // one) by server-side apply: p's manager then owns the fields it applied, and fields another
 // manager owns with a different value are a 409 conflict unless the apply is forced.
 func (p *patchRequest) apply(ctx context.Context, res *resource.Resource, mode updateMode, old *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	config := &unstructured.Unstructured{Object: map[string]any{}}
-	if err := utilyaml.Unmarshal(p.body, &config.Object); err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+	config, err := p.applyConfiguration()
+	if err != nil {
+		return nil, err
 	}
 	fm, err := fieldManagerFor(res, subresourceOf(mode))
 	if err != nil {
 		return nil, err
 	}
-	force := p.opts.Force != nil && *p.opts.Force
-	applied, err := fm.Apply(old, config, p.opts.FieldManager, force)
+	applied, err := fm.Apply(old, config, p.opts.FieldManager, p.forced())
 	if err != nil {
 		return nil, unclassified(err)
 	}
@@ -43,6 +42,20 @@ func (p *patchRequest) apply(ctx context.Context, res *resource.Resource, mode u
 		return obj, nil
 	}
 	return keepManagedFieldsTimes(ctx, obj, old), nil
+}
+
+// applyConfiguration is the apply configuration p's YAML body holds.
+func (p *patchRequest) applyConfiguration() (*unstructured.Unstructured, error) {
+	config := &unstructured.Unstructured{Object: map[string]any{}}
+	if err := utilyaml.Unmarshal(p.body, &config.Object); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+	}
+	return config, nil
+}
+
+// forced reports whether an apply takes the fields it conflicts on from their managers.
+func (p *patchRequest) forced() bool {
+	return p.opts.Force != nil && *p.opts.Force
 }
 
 // checkApplyStrictness finds duplicate fields in the apply configuration: 400 under

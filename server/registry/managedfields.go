@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sync"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	apiextensionsapply "k8s.io/apiextensions-apiserver/pkg/client/applyconfiguration"
 	apiextensionsscheme "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/scheme"
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
@@ -33,15 +36,10 @@ import (
 // old to obj changes, owned by req.manager, as kube-apiserver's create and update handlers do
 // before the type's strategy runs. A write without a manager (an apply) has them already.
 func recordManagedFields(ctx context.Context, req *request, mode updateMode, obj, old *unstructured.Unstructured) *unstructured.Unstructured {
-	return recordSubresourceManagedFields(ctx, req, subresourceOf(mode), obj, old)
-}
-
-// recordSubresourceManagedFields is recordManagedFields for a write through subresource.
-func recordSubresourceManagedFields(ctx context.Context, req *request, subresource string, obj, old *unstructured.Unstructured) *unstructured.Unstructured {
 	if req.manager == "" {
 		return obj
 	}
-	fm, err := fieldManagerFor(req.res, subresource)
+	fm, err := fieldManagerFor(req.res, subresourceOf(mode))
 	if err != nil {
 		return obj // the type's schema cannot track fields; kube-apiserver would not serve it
 	}
@@ -166,6 +164,9 @@ func fieldManagerFor(res *resource.Resource, subresource string) (*managedfields
 }
 
 func newFieldManager(res *resource.Resource, subresource string) (*managedfields.FieldManager, error) {
+	if subresource == "scale" {
+		return newScaleFieldManager(res)
+	}
 	gvk := schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind}
 	// As in kube-apiserver for custom resources, the served version is the hub: the built-ins
 	// are served in one version, and custom resources convert by apiVersion alone.
@@ -177,6 +178,53 @@ func newFieldManager(res *resource.Resource, subresource string) (*managedfields
 	}
 	return managedfields.NewDefaultCRDFieldManager(customResourceTypeConverter(res.Definition), apiVersionConvertor{}, objectDefaulter{res.Schema}, objectCreater{},
 		gvk, hub, subresource, resetFields)
+}
+
+// newScaleFieldManager is the field manager of writes to a custom resource's /scale, as
+// kube-apiserver's: it tracks Go autoscaling/v1 Scales, converting them with
+// apiextensions-apiserver's converter of the custom resource.
+func newScaleFieldManager(res *resource.Resource) (*managedfields.FieldManager, error) {
+	converter, err := customResourceConverter(res.Definition)
+	if err != nil {
+		return nil, err
+	}
+	typeConverter, err := scaleTypeConverter()
+	if err != nil {
+		return nil, err
+	}
+	return managedfields.NewDefaultCRDFieldManager(typeConverter, converter, objectDefaulter{}, objectCreater{},
+		autoscalingv1.SchemeGroupVersion.WithKind("Scale"), schema.GroupVersion{Group: res.Group, Version: res.Version}, "scale", nil)
+}
+
+// scaleTypeConverter reads autoscaling/v1 Scales by the OpenAPI schema generated for
+// kube-apiserver, which custom resources' type converters start from, with the Scale's kind.
+var scaleTypeConverter = sync.OnceValues(func() (managedfields.TypeConverter, error) {
+	schemas := maps.Clone(metaSchemas())
+	name := autoscalingv1.Scale{}.OpenAPIModelName()
+	scale := *schemas[name]
+	scale.Extensions = maps.Clone(scale.Extensions)
+	scale.AddExtension("x-kubernetes-group-version-kind", []any{map[string]any{"group": "autoscaling", "version": "v1", "kind": "Scale"}})
+	schemas[name] = &scale
+	return managedfields.NewTypeConverter(schemas, false)
+})
+
+// converterFactory makes apiextensions-apiserver's converters of custom resources.
+var converterFactory = sync.OnceValues(func() (*conversion.CRConverterFactory, error) {
+	return conversion.NewCRConverterFactory(nil, nil)
+})
+
+// customResourceConverter is apiextensions-apiserver's converter of crd's objects, as the /scale
+// field manager uses it: for Scales, which it converts as Go types, never by a webhook, so it
+// is made for conversion strategy None.
+func customResourceConverter(crd *apiextensionsv1.CustomResourceDefinition) (runtime.ObjectConvertor, error) {
+	factory, err := converterFactory()
+	if err != nil {
+		return nil, err
+	}
+	crd = crd.DeepCopy()
+	crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+	converter, _, err := factory.NewConverter(crd)
+	return converter, err
 }
 
 // resetFieldsOf are the fields a write through subresource cannot set, which its manager

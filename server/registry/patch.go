@@ -310,7 +310,7 @@ func (p *patchRequest) decodeAsType(res *resource.Resource, obj *unstructured.Un
 	if err := shapeCheck(obj); err != nil {
 		return patchInvalid(shown, err)
 	}
-	if err := checkTypeMeta(obj, res); err != nil {
+	if err := checkPatchedTypeMeta(obj, res); err != nil {
 		return err
 	}
 	unknown, err := decode(obj)
@@ -328,6 +328,17 @@ func (p *patchRequest) decodeAsType(res *resource.Resource, obj *unstructured.Un
 		p.warnings = append(p.warnings, e.Error())
 	}
 	return nil
+}
+
+// checkPatchedTypeMeta is checkTypeMeta for a patched object, except that a patch may give a
+// custom resource another apiVersion: kube-apiserver checks a body's apiVersion, not a patched
+// object's, which it decodes by the schema of its apiVersion. (Validation then refuses it; a
+// write to /status keeps the stored object's.)
+func checkPatchedTypeMeta(obj *unstructured.Unstructured, res *resource.Resource) error {
+	if res.CRDName != "" && obj.GetAPIVersion() != "" {
+		return nil
+	}
+	return checkTypeMeta(obj, res)
 }
 
 // patchInvalid is kube-apiserver's 422 for a patched object that does not decode as the type.

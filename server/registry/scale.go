@@ -5,17 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
@@ -33,15 +36,15 @@ var scaleDecoder = func() runtime.Decoder {
 }()
 
 // ScalePatchTypes are the patches /scale accepts: a Scale is a Go type, so strategic merge
-// patches apply to it even for custom resources. Server-side apply is not supported here.
-var ScalePatchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType)}
+// patches apply to it even for custom resources.
+var ScalePatchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType), string(types.ApplyYAMLPatchType)}
 
 // replicasUnset stands for a spec replicas field missing from the object in the Scale a patch
 // is applied to, as apiextensions-apiserver does, so that a patch that does not set it fails.
 const replicasUnset = math.MinInt32
 
-// applyToScale applies the patch to a Scale's JSON.
-func (p *patchRequest) applyToScale(doc []byte) ([]byte, error) {
+// patchScaleJSON applies a JSON, merge or strategic merge patch to a Scale's JSON.
+func (p *patchRequest) patchScaleJSON(doc []byte) ([]byte, error) {
 	if p.patchType != types.StrategicMergePatchType {
 		patched, _, err := p.applyJSON(doc)
 		return patched, err
@@ -53,12 +56,11 @@ func (p *patchRequest) applyToScale(doc []byte) ([]byte, error) {
 	return patched, nil
 }
 
-// DecodeScale decodes a Scale body; its unknown and duplicate fields are warnings, ignored, or
-// 400 as fieldValidation says.
+// DecodeScale decodes a Scale request body; its unknown and duplicate fields are warnings or
+// ignored as fieldValidation says. A body that does not decode, or has such fields under
+// Strict, is kube-apiserver's errUndecodableScale.
 func DecodeScale(body []byte, fieldValidation string) (*autoscalingv1.Scale, []string, error) {
-	scale := &autoscalingv1.Scale{}
-	defaults := autoscalingv1.SchemeGroupVersion.WithKind("Scale")
-	_, _, err := scaleDecoder.Decode(body, &defaults, scale)
+	scale, err := decodeScale(body)
 	strictErr, strict := runtime.AsStrictDecodingError(err)
 	switch {
 	case err == nil || (strict && fieldValidation == metav1.FieldValidationIgnore):
@@ -70,20 +72,35 @@ func DecodeScale(body []byte, fieldValidation string) (*autoscalingv1.Scale, []s
 		}
 		return scale, warnings, nil
 	}
-	return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("Scale in version %q cannot be handled as a Scale: %v", defaults.Version, err))
+	return nil, nil, errUndecodableScale
 }
 
+// decodeScale decodes a Scale in JSON or YAML; a strict decoding error comes with the Scale.
+func decodeScale(body []byte) (*autoscalingv1.Scale, error) {
+	scale := &autoscalingv1.Scale{}
+	defaults := autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+	_, _, err := scaleDecoder.Decode(body, &defaults, scale)
+	return scale, err
+}
+
+// errUndecodableScale is kube-apiserver's 400 for a Scale body that does not decode (another
+// apiVersion, a field of the wrong type): to word the decoding error it looks up the Scale's kind
+// in the custom resource's scheme, which has no Scale, and answers that lookup's error instead.
+var errUndecodableScale = func() error {
+	_, _, err := runtime.NewScheme().ObjectKinds(&autoscalingv1.Scale{})
+	return apierrors.NewBadRequest(err.Error())
+}()
+
 // scaleChange gives the Scale to write from the object's current one (whose spec.replicas is
-// replicasUnset when the object has none).
+// replicasUnset when the object has none), with the managedFields of the write recorded by the
+// /scale field manager (see recordScaleUpdate and patchRequest.applyScale).
 type scaleChange func(current *autoscalingv1.Scale) (*autoscalingv1.Scale, error)
 
-// updateScale writes the replicas the change asks for through the object's update path. As in
-// kube-apiserver, a Scale with a resourceVersion applies only to that version (409 otherwise);
-// without, a concurrent write makes it retry against the newer object.
+// updateScale writes the replicas the change asks for through the object's update path (req
+// has no manager: the change records the write's managedFields). As in kube-apiserver, a Scale
+// with a resourceVersion applies only to that version (409 otherwise); without, a concurrent
+// write makes it retry against the newer object.
 func (r *Registry) updateScale(ctx context.Context, req *request, change scaleChange) (sqlstore.Object, error) {
-	// The manager is recorded here, as the scale subresource's; the update path records nothing.
-	update := *req
-	update.manager = ""
 	for {
 		current, err := r.store.Get(ctx, req.key())
 		if err != nil {
@@ -97,9 +114,7 @@ func (r *Registry) updateScale(ctx context.Context, req *request, change scaleCh
 		if err != nil {
 			return sqlstore.Object{}, err
 		}
-		obj = recordSubresourceManagedFields(ctx, req, "scale", obj, old)
-		untimeScaleEntries(obj)
-		stored, err := r.applyUpdate(ctx, &update, current, obj, replaceAll)
+		stored, err := r.applyUpdate(ctx, req, current, keepManagedFieldsTimes(ctx, obj, old), replaceAll)
 		if errors.Is(err, sqlstore.ErrConflict) && !precondition {
 			continue
 		}
@@ -111,7 +126,11 @@ func (r *Registry) updateScale(ctx context.Context, req *request, change scaleCh
 }
 
 // scaledObject is old, at resourceVersion, with the spec replicas the change asks for;
-// precondition says whether the new Scale named the resourceVersion it applies to.
+// precondition says whether the new Scale named the resourceVersion it applies to. As in
+// kube-apiserver, the Scale the change sees carries the managedFields entries of old that own
+// the spec replicas, and its managedFields are merged back into old's by the scale handler:
+// a manager that wrote the replicas through the object and writes the Scale has them moved
+// to an entry of its own in the Scale's version.
 func scaledObject(req *request, old *unstructured.Unstructured, resourceVersion string, change scaleChange) (obj *unstructured.Unstructured, precondition bool, err error) {
 	paths := req.res.Scale
 	current, found, err := scaleOf(paths, old)
@@ -120,6 +139,10 @@ func scaledObject(req *request, old *unstructured.Unstructured, resourceVersion 
 	}
 	if !found {
 		current.Spec.Replicas = replicasUnset
+	}
+	handler := managedfields.NewScaleHandler(old.GetManagedFields(), schema.GroupVersion{Group: req.res.Group, Version: req.res.Version}, replicasPaths(req.res.Definition))
+	if current.ManagedFields, err = handler.ToSubresource(); err != nil {
+		return nil, false, err
 	}
 	scale, err := change(current)
 	if err != nil {
@@ -135,6 +158,11 @@ func scaledObject(req *request, old *unstructured.Unstructured, resourceVersion 
 	if err := unstructured.SetNestedField(obj.Object, int64(scale.Spec.Replicas), splitFieldPath(paths.SpecReplicasPath)...); err != nil {
 		return nil, false, apierrors.NewBadRequest(err.Error())
 	}
+	entries, err := handler.ToParent(scale.ManagedFields)
+	if err != nil {
+		return nil, false, err
+	}
+	obj.SetManagedFields(entries)
 	return obj, scale.ResourceVersion != "", nil
 }
 
@@ -184,36 +212,67 @@ func splitFieldPath(path string) []string {
 	return strings.Split(strings.TrimPrefix(path, "."), ".")
 }
 
-// untimeScaleEntries gives obj's managedFields entries of the scale subresource no time, as
-// kube-apiserver's scale handler writes them (it keeps only the times the object's own entries
-// had), and orders the entries as kube-apiserver encodes them: by operation, then time (none
-// first), manager, apiVersion and subresource.
-func untimeScaleEntries(obj *unstructured.Unstructured) {
-	entries := obj.GetManagedFields()
-	for i := range entries {
-		if entries[i].Subresource == "scale" {
-			entries[i].Time = nil
+// replicasPaths maps each version of crd to the path of its spec replicas (nil for a version
+// without /scale), as kube-apiserver's scale handler is given them.
+func replicasPaths(crd *apiextensionsv1.CustomResourceDefinition) managedfields.ResourcePathMappings {
+	paths := managedfields.ResourcePathMappings{}
+	for _, v := range crd.Spec.Versions {
+		gv := schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name}.String()
+		paths[gv] = nil
+		if v.Subresources != nil && v.Subresources.Scale != nil {
+			var names []any
+			for _, name := range splitFieldPath(v.Subresources.Scale.SpecReplicasPath) {
+				names = append(names, name)
+			}
+			paths[gv] = fieldpath.MakePathOrDie(names...)
 		}
 	}
-	seconds := func(e metav1.ManagedFieldsEntry) int64 {
-		if e.Time == nil {
-			return 0
-		}
-		return e.Time.Unix()
+	return paths
+}
+
+// recordScaleUpdate is scale with the update of live to it by manager recorded in its
+// managedFields, as kube-apiserver's /scale field manager records it.
+func recordScaleUpdate(res *resource.Resource, live, scale *autoscalingv1.Scale, manager string) (*autoscalingv1.Scale, error) {
+	fm, err := fieldManagerFor(res, "scale")
+	if err != nil {
+		return nil, err
 	}
-	sort.SliceStable(entries, func(i, j int) bool {
-		a, b := entries[i], entries[j]
-		switch {
-		case a.Operation != b.Operation:
-			return a.Operation < b.Operation
-		case seconds(a) != seconds(b):
-			return seconds(a) < seconds(b)
-		case a.Manager != b.Manager:
-			return a.Manager < b.Manager
-		case a.APIVersion != b.APIVersion:
-			return a.APIVersion < b.APIVersion
-		}
-		return a.Subresource < b.Subresource
-	})
-	obj.SetManagedFields(entries)
+	scale = scale.DeepCopy()       // a retry records again on the Scale it was given
+	scale.TypeMeta = live.TypeMeta // the field manager knows the type by it
+	updated := fm.UpdateNoErrors(live, scale, manager)
+	recorded, ok := updated.(*autoscalingv1.Scale)
+	if !ok {
+		return nil, fmt.Errorf("the scale field manager returned a %T", updated)
+	}
+	return recorded, nil
+}
+
+// applyScale applies p, an apply configuration of a Scale, to live by server-side apply, as
+// kube-apiserver's /scale field manager does: its manager owns the spec replicas it applies,
+// which another manager owning them with another value makes a 409 conflict unless forced.
+// kube-apiserver's custom resource converter cannot convert the Scale that an apply changing
+// it produces (unstructured, not a Go Scale), so such an apply fails there with a 500, and
+// here with the same error: only an apply that leaves the Scale as it is, taking or sharing
+// the ownership of its replicas, succeeds.
+func (p *patchRequest) applyScale(res *resource.Resource, live *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+	config, err := p.applyConfiguration()
+	if err != nil {
+		return nil, err
+	}
+	fm, err := fieldManagerFor(res, "scale")
+	if err != nil {
+		return nil, err
+	}
+	applied, err := fm.Apply(live, config, p.opts.FieldManager, p.forced())
+	if err != nil {
+		return nil, unclassified(err)
+	}
+	if err := p.checkApplyStrictness(); err != nil {
+		return nil, err
+	}
+	scale, ok := applied.(*autoscalingv1.Scale)
+	if !ok {
+		return nil, fmt.Errorf("the scale field manager applied a %T", applied)
+	}
+	return scale, nil
 }

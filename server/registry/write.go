@@ -38,10 +38,11 @@ var errResourceVersionOnCreate = &apierrors.StatusError{ErrStatus: metav1.Status
 	Message: "resourceVersion should not be set on objects to be created",
 }}
 
-// create applies kube-apiserver's create rules to obj and stores it.
+// create applies kube-apiserver's create rules to obj and stores it. As there, the system fields
+// are wiped before managedFields are recorded, so that no manager owns them.
 func (r *Registry) create(ctx context.Context, req *request, obj *unstructured.Unstructured) (sqlstore.Object, error) {
-	obj = recordManagedFields(ctx, req, replaceAll, obj, nil)
 	rest.WipeObjectMetaSystemFields(obj)
+	obj = recordManagedFields(ctx, req, replaceAll, obj, nil)
 	obj.SetResourceVersion("")
 	namespace := rest.ExpectedNamespaceForScope(req.namespace, req.res.Namespaced)
 	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(namespace, obj); err != nil {
