@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/sqlkube/sqlkube/server/resource"
@@ -19,19 +20,8 @@ import (
 // one) by server-side apply: p's manager then owns the fields it applied, and fields another
 // manager owns with a different value are a 409 conflict unless the apply is forced.
 func (p *patchRequest) apply(ctx context.Context, res *resource.Resource, mode updateMode, old *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	config, err := p.applyConfiguration()
+	applied, err := p.applyTo(res, subresourceOf(mode), old)
 	if err != nil {
-		return nil, err
-	}
-	fm, err := fieldManagerFor(res, subresourceOf(mode))
-	if err != nil {
-		return nil, err
-	}
-	applied, err := fm.Apply(old, config, p.opts.FieldManager, p.forced())
-	if err != nil {
-		return nil, unclassified(err)
-	}
-	if err := p.checkApplyStrictness(); err != nil {
 		return nil, err
 	}
 	obj, ok := applied.(*unstructured.Unstructured)
@@ -42,6 +32,27 @@ func (p *patchRequest) apply(ctx context.Context, res *resource.Resource, mode u
 		return obj, nil
 	}
 	return keepManagedFieldsTimes(ctx, obj, old), nil
+}
+
+// applyTo applies p's configuration to live through the field manager of res's subresource
+// ("" for the object itself), and then checks the configuration for duplicate fields.
+func (p *patchRequest) applyTo(res *resource.Resource, subresource string, live runtime.Object) (runtime.Object, error) {
+	config, err := p.applyConfiguration()
+	if err != nil {
+		return nil, err
+	}
+	fm, err := fieldManagerFor(res, subresource)
+	if err != nil {
+		return nil, err
+	}
+	applied, err := fm.Apply(live, config, p.opts.FieldManager, p.forced())
+	if err != nil {
+		return nil, unclassified(err)
+	}
+	if err := p.checkApplyStrictness(); err != nil {
+		return nil, err
+	}
+	return applied, nil
 }
 
 // applyConfiguration is the apply configuration p's YAML body holds.

@@ -255,19 +255,8 @@ func recordScaleUpdate(res *resource.Resource, live, scale *autoscalingv1.Scale,
 // here with the same error: only an apply that leaves the Scale as it is, taking or sharing
 // the ownership of its replicas, succeeds.
 func (p *patchRequest) applyScale(res *resource.Resource, live *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
-	config, err := p.applyConfiguration()
+	applied, err := p.applyTo(res, "scale", live)
 	if err != nil {
-		return nil, err
-	}
-	fm, err := fieldManagerFor(res, "scale")
-	if err != nil {
-		return nil, err
-	}
-	applied, err := fm.Apply(live, config, p.opts.FieldManager, p.forced())
-	if err != nil {
-		return nil, unclassified(err)
-	}
-	if err := p.checkApplyStrictness(); err != nil {
 		return nil, err
 	}
 	scale, ok := applied.(*autoscalingv1.Scale)
