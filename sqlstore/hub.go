@@ -136,13 +136,16 @@ func (h *hub) appendLocked(ev *Event, size int) {
 	h.fanOutLocked(ev)
 }
 
-// windowObjectLocked is the object the window's event at revision wrote; nil when the window
-// holds no event at revision.
+// windowObjectLocked is a copy of the object the window's event at revision wrote, sharing its
+// value; nil when the window holds no event at revision. A copy, not a pointer into the event:
+// that would keep the event alive after its eviction, and through its own Prev the version
+// before it, and so on through every version of an object that is updated without pause.
 func (h *hub) windowObjectLocked(revision int64) *Object {
 	live := h.window[h.head:]
 	i := sort.Search(len(live), func(i int) bool { return live[i].ev.Revision >= revision })
 	if i < len(live) && live[i].ev.Revision == revision {
-		return &live[i].ev.Object
+		obj := live[i].ev.Object
+		return &obj
 	}
 	return nil
 }

@@ -3,7 +3,9 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
+	"weak"
 )
 
 // publishAll publishes the whole of log to h, as the feed would.
@@ -58,8 +60,8 @@ func TestHubSharesPrevWithWindow(t *testing.T) {
 	log.append(OpUpdate, a)
 	log.append(OpUpdate, a)
 	events := publishAll(t, h, log)
-	if events[1].Prev != &events[0].Object || events[2].Prev != &events[1].Object {
-		t.Fatal("Prev of an update is not shared with the window's event")
+	if !sharesValue(events[1].Prev, &events[0].Object) || !sharesValue(events[2].Prev, &events[1].Object) {
+		t.Fatal("Prev of an update does not share its value with the window's event")
 	}
 	value := len(events[0].Object.Value)
 	if h.windowBytes != 3*value {
@@ -71,7 +73,35 @@ func TestHubSharesPrevWithWindow(t *testing.T) {
 	log.append(OpUpdate, a)
 	h.window, h.head, h.windowBytes, h.windowStart = nil, 0, 0, h.passed
 	late := publishAll(t, h, log)
-	if late[0].Prev == nil || late[0].Prev.Revision != 3 || late[1].Prev != &late[0].Object || h.windowBytes != 3*value {
+	if late[0].Prev == nil || late[0].Prev.Revision != 3 || !sharesValue(late[1].Prev, &late[0].Object) || h.windowBytes != 3*value {
 		t.Fatalf("prev@%d, window bytes %d; want prev@3 kept, prev@4 shared, %d bytes", late[0].Prev.Revision, h.windowBytes, 3*value)
 	}
+}
+
+// sharesValue reports whether prev is a copy of obj that shares its value's bytes, not a pointer
+// into obj's event.
+func sharesValue(prev, obj *Object) bool {
+	return prev != obj && prev.Revision == obj.Revision && len(prev.Value) > 0 && &prev.Value[0] == &obj.Value[0]
+}
+
+// TestHubWindowReleasesEvictedEvents: an event evicted from the window is garbage once no watcher
+// holds it, even though the next version's Prev shares its value. (A Prev pointing into the
+// evicted event kept it alive, and its own Prev the event before it: every version of an object
+// updated without pause stayed in memory.)
+func TestHubWindowReleasesEvictedEvents(t *testing.T) {
+	h := newHub()
+	h.setWindowLimits(2, 1<<20)
+	log := &memLog{}
+	a := Key{"configmaps", "ns", "a"}
+	log.append(OpCreate, a)
+	first := weak.Make(publishAll(t, h, log)[0])
+	for range 10 {
+		log.append(OpUpdate, a)
+		publishAll(t, h, log)
+	}
+	runtime.GC()
+	if first.Value() != nil {
+		t.Fatal("the first event, evicted nine updates ago, is still reachable")
+	}
+	runtime.KeepAlive(h) // the window, holding the last two events, is what is tested
 }
