@@ -293,8 +293,8 @@ func (s *sqlkubeServer) profile(t *testing.T, kind, name string) {
 	}
 }
 
-// sustainedUpdatesSampler logs the database's size and the compaction metrics every minute until
-// done is closed.
+// sustainedUpdatesSampler logs the database's size, the server's resident memory and the
+// compaction metrics every minute until done is closed.
 func (s *sqlkubeServer) sustainedUpdatesSampler(t *testing.T, done <-chan struct{}) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -310,7 +310,11 @@ func (s *sqlkubeServer) sustainedUpdatesSampler(t *testing.T, done <-chan struct
 			if err != nil {
 				t.Errorf("database size: %v", err)
 			}
-			figure(t, "sustained updates, minute %d: database %d MiB, %s", minute, size>>20, s.compactionMetrics())
+			mem, err := readMemorySplit(s.proc.cmd.Process.Pid)
+			if err != nil {
+				t.Errorf("resident memory: %v", err)
+			}
+			figure(t, "sustained updates, minute %d: database %d MiB, resident %s, %s", minute, size>>20, mem, s.compactionMetrics())
 		}
 	})
 	return &wg
