@@ -10,9 +10,10 @@ import (
 // locks (and SQLite's single writer) only briefly.
 const compactBatch = 2000
 
-// txStarter is a pool or a connection the compactor runs its transactions on.
+// txStarter is a pool or a connection the compactor runs its transactions and upkeep on.
 type txStarter interface {
 	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
 // Compact discards history at and below revision, keeping what reads after it need: the newest
@@ -71,6 +72,11 @@ func (s *Store) compactLocked(ctx context.Context, db txStarter, revision int64)
 			return err
 		}
 		progress = next
+	}
+	if removed > 0 && s.db.afterCompaction != "" {
+		if _, err := db.ExecContext(ctx, s.db.afterCompaction); err != nil {
+			return s.dbError(ctx, "reclaiming compacted rows", err)
+		}
 	}
 	s.opts.Observer.Compacted(removed, time.Since(start))
 	return nil

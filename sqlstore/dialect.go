@@ -46,6 +46,9 @@ type database struct {
 	// lockCompaction keeps compaction to one replica at a time (nil: one process owns the
 	// database, and the store's own mutex is enough).
 	lockCompaction func(ctx context.Context, conn *sql.Conn, wait bool) (bool, func() error, error)
+	// afterCompaction, when set, is a statement run outside any transaction once a compaction
+	// has removed rows, so that later writes reuse their space (PostgreSQL's VACUUM).
+	afterCompaction string
 	// preparedWrites is how many write statements the store prepares itself: SQLite would parse
 	// them on every call; pgx keeps a statement cache of its own.
 	preparedWrites int
@@ -138,7 +141,11 @@ func openPostgres(ctx context.Context, dsn string, maxConns int) (*database, err
 		writeBatch:     writeBatchUnnest,
 		transact:       pipelinedTransact(db),
 		lockCompaction: postgres.LockCompaction,
-		close:          db.Close,
+		// PostgreSQL reuses a deleted row's space only once VACUUM has passed; the log sheds
+		// rows as fast as it grows, and autovacuum may be off or, with its default thresholds and
+		// throttling, behind it: the database would grow for ever.
+		afterCompaction: postgres.VacuumTables,
+		close:           db.Close,
 	}, nil
 }
 

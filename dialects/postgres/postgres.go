@@ -152,6 +152,10 @@ func LockCompaction(ctx context.Context, conn *sql.Conn, wait bool) (locked bool
 	return true, unlock, nil
 }
 
+// VacuumTables makes the space of deleted and replaced rows of sqlkube's tables reusable. It is
+// VACUUM without FULL: reads and writes go on while it runs.
+const VacuumTables = "VACUUM objects, revisions"
+
 // compactionLockID is an arbitrary constant: "sqlkube" + 1 in ASCII, so as not to collide with
 // golang-migrate's lock ids, which are CRC32 hashes.
 const compactionLockID int64 = 0x73716c6b75626501
