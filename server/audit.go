@@ -113,9 +113,10 @@ func auditResponseCopy(ctx context.Context) *bytes.Buffer {
 // discardEncoding encodes every object as nothing, for encodings nobody reads.
 type discardEncoding struct{}
 
-func (discardEncoding) SupportedMediaTypes() []runtime.SerializerInfo {
-	return []runtime.SerializerInfo{{MediaType: runtime.ContentTypeJSON, Serializer: discardEncoder{}}}
-}
+func (discardEncoding) SupportedMediaTypes() []runtime.SerializerInfo { return discardSerializers }
+
+// discardSerializers is built once: the library asks for it on every audited write.
+var discardSerializers = []runtime.SerializerInfo{{MediaType: runtime.ContentTypeJSON, Serializer: discardEncoder{}}}
 
 func (discardEncoding) EncoderForVersion(e runtime.Encoder, _ runtime.GroupVersioner) runtime.Encoder {
 	return e

@@ -215,12 +215,14 @@ func appendString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c < utf8.RuneSelf {
-			if escape := asciiEscapes[c]; escape != "" {
-				b = append(append(b, s[start:i]...), escape...)
-				start = i + 1
-			}
+		if plain[c] {
 			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(append(b, s[start:i]...), asciiEscapes[c]...)
+			i++
+			start = i
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -232,6 +234,14 @@ func appendString(b []byte, s string) []byte {
 	}
 	return append(append(b, s[start:]...), '"')
 }
+
+// plain marks the bytes appendString copies without a second look: ASCII it does not escape.
+var plain = func() (plain [256]bool) {
+	for c := range utf8.RuneSelf {
+		plain[c] = asciiEscapes[c] == ""
+	}
+	return plain
+}()
 
 // asciiEscapes is how encoding/json writes each ASCII byte it escapes; "" for those it copies.
 var asciiEscapes = func() (escapes [utf8.RuneSelf]string) {

@@ -2,6 +2,7 @@ package auditlog
 
 import (
 	"io"
+	"runtime"
 	"sync"
 )
 
@@ -48,6 +49,15 @@ func (w *groupWriter) Write(line []byte) (int, error) {
 		w.mu.Unlock()
 		<-g.done
 		return written(g, line)
+	}
+	if !w.writing {
+		// Nothing to wait for: yield once first, so that the lines of goroutines already
+		// runnable join this group instead of each paying for a write of its own (8-11 lines per
+		// write instead of 1.3 on a busy server, docs/benchmarks.md). When nothing else is
+		// runnable, Gosched returns at once.
+		w.mu.Unlock()
+		runtime.Gosched()
+		w.mu.Lock()
 	}
 	for w.writing {
 		w.idle.Wait()
