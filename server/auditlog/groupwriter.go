@@ -20,11 +20,13 @@ type groupWriter struct {
 	idle     sync.Cond // signalled when a write ends; on mu
 	next     *group    // the lines waiting for the write under way to end, or nil
 	recycled *group    // a written group's buffer, for the next group
+	alone    int       // groups of a single line written in a row
 }
 
 // group is lines written to out in one write; done is closed once they are.
 type group struct {
 	lines []byte
+	count int // lines in lines
 	done  chan struct{}
 	err   error
 }
@@ -45,16 +47,18 @@ func (w *groupWriter) Write(line []byte) (int, error) {
 		w.next = g
 	}
 	g.lines = append(g.lines, line...)
+	g.count++
 	if !leader {
 		w.mu.Unlock()
 		<-g.done
 		return written(g, line)
 	}
-	if !w.writing {
-		// Nothing to wait for: yield once first, so that the lines of goroutines already
-		// runnable join this group instead of each paying for a write of its own (8-11 lines per
-		// write instead of 1.3 on a busy server, docs/benchmarks.md). When nothing else is
-		// runnable, Gosched returns at once.
+	if !w.writing && w.alone < aloneBeforeNoYield {
+		// Nothing to wait for, and others have been writing: yield once first, so that the
+		// lines of goroutines already runnable join this group instead of each paying for a
+		// write of its own (8-11 lines per write instead of 1.3 on a busy server,
+		// docs/benchmarks.md). A writer that has long been alone (one client) does not yield:
+		// it would only add a scheduling round to each request.
 		w.mu.Unlock()
 		runtime.Gosched()
 		w.mu.Lock()
@@ -63,6 +67,11 @@ func (w *groupWriter) Write(line []byte) (int, error) {
 		w.idle.Wait()
 	}
 	w.next, w.writing = nil, true
+	if g.count > 1 {
+		w.alone = 0
+	} else if w.alone < aloneBeforeNoYield {
+		w.alone++
+	}
 	w.mu.Unlock()
 
 	_, g.err = w.out.Write(g.lines)
@@ -77,6 +86,10 @@ func (w *groupWriter) Write(line []byte) (int, error) {
 	w.mu.Unlock()
 	return written(g, line)
 }
+
+// aloneBeforeNoYield is how many single-line groups in a row end the yielding: on a busy server a
+// group of one line despite the yield is common, eight in a row are not.
+const aloneBeforeNoYield = 8
 
 // maxRecycledGroup bounds the buffer kept for the next group after a burst of large events.
 const maxRecycledGroup = 1 << 20

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // recordingWriter keeps what is written to it and counts the writes; it fails while err is set.
@@ -90,5 +92,63 @@ func TestGroupWriterReportsFailure(t *testing.T) {
 	out.err = nil
 	if n, err := w.Write([]byte("after\n")); n != 6 || err != nil || out.out.String() != "after\n" {
 		t.Errorf("after the failure: Write = %d, %v, output %q", n, err, out.out.String())
+	}
+}
+
+// gateWriter's writes wait for gate to be closed.
+type gateWriter struct {
+	gate chan struct{}
+}
+
+func (g gateWriter) Write(p []byte) (int, error) {
+	<-g.gate
+	return len(p), nil
+}
+
+// TestGroupWriterYieldsOnlyWhenNotAlone: a writer alone for aloneBeforeNoYield groups stops
+// yielding, and one group of several lines starts it again.
+func TestGroupWriterYieldsOnlyWhenNotAlone(t *testing.T) {
+	gate := make(chan struct{})
+	close(gate)
+	w := newGroupWriter(gateWriter{gate})
+	for range aloneBeforeNoYield + 2 {
+		if _, err := w.Write([]byte("alone\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w.alone != aloneBeforeNoYield {
+		t.Fatalf("after single lines alone = %d, want %d", w.alone, aloneBeforeNoYield)
+	}
+
+	// A write that waits lets two more lines meet in the next group.
+	w.out = gateWriter{make(chan struct{})}
+	var wg sync.WaitGroup
+	wg.Go(func() { w.Write([]byte("first\n")) })
+	waitFor(t, w, func() bool { return w.writing })
+	wg.Go(func() { w.Write([]byte("second\n")) })
+	wg.Go(func() { w.Write([]byte("third\n")) })
+	waitFor(t, w, func() bool { return w.next != nil && w.next.count == 2 })
+	close(w.out.(gateWriter).gate)
+	wg.Wait()
+	if w.alone != 0 {
+		t.Errorf("after a group of two lines alone = %d, want 0", w.alone)
+	}
+}
+
+// waitFor waits until cond, read under w's lock, holds.
+func waitFor(t *testing.T, w *groupWriter, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		w.mu.Lock()
+		ok := cond()
+		w.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 10s")
+		}
+		runtime.Gosched()
 	}
 }
