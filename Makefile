@@ -8,7 +8,7 @@ DB      ?= sqlite://./sqlkube.db
 # Fuzz targets are found by name; each runs for FUZZTIME.
 FUZZTIME ?= 20s
 
-.PHONY: build run test conformance clients bench bench-restart bench-scale lint fuzz clean
+.PHONY: build run test conformance clients bench bench-audit bench-restart bench-scale lint fuzz clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sqlkube
@@ -30,6 +30,12 @@ conformance:
 BENCH_OUT ?= bench-table.md
 bench:
 	SQLKUBE_BENCH_TABLE=1 SQLKUBE_BENCH_OUT=$(abspath $(BENCH_OUT)) go test ./e2e -run '^TestBenchTable$$' -count=1 -v -timeout 1h
+
+# Issue 14's audit budget: creates with and without audit at Metadata, ROUNDS shuffled rounds per
+# backend in one sitting; logs the mean change in throughput ± its standard error.
+ROUNDS ?= 8
+bench-audit:
+	SQLKUBE_BENCH_AUDIT=1 SQLKUBE_BENCH_ROUNDS=$(ROUNDS) go test ./e2e -run '^TestBenchAudit$$' -count=1 -v -timeout 2h
 
 # Restart memory on N stored objects, on SQLite and PostgreSQL (docs/benchmarks.md).
 N ?= 100000

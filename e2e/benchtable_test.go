@@ -15,8 +15,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
 // TestBenchTable is issue 17's table, run on demand only (make bench):
@@ -64,10 +62,7 @@ type benchRow struct{ backend, figure, value string }
 const benchResource = "bench.sqlkube.io/v1/widgets"
 
 func benchTable(t *testing.T, s *sqlkubeServer) []benchRow {
-	backend := "SQLite"
-	if strings.HasPrefix(s.dsn, "postgres") {
-		backend = "PostgreSQL"
-	}
+	backend := backendOf(s.dsn)
 	user := s.benchUser(t)
 	var rows []benchRow
 	add := func(figure, format string, args ...any) {
@@ -141,11 +136,7 @@ func (s *sqlkubeServer) cpuTime(t *testing.T) time.Duration {
 // objects through it and returns its resident memory in kB.
 func memoryAfter(t *testing.T, backend string, n int) int64 {
 	t.Helper()
-	dsn := sqltest.SQLiteDSN(t)
-	if backend == "PostgreSQL" {
-		dsn = sqltest.PostgresDSN(t)
-	}
-	s := startServer(t, dsn)
+	s := startServer(t, newDSN(t, backend))
 	runBench(t, s, "--resource", benchResource, "--create-crd", "--namespace", "memory", "--op", "create", "--concurrency", "64", "--count", strconv.Itoa(n))
 	return processMemory(t, s.proc.cmd.Process.Pid)["VmRSS"]
 }
