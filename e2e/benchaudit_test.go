@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -49,6 +48,9 @@ func TestBenchAudit(t *testing.T) {
 					cpu[name] += perCreate / time.Duration(rounds)
 				})
 			}
+			if t.Failed() {
+				return
+			}
 			ratios = append(ratios, rates["audit"]/rates["no audit"]-1)
 		}
 		mean, stderr := meanAndStdErr(ratios)
@@ -84,20 +86,4 @@ func meanAndStdErr(xs []float64) (mean, stderr float64) {
 		squares += (x - mean) * (x - mean)
 	}
 	return mean, math.Sqrt(squares/float64(len(xs)-1)) / math.Sqrt(float64(len(xs)))
-}
-
-// backendOf names the backend of a DSN as the benchmark tables do.
-func backendOf(dsn string) string {
-	if strings.HasPrefix(dsn, "postgres") {
-		return "PostgreSQL"
-	}
-	return "SQLite"
-}
-
-// newDSN is a fresh database of backend ("SQLite" or "PostgreSQL"), dropped when t ends.
-func newDSN(t *testing.T, backend string) string {
-	if backend == "PostgreSQL" {
-		return sqltest.PostgresDSN(t)
-	}
-	return sqltest.SQLiteDSN(t)
 }
