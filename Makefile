@@ -7,6 +7,11 @@ LISTEN  ?= 127.0.0.1:8080
 DB      ?= sqlite://./sqlkube.db
 # Fuzz targets are found by name; each runs for FUZZTIME.
 FUZZTIME ?= 20s
+# Test output goes through cmd/testreport: failures in full, every skip with its reason, a closing
+# count; in CI (CI set, not 0 or false) a skip not listed in .ci/allowed-skips fails the run.
+SHELL := /bin/bash
+STRICT := $(if $(filter-out 0 false FALSE,$(CI)),--strict)
+REPORT := go run ./cmd/testreport --allowed-skips .ci/allowed-skips $(STRICT)
 
 .PHONY: build run test conformance clients bench bench-audit bench-restart bench-scale lint fuzz clean
 
@@ -18,12 +23,12 @@ run: build
 
 # Unit, conformance and e2e tests on SQLite and PostgreSQL; fuzz targets run their seed corpora.
 test:
-	go test ./... -count=1 -timeout 14m
+	set -o pipefail; go test ./... -count=1 -timeout 14m -json 2>&1 | $(REPORT)
 
 # Differential conformance: the same requests to a reference kube API server (apiextensions-apiserver
 # over embedded etcd, its own module in e2e/kuberef) and to sqlkube, responses compared (docs/conformance.md).
 conformance:
-	cd e2e/kuberef && go test ./... -count=1 -timeout 14m
+	set -o pipefail; (cd e2e/kuberef && go test ./... -count=1 -timeout 14m -json 2>&1) | $(REPORT)
 
 # Issue 17's table in the production configuration, on SQLite and PostgreSQL, in one sitting;
 # the Markdown table is printed and written to BENCH_OUT (docs/benchmarks.md keeps each run's).

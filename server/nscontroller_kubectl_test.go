@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
 // kubectl runs kubectl against the test server, with a private KUBECONFIG, HOME and discovery
@@ -17,7 +19,7 @@ func (a *testAPI) kubectl(t *testing.T, stdin string, args ...string) string {
 	t.Helper()
 	path, err := exec.LookPath("kubectl")
 	if err != nil {
-		t.Skip("kubectl is not installed")
+		sqltest.Missing(t, "kubectl is not on the PATH: "+err.Error())
 	}
 	home := t.TempDir()
 	cmd := exec.CommandContext(t.Context(), path, append([]string{"--server", a.http.URL, "--cache-dir", filepath.Join(home, "cache"), "--request-timeout", "30s"}, args...)...)

@@ -7,27 +7,31 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
-// kubectlRunner runs /usr/bin/kubectl against a test server, isolated from the user's
-// kubeconfig and discovery cache.
+// kubectlRunner runs kubectl against a test server, isolated from the user's kubeconfig and
+// discovery cache.
 type kubectlRunner struct {
 	t    *testing.T
 	api  *testAPI
+	path string
 	home string
 }
 
 func newKubectl(t *testing.T, api *testAPI) *kubectlRunner {
-	if _, err := os.Stat("/usr/bin/kubectl"); err != nil {
-		t.Skip("kubectl is not installed")
+	path, err := exec.LookPath("kubectl")
+	if err != nil {
+		sqltest.Missing(t, "kubectl is not on the PATH: "+err.Error())
 	}
-	return &kubectlRunner{t: t, api: api, home: t.TempDir()}
+	return &kubectlRunner{t: t, api: api, path: path, home: t.TempDir()}
 }
 
 // run runs kubectl with stdin; it returns stdout, and stderr when kubectl fails.
 func (k *kubectlRunner) run(stdin string, args ...string) (stdout, stderr string, err error) {
 	k.t.Helper()
-	cmd := exec.Command("/usr/bin/kubectl", append([]string{"--server", k.api.http.URL, "--cache-dir", filepath.Join(k.home, "cache")}, args...)...)
+	cmd := exec.Command(k.path, append([]string{"--server", k.api.http.URL, "--cache-dir", filepath.Join(k.home, "cache")}, args...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(k.home, "config"), "HOME="+k.home)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut bytes.Buffer

@@ -257,13 +257,15 @@ func expectEnd(t testing.TB, w *Watcher, want error) []*Event {
 	}
 }
 
-// expectQuiet checks that nothing is waiting on w right now.
-func expectQuiet(t testing.TB, w *Watcher) {
+// expectQuiet checks that w has nothing more to deliver: it creates marker through env (a key w
+// watches) and expects that create to be w's next event. Events come in revision order, so an
+// extra event, however late, comes before the marker; a look at the channel without a write
+// could not tell a late event from none.
+func expectQuiet(t testing.TB, env *feedEnv, w *Watcher, marker Key) {
 	t.Helper()
-	select {
-	case ev := <-w.Events():
-		t.Fatalf("unexpected event %s", describe(ev))
-	default:
+	rev := env.write(t, OpCreate, marker)
+	if ev := receive(t, w, 1)[0]; ev.Revision != rev {
+		t.Fatalf("unexpected event %s before the marker written at revision %d", describe(ev), rev)
 	}
 }
 

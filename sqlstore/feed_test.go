@@ -48,7 +48,7 @@ func TestFeedAcrossReplicasNotifies(t *testing.T) {
 		}
 	}
 	equalLines(t, "other replica's events", describeAll(got), reader.logAfter(t, "configmaps", "", 0, reader.current(t)))
-	expectQuiet(t, w)
+	expectQuiet(t, writer, w, Key{"configmaps", "ns", "quiet"})
 }
 
 // TestFeedAcrossReplicasSurvivesListenerLoss kills the LISTEN connections while one replica
@@ -67,7 +67,7 @@ func TestFeedAcrossReplicasSurvivesListenerLoss(t *testing.T) {
 	writeUntilNotified(t, reader, write)
 	final := write("after")
 	equalLines(t, "events across the listener's loss", describeAll(receiveThrough(t, w, final)), reader.logAfter(t, "configmaps", "", before, final))
-	expectQuiet(t, w)
+	expectQuiet(t, writer, w, Key{"configmaps", "ns", "quiet"})
 }
 
 // writeUntilNotified writes until a notification reaches env's listener: one issued before its

@@ -22,7 +22,7 @@ func TestWatchCreateUpdateDelete(t *testing.T) {
 			`update configmaps/ns1/a@2 {"name":"a","rv":2} prev@1 {"name":"a","rv":1}`,
 			`delete configmaps/ns1/a@3 {"name":"a","rv":3} prev@2 {"name":"a","rv":2}`,
 		})
-		expectQuiet(t, w)
+		expectQuiet(t, env, w, Key{"configmaps", "ns1", "quiet"})
 	})
 }
 
@@ -50,9 +50,12 @@ func TestWatchFiltersResourceAndNamespace(t *testing.T) {
 		})
 		equalLines(t, "ns2", describeAll(receive(t, ns2, 1)), []string{`create configmaps/ns2/b@3 {"name":"b","rv":3}`})
 		equalLines(t, "nodes", describeAll(receive(t, nodes, 1)), []string{`create nodes//n1@4 {"name":"n1","rv":4}`})
-		for _, w := range []*Watcher{all, ns1, ns2, nodes} {
-			expectQuiet(t, w)
-		}
+		// all's marker is in a namespace the others do not watch; the later markers also reach
+		// all, which is checked by then.
+		expectQuiet(t, env, all, Key{"configmaps", "ns3", "quiet"})
+		expectQuiet(t, env, ns1, Key{"configmaps", "ns1", "quiet"})
+		expectQuiet(t, env, ns2, Key{"configmaps", "ns2", "quiet"})
+		expectQuiet(t, env, nodes, Key{"nodes", "", "quiet"})
 	})
 }
 
@@ -132,7 +135,7 @@ func TestWatchResumeFromLastRevision(t *testing.T) {
 		resumed := env.watch(t, WatchOptions{Resource: "configmaps", After: seen[len(seen)-1].Revision})
 		got := append(seen, receive(t, resumed, 11)...)
 		equalLines(t, "first then resumed", describeAll(got), env.logAfter(t, "configmaps", "", 0, env.current(t)))
-		expectQuiet(t, resumed)
+		expectQuiet(t, env, resumed, Key{"configmaps", "ns", "quiet"})
 	})
 }
 
@@ -152,7 +155,7 @@ func TestWatchReplaysFromLogBeforeWindow(t *testing.T) {
 		equalLines(t, "replayed", describeAll(receiveThrough(t, w, final)), env.logAfter(t, "configmaps", "", 3, final))
 		wantNS := env.logAfter(t, "configmaps", "ns1", 3, final)
 		equalLines(t, "replayed ns1", describeAll(receive(t, ns, len(wantNS))), wantNS)
-		expectQuiet(t, w)
+		expectQuiet(t, env, w, Key{"configmaps", "ns1", "quiet"})
 	})
 }
 
@@ -241,7 +244,7 @@ func TestWatchProgress(t *testing.T) {
 			"progress@4",
 			`create configmaps/ns/e@5 {"name":"e","rv":5}`,
 		})
-		expectQuiet(t, w)
+		expectQuiet(t, env, w, Key{"configmaps", "ns", "quiet"})
 	})
 }
 

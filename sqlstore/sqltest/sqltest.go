@@ -40,8 +40,8 @@ func SQLiteDSN(t testing.TB) string {
 }
 
 // PostgresDSN creates a uniquely named database and drops it when the test ends, first ending
-// any connection left to it. If the server cannot be reached the test is skipped, or fails when
-// the environment has CI=true.
+// any connection left to it. If the server cannot be reached the test is skipped, or fails in CI
+// (see Missing).
 func PostgresDSN(t testing.TB) string {
 	t.Helper()
 	admin := adminDSN()
@@ -49,11 +49,7 @@ func PostgresDSN(t testing.TB) string {
 	defer cancel()
 	db, err := openAdmin(ctx, admin)
 	if err != nil {
-		msg := fmt.Sprintf("PostgreSQL not reachable at %s: %v", hostOf(admin), err)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg + " (set " + PostgresEnv + " to use another server; CI=true makes this a failure)")
+		Missing(t, fmt.Sprintf("PostgreSQL not reachable at %s: %v (set %s to use another server)", hostOf(admin), err, PostgresEnv))
 	}
 	name := "sqlkube_test_" + randomSuffix(t)
 	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
@@ -62,6 +58,27 @@ func PostgresDSN(t testing.TB) string {
 	}
 	t.Cleanup(func() { dropDatabase(t, db, name) })
 	return withDatabase(t, admin, name)
+}
+
+// InCI reports whether the tests run in CI: the environment variable CI is set to anything but
+// "", "0" or "false" (CI services set it to "true", "1" or their own name).
+func InCI() bool {
+	switch strings.ToLower(os.Getenv("CI")) {
+	case "", "0", "false":
+		return false
+	}
+	return true
+}
+
+// Missing ends a test that cannot run because something it needs is missing (a server, a
+// client program): in CI that is a failure, since a test that does not run proves nothing;
+// elsewhere the test is skipped with why.
+func Missing(t testing.TB, why string) {
+	t.Helper()
+	if InCI() {
+		t.Fatal(why)
+	}
+	t.Skip(why + " (in CI this is a failure)")
 }
 
 func adminDSN() string {
