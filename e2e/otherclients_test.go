@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
 // The official clients of two other ecosystems, each running a script of the same checks (CRUD,
