@@ -85,7 +85,20 @@ func (c configuration) any() bool {
 	return false
 }
 
+// Mutate runs the chain's mutating plugins, then the RBAC escalation check: kube's RBAC
+// storage checks the object they made, before it is validated (so an escalation is refused
+// before an invalid field is named) and before the validating plugins run.
 func (a *admissionStep) Mutate(ctx context.Context, req *registry.AdmissionRequest) error {
+	if err := a.mutateByChain(ctx, req); err != nil {
+		return err
+	}
+	if req.Resource.Group == builtin.RBACGroup && req.Object != nil {
+		return a.escalation.Check(ctx, req.Resource.Name, req.Namespace, req.Object, req.OldObject)
+	}
+	return nil
+}
+
+func (a *admissionStep) mutateByChain(ctx context.Context, req *registry.AdmissionRequest) error {
 	chain := a.chain.Load()
 	if chain == nil || !a.mutating.any() {
 		return nil
@@ -99,11 +112,6 @@ func (a *admissionStep) Mutate(ctx context.Context, req *registry.AdmissionReque
 }
 
 func (a *admissionStep) Validate(ctx context.Context, req *registry.AdmissionRequest) error {
-	if req.Resource.Group == builtin.RBACGroup && req.Object != nil {
-		if err := a.escalation.Check(ctx, req.Resource.Name, req.Object, req.OldObject); err != nil {
-			return err
-		}
-	}
 	chain := a.chain.Load()
 	if chain == nil || !a.validating.any() {
 		return nil

@@ -1,8 +1,10 @@
 package rbac
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -171,9 +173,9 @@ func (b *binding) key() string {
 }
 
 // visitor is called with each binding that applies to a user, the subject that made it apply,
-// and the rules of its role (or the error of a role that does not exist); it returns false to
+// and the rules of its role (found is false when the role does not exist); it returns false to
 // stop the visit.
-type visitor func(b *binding, subject rbacv1.Subject, rules []rbacv1.PolicyRule, err error) bool
+type visitor func(b *binding, subject rbacv1.Subject, rules []rbacv1.PolicyRule, found bool) bool
 
 // visitRules calls visit for each binding of u: its ClusterRoleBindings, then its RoleBindings
 // in namespace (if not ""). The caller holds a.mu.
@@ -198,27 +200,37 @@ func (a *Authorizer) visitRules(u user.Info, namespace string, visit visitor) {
 }
 
 func (a *Authorizer) visitBinding(b *binding, k SubjectKey, visit visitor) bool {
-	rules, err := a.roleRules(b.roleRef, b.namespace)
+	rules, found := a.roleRules(b.roleRef, b.namespace)
 	for _, s := range b.subjects {
 		if sk, ok := subjectKey(s, b.namespace); ok && sk == k {
-			return visit(b, s, rules, err)
+			return visit(b, s, rules, found)
 		}
 	}
 	return true
 }
 
-// roleRules are the rules of the role a binding in namespace refers to.
-func (a *Authorizer) roleRules(ref rbacv1.RoleRef, namespace string) ([]rbacv1.PolicyRule, error) {
+// roleRules are the rules of the role a binding in namespace refers to, and whether it exists.
+func (a *Authorizer) roleRules(ref rbacv1.RoleRef, namespace string) ([]rbacv1.PolicyRule, bool) {
 	if ref.Kind == "Role" {
-		if rules, ok := a.roles[nsName(namespace, ref.Name)]; ok {
-			return rules, nil
-		}
-		return nil, apierrors.NewNotFound(rbacv1.Resource("role"), ref.Name)
+		rules, ok := a.roles[nsName(namespace, ref.Name)]
+		return rules, ok
 	}
-	if rules, ok := a.clusterRoles[ref.Name]; ok {
-		return rules, nil
+	rules, ok := a.clusterRoles[ref.Name]
+	return rules, ok
+}
+
+// roleNotFound is the error of a role that does not exist. kube words it as the reader it
+// looked the role up with does: its authorizer's listers say "role" or "clusterrole"
+// (registry false), its escalation check's registry "roles" or "clusterroles" (registry true).
+func roleNotFound(ref rbacv1.RoleRef, registry bool) error {
+	resource := "clusterrole"
+	if ref.Kind == "Role" {
+		resource = "role"
 	}
-	return nil, apierrors.NewNotFound(rbacv1.Resource("clusterrole"), ref.Name)
+	if registry {
+		resource += "s"
+	}
+	return apierrors.NewNotFound(rbacv1.Resource(resource), ref.Name)
 }
 
 // Authorize allows a request that a rule of one of the user's bound roles grants. Otherwise it
@@ -228,9 +240,9 @@ func (a *Authorizer) Authorize(_ context.Context, attrs authorizer.Attributes) (
 	defer a.mu.RUnlock()
 	var allowedBy string
 	var errs []error
-	a.visitRules(attrs.GetUser(), attrs.GetNamespace(), func(b *binding, s rbacv1.Subject, rules []rbacv1.PolicyRule, err error) bool {
-		if err != nil {
-			errs = append(errs, err)
+	a.visitRules(attrs.GetUser(), attrs.GetNamespace(), func(b *binding, s rbacv1.Subject, rules []rbacv1.PolicyRule, found bool) bool {
+		if !found {
+			errs = append(errs, roleNotFound(b.roleRef, false))
 			return true
 		}
 		for i := range rules {
@@ -277,25 +289,34 @@ func (a *Authorizer) EvaluateConditions(context.Context, authorizer.ConditionsAw
 	return authorizer.DecisionDeny, "", authorizer.ErrorConditionEvaluationNotSupported
 }
 
-// Rules are the rules u holds cluster-wide and, if namespace is not "", in namespace; errs are
-// the bound roles that do not exist.
-func (a *Authorizer) Rules(u user.Info, namespace string) (rules []rbacv1.PolicyRule, errs []error) {
+// Rules are the rules u holds cluster-wide and, if namespace is not "", in namespace. missing
+// are the errors of the bound roles that do not exist, worded for registry as roleNotFound
+// says, in the order kube's rule resolver meets them: ClusterRoleBindings, then RoleBindings,
+// each by binding name.
+func (a *Authorizer) Rules(u user.Info, namespace string, registry bool) (rules []rbacv1.PolicyRule, missing []error) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	a.visitRules(u, namespace, func(_ *binding, _ rbacv1.Subject, r []rbacv1.PolicyRule, err error) bool {
-		if err != nil {
-			errs = append(errs, err)
+	var unbound []*binding
+	a.visitRules(u, namespace, func(b *binding, _ rbacv1.Subject, r []rbacv1.PolicyRule, found bool) bool {
+		if !found && !slices.Contains(unbound, b) {
+			unbound = append(unbound, b)
 		}
 		rules = append(rules, r...)
 		return true
 	})
-	return rules, errs
+	slices.SortFunc(unbound, func(x, y *binding) int {
+		return cmp.Or(cmp.Compare(x.namespace, y.namespace), cmp.Compare(x.name, y.name)) // "" first
+	})
+	for _, b := range unbound {
+		missing = append(missing, roleNotFound(b.roleRef, registry))
+	}
+	return rules, missing
 }
 
 // RulesFor lists u's rules in namespace for SelfSubjectRulesReview; incomplete when a bound
 // role does not exist.
 func (a *Authorizer) RulesFor(_ context.Context, u user.Info, namespace string) ([]authorizer.ResourceRuleInfo, []authorizer.NonResourceRuleInfo, bool, error) {
-	rules, errs := a.Rules(u, namespace)
+	rules, errs := a.Rules(u, namespace, false)
 	var resourceRules []authorizer.ResourceRuleInfo
 	var nonResourceRules []authorizer.NonResourceRuleInfo
 	for _, r := range rules {

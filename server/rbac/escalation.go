@@ -1,11 +1,13 @@
 package rbac
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/authentication/user"
 )
 
@@ -110,8 +112,9 @@ func namesCover(owned, requested []string) bool {
 }
 
 // EscalationError is kube's refusal of a role or binding granting rules the user lacks: the
-// missing rules, compacted and sorted, one per line.
-func EscalationError(u user.Info, missing []rbacv1.PolicyRule) error {
+// missing rules, compacted and sorted, one per line, then the errors of the roles the user's
+// bindings refer to that could not be read (kube prints them as a list of one aggregate).
+func EscalationError(u user.Info, missing []rbacv1.PolicyRule, resolution []error) error {
 	var lines []string
 	for _, r := range compact(missing) {
 		if line := compactString(r); !slices.Contains(lines, line) {
@@ -119,8 +122,12 @@ func EscalationError(u user.Info, missing []rbacv1.PolicyRule) error {
 		}
 	}
 	slices.Sort(lines)
-	return fmt.Errorf("user %q (groups=%q) is attempting to grant RBAC permissions not currently held:\n%s",
+	msg := fmt.Sprintf("user %q (groups=%q) is attempting to grant RBAC permissions not currently held:\n%s",
 		u.GetName(), u.GetGroups(), strings.Join(lines, "\n"))
+	if len(resolution) > 0 {
+		msg += fmt.Sprintf("; resolution errors: %v", []error{utilerrors.NewAggregate(resolution)})
+	}
+	return errors.New(msg)
 }
 
 // compact merges simple resource rules that differ only in their verb, so that a missing

@@ -48,7 +48,7 @@ func TestEscalationError(t *testing.T) {
 	want := `user "system:serviceaccount:rbac:privesc" (groups=["system:serviceaccounts" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:
 {APIGroups:[""], Resources:["pods"], Verbs:["get" "list"]}
 {APIGroups:["rbac.authorization.k8s.io"], Resources:["roles"], Verbs:["delete"]}`
-	if got := EscalationError(u, missing).Error(); got != want {
+	if got := EscalationError(u, missing, nil).Error(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
