@@ -227,7 +227,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // routes maps the URL space: health checks, then the API paths, parsed as kube-apiserver's
 // request-info resolver parses them.
 func (s *Server) routes() http.Handler {
-	m := mux.NewRouter()
+	// Paths are taken as sent, as kube-apiserver takes them: "." and ".." are names its storage
+	// refuses (400), not steps to redirect to another object's path.
+	m := mux.NewRouter().SkipClean(true)
 	s.routeHealth(m)
 	m.Handle("/metrics", metrics.Handler())
 	if s.opts.Profiling {

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
 // errNotFoundPath is kube-apiserver's answer for a path that names no served resource: the end
@@ -38,11 +40,19 @@ func errNotAcceptable() error {
 	}}
 }
 
+// errDatabaseFault is what a client learns of a failure of the database: its text (SQL, the
+// driver's words) goes to the server's log only.
+var errDatabaseFault = errors.New("the database failed to serve the request; the server's log has the details")
+
 // apiStatus is err as the Status kube-apiserver would answer; anything that is not already an API
 // error is an internal error.
 func apiStatus(err error) metav1.Status {
 	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
+	switch {
+	case errors.As(err, &status):
+	case errors.As(err, new(*sqlstore.DatabaseError)):
+		status = apierrors.NewInternalError(errDatabaseFault)
+	default:
 		status = apierrors.NewInternalError(err)
 	}
 	st := status.Status()

@@ -158,6 +158,10 @@ var ErrExists = errors.New("sqlstore: already exists")
 // ErrConflict: an update or delete named a revision that is no longer the object's current one.
 var ErrConflict = errors.New("sqlstore: revision conflict")
 
+// ErrUnstorableKey: a write named a key with a part that is not valid UTF-8 or holds NUL, text
+// PostgreSQL cannot store (refused on every backend alike).
+var ErrUnstorableKey = errors.New("sqlstore: key part not valid UTF-8 without NUL")
+
 // ErrWatcherTooSlow ends a watch whose consumer fell behind the bounded buffer.
 var ErrWatcherTooSlow = errors.New("sqlstore: watcher fell behind and was closed")
 
@@ -167,6 +171,18 @@ var ErrClosed = errors.New("sqlstore: closed")
 // ErrUnavailable wraps database failures that are worth retrying (connection lost, database
 // restarting, serialization failures that exhausted their retries).
 var ErrUnavailable = errors.New("sqlstore: database unavailable")
+
+// DatabaseError is a failure the database reported that is not worth retrying: a fault of the
+// server or its database, whose text (SQL, the driver's words) is for the server's log, never for
+// a client.
+type DatabaseError struct {
+	Doing string // what the store was doing
+	Err   error
+}
+
+func (e *DatabaseError) Error() string { return "sqlstore: " + e.Doing + ": " + e.Err.Error() }
+
+func (e *DatabaseError) Unwrap() error { return e.Err }
 
 // CompactedError: a read or watch asked for a revision the log no longer holds.
 type CompactedError struct {

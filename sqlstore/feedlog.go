@@ -47,6 +47,9 @@ func (l *sqlLog) bounds(ctx context.Context) (current, compacted int64, err erro
 }
 
 func (l *sqlLog) read(ctx context.Context, resource, namespace string, after, through int64, limit int) ([]*Event, error) {
+	if !storable(resource, namespace) {
+		return nil, nil // no write has such a key
+	}
 	query, args := l.allQuery, []any{after, through}
 	switch {
 	case resource != "" && namespace != "":

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 )
 
@@ -41,8 +42,11 @@ func (s *Store) List(ctx context.Context, opts ListOptions, each func(Object) er
 	case revision < compacted:
 		return ListResult{}, &CompactedError{Requested: revision, Compacted: compacted}
 	}
+	if !storable(opts.After.Namespace, opts.After.Name) {
+		return ListResult{}, fmt.Errorf("%w: continuing after %q/%q", ErrUnstorableKey, opts.After.Namespace, opts.After.Name)
+	}
 	start, empty := startWithin(opts)
-	if empty {
+	if empty || !storable(opts.Resource, opts.Namespace) { // no write has such a key
 		return ListResult{Revision: revision}, nil
 	}
 	opts.After = start
@@ -121,10 +125,11 @@ func (l *lister) run(ctx context.Context, each func(Object) error) (ListResult, 
 	}
 }
 
-// chunkSize reads just one row past the limit when every row counts toward it.
+// chunkSize reads just one row past the limit when every row counts toward it. The row past
+// is added after the bound, so that a limit as large as an int64 holds does not overflow.
 func (l *lister) chunkSize(matched int64) int {
 	if l.opts.Limit > 0 && l.opts.Filter == nil { // ValueContains is in the query
-		return int(min(l.opts.Limit-matched+1, listChunk))
+		return int(min(l.opts.Limit-matched, listChunk-1)) + 1
 	}
 	return listChunk
 }

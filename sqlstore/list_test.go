@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -146,6 +147,15 @@ func TestListLimitAndFilter(t *testing.T) {
 		objs, res = listAll(t, s, sqlstore.ListOptions{Resource: "configmaps", Limit: 1100})
 		if len(objs) != 1100 || !res.More || res.Remaining != 1400 {
 			t.Fatalf("list of 1100: %d, result %+v", len(objs), res)
+		}
+		// The largest limit a client can send is no limit (the row read past it must not
+		// overflow), with and without a ValueContains that the database evaluates.
+		for _, opts := range []sqlstore.ListOptions{{Limit: math.MaxInt64}, {Limit: math.MaxInt64, ValueContains: [][]byte{[]byte(`"v7"`)}}} {
+			opts.Resource = "configmaps"
+			objs, res = listAll(t, s, opts)
+			if want := 2500 - 2475*len(opts.ValueContains); len(objs) != want || res.More {
+				t.Fatalf("list limited to MaxInt64 (%v): %d, result %+v; want %d", opts.ValueContains, len(objs), res, want)
+			}
 		}
 	})
 }

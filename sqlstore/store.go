@@ -194,6 +194,9 @@ func (s *Store) Ready(ctx context.Context) error {
 
 // Get reads the latest state of one key.
 func (s *Store) Get(ctx context.Context, key Key) (Object, error) {
+	if !storable(key.Resource, key.Namespace, key.Name) {
+		return Object{}, ErrNotFound
+	}
 	obj := Object{Key: key}
 	err := s.getStmt.QueryRowContext(ctx, key.Resource, key.Namespace, key.Name).Scan(&obj.Revision, &obj.Value)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -264,5 +267,5 @@ func (s *Store) dbError(ctx context.Context, doing string, err error) error {
 	case dialects.Retry, dialects.Unavailable:
 		return fmt.Errorf("%w: %s: %v", ErrUnavailable, doing, err)
 	}
-	return fmt.Errorf("sqlstore: %s: %w", doing, err)
+	return &DatabaseError{Doing: doing, Err: err}
 }

@@ -103,12 +103,22 @@ func validateKey(key Key) error {
 	if key.Resource == "" || key.Name == "" {
 		return fmt.Errorf("sqlstore: key needs a resource and a name, got %q/%q", key.Resource, key.Name)
 	}
-	for _, part := range []string{key.Resource, key.Namespace, key.Name} {
-		if !utf8.ValidString(part) || strings.IndexByte(part, 0) >= 0 {
-			return fmt.Errorf("sqlstore: invalid key part %q: not valid UTF-8 without NUL", part)
-		}
+	if !storable(key.Resource, key.Namespace, key.Name) {
+		return fmt.Errorf("%w: %q/%q/%q", ErrUnstorableKey, key.Resource, key.Namespace, key.Name)
 	}
 	return nil
+}
+
+// storable reports whether every part is text both databases hold: valid UTF-8 without NUL.
+// A key that is not cannot have been written, so reads answer it as absent rather than ask
+// PostgreSQL, which refuses such text as an error.
+func storable(parts ...string) bool {
+	for _, part := range parts {
+		if !utf8.ValidString(part) || strings.IndexByte(part, 0) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // commitLoop is the committer: it takes the writes waiting at that moment, commits them in one

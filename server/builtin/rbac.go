@@ -111,12 +111,14 @@ func validateRoleRef(ref rbacv1.RoleRef, kinds []string) field.ErrorList {
 	return errs
 }
 
+// roleRefUnchanged refuses a new roleRef with kube's message, which names the value as kube's
+// internal type prints it: with Go's field names, having no JSON tags.
 func roleRefUnchanged(ref, old rbacv1.RoleRef) field.ErrorList {
-	if ref == old {
-		return nil
-	}
-	return field.ErrorList{field.Invalid(field.NewPath("roleRef"), ref, "cannot change roleRef")}
+	return apivalidation.ValidateImmutableField(internalRoleRef(ref), internalRoleRef(old), field.NewPath("roleRef"))
 }
+
+// internalRoleRef is the shape of kube's internal rbac.RoleRef, the type its validation reports.
+type internalRoleRef struct{ APIGroup, Kind, Name string }
 
 // validateSubjects: users and groups belong to the RBAC API group, ServiceAccounts to the core
 // group with a valid name and, in a ClusterRoleBinding, a namespace.

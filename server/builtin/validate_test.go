@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-
 	"github.com/sqlkube/sqlkube/server/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -179,7 +177,7 @@ func TestBuiltinValidation(t *testing.T) {
 		{name: "rolebinding: roleRef changed", resource: "rolebindings." + RBACGroup,
 			old:  `{metadata: {name: b, namespace: ns1}, roleRef: {kind: ClusterRole, name: view}, subjects: [{kind: User, name: u}]}`,
 			obj:  `{metadata: {name: b, namespace: ns1}, roleRef: {kind: ClusterRole, name: edit}, subjects: [{kind: User, name: u}]}`,
-			want: field.ErrorList{field.Invalid(field.NewPath("roleRef"), rbacv1.RoleRef{APIGroup: RBACGroup, Kind: "ClusterRole", Name: "edit"}, "cannot change roleRef")}},
+			want: field.ErrorList{field.Invalid(field.NewPath("roleRef"), struct{ APIGroup, Kind, Name string }{RBACGroup, "ClusterRole", "edit"}, "field is immutable")}},
 		{name: "lease: valid", resource: "leases." + CoordinationGroup,
 			obj: `{metadata: {name: l}, spec: {holderIdentity: h, preferredHolder: p, leaseDurationSeconds: 15, leaseTransitions: 0, strategy: example.com/mine}}`},
 	} {

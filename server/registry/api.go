@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,6 +21,9 @@ import (
 // Get reads one object. opts.ResourceVersion gives a get its not-older-than meaning: "" and "0"
 // read the latest state, N waits until the store has reached N (504 if it does not in time).
 func (r *Registry) Get(ctx context.Context, ref Ref, opts *metav1.GetOptions) (sqlstore.Object, error) {
+	if err := checkPathName(ref.Name); err != nil {
+		return sqlstore.Object{}, err
+	}
 	rv, err := ParseResourceVersion(opts.ResourceVersion)
 	if err != nil {
 		return sqlstore.Object{}, err
@@ -55,6 +60,9 @@ func (r *Registry) Update(ctx context.Context, ref Ref, obj *unstructured.Unstru
 	if err := checkObjectName(obj, req); err != nil {
 		return sqlstore.Object{}, false, err
 	}
+	if err := checkPathName(ref.Name); err != nil {
+		return sqlstore.Object{}, false, err
+	}
 	return r.update(ctx, req, obj, updateModeOf(ref.Subresource))
 }
 
@@ -62,6 +70,9 @@ func (r *Registry) Update(ctx context.Context, ref Ref, obj *unstructured.Unstru
 // names (or to its status), and writes the result as Update does. An apply creates a missing
 // object; created says so. warnings are the answer's Warning headers, even with an error.
 func (r *Registry) Patch(ctx context.Context, ref Ref, patchType types.PatchType, body []byte, opts *metav1.PatchOptions) (stored sqlstore.Object, created bool, warnings []string, err error) {
+	if err := checkPathName(ref.Name); err != nil {
+		return sqlstore.Object{}, false, nil, err
+	}
 	p := &patchRequest{patchType: patchType, body: body, opts: opts}
 	req := newRequest(ref, opts.DryRun, p.manager(), opts)
 	stored, created, err = r.patch(ctx, req, p, updateModeOf(ref.Subresource))
@@ -72,6 +83,9 @@ func (r *Registry) Patch(ctx context.Context, ref Ref, patchType types.PatchType
 // (deleted false, stored the object as marked). opts carries preconditions, the propagation
 // policy and dry-run.
 func (r *Registry) Delete(ctx context.Context, ref Ref, opts *metav1.DeleteOptions) (stored sqlstore.Object, deleted bool, err error) {
+	if err := checkPathName(ref.Name); err != nil {
+		return sqlstore.Object{}, false, err
+	}
 	req := newRequest(ref, opts.DryRun, "", opts)
 	if err := checkNamespaceDeletable(req); err != nil {
 		return sqlstore.Object{}, false, err
@@ -173,6 +187,15 @@ func (r *Registry) List(ctx context.Context, ref Ref, opts *internalversion.List
 	return meta, nil
 }
 
+// checkPathName refuses a name from a request's path that kube-apiserver's storage cannot make
+// a key of: it answers 400 before it reads or writes anything.
+func checkPathName(name string) error {
+	if msgs := content.IsPathSegmentName(name); len(msgs) > 0 {
+		return apierrors.NewBadRequest(fmt.Sprintf("Name parameter invalid: %q: %s", name, strings.Join(msgs, ";")))
+	}
+	return nil
+}
+
 // GetScale reads the autoscaling/v1 Scale of the object ref names (a type with a /scale
 // subresource), as opts.ResourceVersion says, as Get does.
 func (r *Registry) GetScale(ctx context.Context, ref Ref, opts *metav1.GetOptions) (*autoscalingv1.Scale, error) {
@@ -199,6 +222,9 @@ func (r *Registry) UpdateScale(ctx context.Context, ref Ref, scale *autoscalingv
 	if scale.Name != ref.Name {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", scale.Name, ref.Name))
 	}
+	if err := checkPathName(ref.Name); err != nil {
+		return nil, err
+	}
 	req := newRequest(ref, opts.DryRun, "", opts)
 	return r.scale(ctx, req, func(live *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
 		return recordScaleUpdate(ref.Resource, live, scale, opts.FieldManager)
@@ -209,6 +235,9 @@ func (r *Registry) UpdateScale(ctx context.Context, ref Ref, scale *autoscalingv
 // UpdateScale does, and returns the Scale written with the patch's warnings. An apply is
 // server-side apply of a Scale.
 func (r *Registry) PatchScale(ctx context.Context, ref Ref, patchType types.PatchType, body []byte, opts *metav1.PatchOptions) (*autoscalingv1.Scale, []string, error) {
+	if err := checkPathName(ref.Name); err != nil {
+		return nil, nil, err
+	}
 	p := &patchRequest{patchType: patchType, body: body, opts: opts}
 	req := newRequest(ref, opts.DryRun, "", opts)
 	scale, err := r.scale(ctx, req, func(live *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {

@@ -34,12 +34,27 @@ func storageError(err error, gr schema.GroupResource, name string) error {
 		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", compacted.Requested, compacted.Compacted))
 	case errors.As(err, &future):
 		return storage.NewTooLargeResourceVersionError(uint64(future.Requested), uint64(future.Current), 1)
+	case errors.Is(err, sqlstore.ErrUnstorableKey):
+		// kube-apiserver would store it; neither database can.
+		return apierrors.NewBadRequest(fmt.Sprintf("%s %q: a name or namespace must be valid UTF-8 without NUL to be stored", gr, name))
 	case errors.Is(err, sqlstore.ErrUnavailable), errors.Is(err, sqlstore.ErrClosed):
-		return apierrors.NewServiceUnavailable(err.Error())
+		return unavailable{err}
 	case errors.Is(err, context.DeadlineExceeded):
 		return apierrors.NewTimeoutError("request did not complete within the allowed duration", 0)
 	}
 	return err
+}
+
+// unavailable is the 503 of a database the store cannot reach: the client learns that it may
+// try again; the cause, with the driver's words, is for the server's log (Error).
+type unavailable struct{ cause error }
+
+func (e unavailable) Error() string { return e.cause.Error() }
+
+func (e unavailable) Unwrap() error { return e.cause }
+
+func (e unavailable) Status() metav1.Status {
+	return apierrors.NewServiceUnavailable("the database is unavailable, try again later").Status()
 }
 
 // NotDecodableError is a stored object that could not be turned into the version asked for:

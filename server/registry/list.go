@@ -2,10 +2,12 @@ package registry
 
 import (
 	"errors"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/storage"
 
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -69,6 +71,10 @@ func listError(err error, ref Ref, scope listScope, plan listPlan) error {
 	var compacted *sqlstore.CompactedError
 	if plan.continued && errors.As(err, &compacted) {
 		return errContinueCompacted(scope, plan.after)
+	}
+	if plan.continued && errors.Is(err, sqlstore.ErrUnstorableKey) {
+		// A token of ours never names such a key: the client made this one.
+		return apierrors.NewBadRequest(fmt.Sprintf("invalid continue token: %v", storage.ErrGenericInvalidKey))
 	}
 	return storageError(err, ref.Resource.GroupResource(), "")
 }
