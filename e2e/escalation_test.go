@@ -371,7 +371,7 @@ func clusterAdminRefused(resource, name string) *apierrors.StatusError {
 // get, list, update and patch RBAC objects and is bound to view. kubectl patch and server-side
 // apply of cluster-admin's binding, labelling cluster-admin to aggregate into view, and taking
 // over view's aggregationRule are all 403 (also when the admin impersonates mallory), nothing
-// changes, and mallory still may not do everything.
+// changes, and mallory still may not do everything. A binding to a missing role is a 404.
 func TestEscalationAttacks(t *testing.T) {
 	forEachServer(t, func(t *testing.T, s *sqlkubeServer) {
 		admin := s.clientset()
@@ -403,30 +403,30 @@ func TestEscalationAttacks(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		refusedBinding := kubectlForbidden(clusterAdminRefused("clusterrolebindings", "cluster-admin"))
+		refusedBinding := clusterAdminRefused("clusterrolebindings", "cluster-admin")
 		_, err = mallory("patch", "clusterrolebinding", "cluster-admin", "--type=json", "-p",
 			`[{"op":"add","path":"/subjects/-","value":{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"mallory"}}]`)
-		assertKubectlError(t, err, refusedBinding)
+		assertKubectlError(t, err, kubectlForbidden(refusedBinding))
 		applied := `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"cluster-admin"},
 "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-admin"},
 "subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"mallory"}]}`
 		for _, dryRun := range []string{"--dry-run=server", "--dry-run=none"} {
 			_, err = s.kubectl(t, applied, "--kubeconfig", kubeconfig, "apply", "--server-side", "--force-conflicts", dryRun, "-f", "-")
-			assertKubectlError(t, err, refusedBinding)
+			assertKubectlError(t, err, kubectlForbidden(refusedBinding, "serverside-apply"))
 		}
 		_, err = mallory("label", "clusterrole", "cluster-admin", "rbac.authorization.k8s.io/aggregate-to-view=true")
 		assertKubectlError(t, err, kubectlForbidden(clusterAdminRefused("clusterroles", "cluster-admin")))
 
-		aggregationRefused := func(name string) string {
-			return kubectlForbidden(apierrors.NewForbidden(rbacv1.Resource("clusterroles"), name, errors.New("must have cluster-admin privileges to use the aggregationRule")))
+		aggregationRefused := func(name string) *apierrors.StatusError {
+			return apierrors.NewForbidden(rbacv1.Resource("clusterroles"), name, errors.New("must have cluster-admin privileges to use the aggregationRule"))
 		}
 		_, err = mallory("patch", "clusterrole", "view", "--type=merge", "-p",
 			`{"aggregationRule":{"clusterRoleSelectors":[{"matchLabels":{"kubernetes.io/bootstrapping":"rbac-defaults"}}]}}`)
-		assertKubectlError(t, err, aggregationRefused("view"))
+		assertKubectlError(t, err, kubectlForbidden(aggregationRefused("view")))
 		gatherer := `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"gatherer"},
 "aggregationRule":{"clusterRoleSelectors":[{"matchLabels":{"kubernetes.io/bootstrapping":"rbac-defaults"}}]}}`
 		_, err = s.kubectl(t, gatherer, "--kubeconfig", kubeconfig, "create", "-f", "-")
-		assertKubectlError(t, err, aggregationRefused("gatherer"))
+		assertKubectlError(t, err, kubectlForbidden(aggregationRefused("gatherer"), "creating"))
 
 		impersonating := s.restConfig()
 		impersonating.Impersonate = rest.ImpersonationConfig{UserName: "mallory", Groups: []string{"system:authenticated"}}
@@ -434,6 +434,13 @@ func TestEscalationAttacks(t *testing.T) {
 		patch := mustJSON(t, map[string]any{"subjects": subjects})
 		_, err = kubernetes.NewForConfigOrDie(impersonating).RbacV1().ClusterRoleBindings().Patch(ctx, "cluster-admin", types.MergePatchType, patch, metav1.PatchOptions{})
 		assertAPIError(t, err, clusterAdminRefused("clusterrolebindings", "cluster-admin"))
+
+		// A binding to a role that does not exist names the role, as kube's 404 (the check
+		// reads the role before comparing rules).
+		_, err = kubernetes.NewForConfigOrDie(s.userConfig(t, "mallory")).RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "to-nothing"}, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "nope"},
+		}, metav1.CreateOptions{})
+		assertAPIError(t, err, apierrors.NewNotFound(rbacv1.Resource("clusterroles"), "nope"))
 
 		if out, _ := mallory("auth", "can-i", "*", "*"); strings.TrimSpace(out) != "no" {
 			t.Errorf("kubectl auth can-i '*' '*' as mallory: %q, want no", out)
@@ -453,9 +460,14 @@ func TestEscalationAttacks(t *testing.T) {
 	})
 }
 
-// kubectlForbidden is how kubectl prints a Status error.
-func kubectlForbidden(err *apierrors.StatusError) string {
-	return "Error from server (Forbidden): " + err.ErrStatus.Message
+// kubectlForbidden is how kubectl prints a Status error; commands reading files (create,
+// apply) say what they were doing with which one first.
+func kubectlForbidden(err *apierrors.StatusError, doing ...string) string {
+	prefix := "Error from server (Forbidden): "
+	if len(doing) > 0 {
+		prefix += fmt.Sprintf("error when %s %q: ", doing[0], "STDIN")
+	}
+	return prefix + err.ErrStatus.Message
 }
 
 func assertKubectlError(t *testing.T, err error, want string) {

@@ -101,7 +101,11 @@ func TestEscalationCheck(t *testing.T) {
 	a.SetBinding("", "alice-cm", roleRef("ClusterRole", "cm-reader"), subjects(userSubject("alice")))
 	a.SetBinding("", "root", roleRef("ClusterRole", "everything"), subjects(userSubject("root")))
 	a.SetBinding("demo", "alice-gone", roleRef("Role", "gone"), subjects(userSubject("alice")))
+	a.SetBinding("demo", "bob-a", roleRef("Role", "gone"), subjects(userSubject("bob"), groupSubject("bobs")))
+	a.SetBinding("", "bob-z", roleRef("ClusterRole", "gone-z"), subjects(userSubject("bob")))
+	a.SetBinding("", "bob-y", roleRef("ClusterRole", "gone-y"), subjects(groupSubject("bobs")))
 	alice := &user.DefaultInfo{Name: "alice", Groups: []string{user.AllAuthenticated}}
+	bob := &user.DefaultInfo{Name: "bob", Groups: []string{"bobs"}}
 	root := &user.DefaultInfo{Name: "root"}
 	master := &user.DefaultInfo{Name: "m", Groups: []string{user.SystemPrivilegedGroup}}
 
@@ -144,6 +148,10 @@ func TestEscalationCheck(t *testing.T) {
 		{"binding a role of rules not held", alice, nil, "rolebindings", "demo", binding(roleRef("ClusterRole", "secret-reader")), nil,
 			apierrors.NewForbidden(rbacv1.Resource("rolebindings"), "b", errors.New(`user "alice" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:
 {APIGroups:[""], Resources:["secrets"], Verbs:["get" "list" "watch"]}; resolution errors: [roles.rbac.authorization.k8s.io "gone" not found]`))},
+		{"every missing role, cluster bindings first, by name", bob, nil, "rolebindings", "demo", binding(roleRef("ClusterRole", "secret-reader")), nil,
+			apierrors.NewForbidden(rbacv1.Resource("rolebindings"), "b", errors.New(`user "bob" (groups=["bobs"]) is attempting to grant RBAC permissions not currently held:
+{APIGroups:[""], Resources:["secrets"], Verbs:["get" "list" "watch"]}; resolution errors: [[clusterroles.rbac.authorization.k8s.io "gone-y" not found, `+
+				`clusterroles.rbac.authorization.k8s.io "gone-z" not found, roles.rbac.authorization.k8s.io "gone" not found]]`))},
 		{"bind", alice, []string{"bind"}, "rolebindings", "demo", binding(roleRef("ClusterRole", "secret-reader")), nil, nil},
 		{"binding a missing role", alice, nil, "rolebindings", "demo", binding(roleRef("Role", "nope")), nil,
 			apierrors.NewNotFound(rbacv1.Resource("roles"), "nope")},
