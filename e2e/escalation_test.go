@@ -101,7 +101,9 @@ func TestEscalationTable(t *testing.T) {
 		gcChange := setUpEscalationTable(t, s)
 		writers := map[string]dynamic.Interface{}
 		for _, w := range escalationWriters {
-			writers[w.user] = dynamic.NewForConfigOrDie(s.userConfig(t, w.user, w.groups...))
+			if writers[w.user] == nil {
+				writers[w.user] = dynamic.NewForConfigOrDie(s.userConfig(t, w.user, w.groups...))
+			}
 		}
 		waitForEscalationWriters(t, writers)
 		for _, kind := range escalationKinds {
@@ -412,7 +414,7 @@ func TestEscalationAttacks(t *testing.T) {
 "subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"mallory"}]}`
 		for _, dryRun := range []string{"--dry-run=server", "--dry-run=none"} {
 			_, err = s.kubectl(t, applied, "--kubeconfig", kubeconfig, "apply", "--server-side", "--force-conflicts", dryRun, "-f", "-")
-			assertKubectlError(t, err, kubectlForbidden(refusedBinding, "serverside-apply"))
+			assertKubectlError(t, err, kubectlForbidden(refusedBinding))
 		}
 		_, err = mallory("label", "clusterrole", "cluster-admin", "rbac.authorization.k8s.io/aggregate-to-view=true")
 		assertKubectlError(t, err, kubectlForbidden(clusterAdminRefused("clusterroles", "cluster-admin")))
@@ -460,8 +462,8 @@ func TestEscalationAttacks(t *testing.T) {
 	})
 }
 
-// kubectlForbidden is how kubectl prints a Status error; commands reading files (create,
-// apply) say what they were doing with which one first.
+// kubectlForbidden is how kubectl prints a Status error; kubectl create says first what it
+// was doing with which file.
 func kubectlForbidden(err *apierrors.StatusError, doing ...string) string {
 	prefix := "Error from server (Forbidden): "
 	if len(doing) > 0 {
