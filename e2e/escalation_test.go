@@ -90,9 +90,10 @@ func (w escalationWriter) String() string {
 	return w.user
 }
 
-// escalationMethods are the ways to write: each sends the initial object (create) or the
-// change to the stored one.
-var escalationMethods = []string{"create", "update", "jsonpatch", "mergepatch", "strategicpatch", "apply"}
+// escalationMethods are the ways to write: each sends the initial object (create, and an update
+// of a missing object, which creates it as kube's RBAC types allow) or the change to the stored
+// one.
+var escalationMethods = []string{"create", "createbyupdate", "update", "jsonpatch", "mergepatch", "strategicpatch", "apply"}
 
 // TestEscalationTable: see the top of the file. One server per backend serves the whole table.
 func TestEscalationTable(t *testing.T) {
@@ -109,7 +110,7 @@ func TestEscalationTable(t *testing.T) {
 		for _, kind := range escalationKinds {
 			for _, method := range escalationMethods {
 				for _, w := range escalationWriters {
-					if w.gcOnly && method == "create" {
+					if w.gcOnly && creates(method) {
 						continue // a create is always checked
 					}
 					for _, dryRun := range []bool{false, true} {
@@ -223,7 +224,7 @@ type escalationCase struct {
 func (c escalationCase) run(t *testing.T, admin, writer dynamic.Interface) {
 	resource := admin.Resource(rbacResource(c.kind.resource)).Namespace(c.kind.namespace)
 	var before *unstructured.Unstructured
-	if c.method != "create" {
+	if !creates(c.method) {
 		var err error
 		if before, err = resource.Create(ctx, c.object(t), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -267,11 +268,14 @@ func (c escalationCase) object(t *testing.T) *unstructured.Unstructured {
 	obj := toUnstructuredObject(t, c.kind.initial(c.name))
 	obj.SetAPIVersion(rbacv1.SchemeGroupVersion.String())
 	obj.SetKind(kindOf(c.kind.resource))
-	if c.method == "create" {
+	if creates(c.method) {
 		c.change.applyTo(t, obj)
 	}
 	return obj
 }
+
+// creates tells the methods that write an object that does not exist yet.
+func creates(method string) bool { return method == "create" || method == "createbyupdate" }
 
 func kindOf(resource string) string {
 	return map[string]string{"roles": "Role", "clusterroles": "ClusterRole", "rolebindings": "RoleBinding",
@@ -288,6 +292,8 @@ func (c escalationCase) write(t *testing.T, r dynamic.ResourceInterface, stored 
 	switch c.method {
 	case "create":
 		_, err = r.Create(ctx, c.object(t), metav1.CreateOptions{DryRun: dryRun})
+	case "createbyupdate":
+		_, err = r.Update(ctx, c.object(t), metav1.UpdateOptions{DryRun: dryRun})
 	case "update":
 		updated := stored.DeepCopy()
 		c.change.applyTo(t, updated)

@@ -240,6 +240,9 @@ func updatePolicyOf(res *resource.Resource) updatePolicy {
 		return updatePolicy{createOnUpdate: true, unconditional: true}
 	case "leases.coordination.k8s.io":
 		return updatePolicy{createOnUpdate: true}
+	case "roles.rbac.authorization.k8s.io", "clusterroles.rbac.authorization.k8s.io",
+		"rolebindings.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io":
+		return updatePolicy{createOnUpdate: true, unconditional: true}
 	case "customresourcedefinitions.apiextensions.k8s.io":
 		return updatePolicy{}
 	}
