@@ -14,6 +14,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/component-helpers/auth/rbac/validation"
 )
 
 // Escalation is kube's escalation prevention, which its RBAC storage runs on every create and
@@ -139,7 +140,7 @@ func (e *Escalation) checkBinding(ctx context.Context, u user.Info, resource, na
 // error listing what it lacks (and the roles of its bindings that do not exist).
 func (e *Escalation) confirmNoEscalation(u user.Info, namespace string, rules []rbacv1.PolicyRule) error {
 	owned, missingRoles := e.RBAC.Rules(u, namespace, true)
-	ok, missing := Covers(owned, rules)
+	ok, missing := validation.Covers(owned, rules)
 	if ok {
 		return nil
 	}

@@ -69,7 +69,7 @@ func NonResourceURLMatches(rule *rbacv1.PolicyRule, path string) bool {
 		if u == rbacv1.NonResourceAll || u == path {
 			return true
 		}
-		if prefix, ok := strings.CutSuffix(u, "*"); ok && strings.HasPrefix(path, prefix) {
+		if strings.HasSuffix(u, "*") && strings.HasPrefix(path, strings.TrimRight(u, "*")) {
 			return true
 		}
 	}

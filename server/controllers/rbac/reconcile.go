@@ -7,6 +7,7 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/auth/rbac/validation"
 
 	"github.com/sqlkube/sqlkube/server/rbac"
 )
@@ -21,7 +22,7 @@ func reconcileClusterRole(have, want *rbacv1.ClusterRole) bool {
 		return false
 	}
 	changed := reconcileMeta(&have.ObjectMeta, &want.ObjectMeta)
-	if _, missing := rbac.Covers(have.Rules, want.Rules); len(missing) > 0 {
+	if _, missing := validation.Covers(have.Rules, want.Rules); len(missing) > 0 {
 		have.Rules = append(have.Rules, missing...)
 		changed = true
 	}
