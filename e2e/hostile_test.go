@@ -127,7 +127,9 @@ func hostileRequests() []hostileRequest {
 		{name: "get a unicode name", method: "GET", path: hostileConfigMaps + "/%E2%98%83", code: 404, want: apierrors.NewNotFound(configMaps, "☃")},
 
 		// Selectors and tokens that carry SQL, NUL or bulk.
-		{name: "field selector with SQL text", method: "GET", path: hostileConfigMaps + "?fieldSelector=metadata.name%3D" + sqlText, code: 200},
+		{name: "field selector with SQL text", method: "GET", path: hostileConfigMaps + "?fieldSelector=metadata.name%3D" + "x'%20OR%20name%20LIKE%20'%25'%20--", code: 200},
+		{name: "field selector with an unescaped =", method: "GET", path: hostileConfigMaps + "?fieldSelector=metadata.name%3D" + sqlText, code: 400,
+			want: apierrors.NewBadRequest("invalid field selector: unescaped character in value: 61")},
 		{name: "field selector with NUL", method: "GET", path: "/api/v1/configmaps?fieldSelector=metadata.namespace%3Da%00b", code: 200},
 		{name: "label selector with SQL text", method: "GET", path: hostileConfigMaps + "?labelSelector=a%3D" + sqlText, code: 400,
 			wantPrefix: &prefixStatus{400, metav1.StatusReasonBadRequest, "unable to parse requirement: "}},
@@ -200,6 +202,10 @@ func TestHostileInput(t *testing.T) {
 		before := storedSnapshot(t, s)
 		for _, tc := range hostileRequests() {
 			t.Run(tc.name, func(t *testing.T) { checkHostile(t, s, tc) })
+		}
+		// kubectl pages with the chunk size as the limit: the largest it takes is no limit.
+		if out := s.mustKubectl(t, "", "get", "configmaps", "-n", hostileNamespace, "--chunk-size="+maxInt64, "-o", "name"); out != "configmap/"+rootCAConfigMap+"\nconfigmap/victim\n" {
+			t.Errorf("kubectl get --chunk-size=%s: %q", maxInt64, out)
 		}
 		if after := storedSnapshot(t, s); after != before {
 			t.Errorf("stored objects changed:\nbefore %s\nafter  %s", before, after)
