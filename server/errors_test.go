@@ -1,10 +1,13 @@
 package server
 
 import (
+	"database/sql"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
@@ -109,4 +112,21 @@ func TestYAMLBodyAndResponse(t *testing.T) {
 	if !strings.Contains(string(resp.body), "reason: NotFound") {
 		t.Fatalf("YAML Status:\n%s", resp.body)
 	}
+}
+
+// TestDatabaseFaultTextStaysInTheLog: a failure of the database is a 500 with a fixed message;
+// its own text (SQL, table names, the driver's words) is for the server's log, never the client.
+func TestDatabaseFaultTextStaysInTheLog(t *testing.T) {
+	dsn := sqltest.SQLiteDSN(t)
+	api := newTestAPI(t, dsn, Options{RevisionWait: 300 * time.Millisecond})
+	db, err := sql.Open("sqlite", strings.TrimPrefix(dsn, "sqlite://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`ALTER TABLE objects RENAME TO objects_gone`); err != nil {
+		t.Fatal(err)
+	}
+	api.do("GET", cmPath, "").expectStatus(t, apierrors.NewInternalError(errDatabaseFault).ErrStatus)
+	api.do("GET", cmPath+"/x", "").expectStatus(t, apierrors.NewInternalError(errDatabaseFault).ErrStatus)
 }
