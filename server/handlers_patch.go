@@ -52,15 +52,18 @@ type patchResult struct {
 }
 
 // patchWithin applies p in a goroutine of its own, as kube-apiserver's finisher does, and waits
-// for it at most until ctx's deadline or writeTimeoutUpperBound: then it gives up with kube's 504
-// and the patch's context is cancelled, so that the abandoned work stores nothing. The result is
-// only read once the goroutine handed it over.
+// for it at most writeTimeoutUpperBound: then it gives up with kube's 504. The patch's context
+// also ends at the request's deadline, so that abandoned work stores nothing; the wait does not,
+// since the timeout filter answers then, and two answers racing would reset the stream. The result
+// is only read once the goroutine has handed it over.
 func (s *Server) patchWithin(ctx context.Context, req *request, p *patchRequest) (*patchResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, writeTimeoutUpperBound)
-	defer cancel()
+	workCtx, cancelWork := context.WithTimeout(ctx, writeTimeoutUpperBound)
+	defer cancelWork()
+	waitCtx, cancelWait := context.WithTimeout(context.WithoutCancel(ctx), writeTimeoutUpperBound)
+	defer cancelWait()
 	result := &patchResult{}
-	_, err := finisher.FinishRequest(ctx, func() (runtime.Object, error) {
-		result.stored, result.created, result.warnings, result.err = s.registry.Patch(ctx, req.ref(), p.patchType, p.body, p.opts)
+	_, err := finisher.FinishRequest(waitCtx, func() (runtime.Object, error) {
+		result.stored, result.created, result.warnings, result.err = s.registry.Patch(workCtx, req.ref(), p.patchType, p.body, p.opts)
 		return &metav1.Status{Status: metav1.StatusSuccess}, nil // the patch's own error is in result
 	})
 	if err != nil {
