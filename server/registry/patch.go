@@ -31,6 +31,18 @@ import (
 // maxJSONPatchOperations is kube-apiserver's limit on the operations of one JSON patch.
 const maxJSONPatchOperations = 10000
 
+// maxJSONPatchCopyBytes is kube-apiserver's limit (its server configuration's default, which no
+// flag changes) on how much the copy operations of one JSON patch may add to the document:
+// without it, a hundred kilobytes of copies that each double a field ask for exabytes.
+const maxJSONPatchCopyBytes = 3 << 20
+
+// The JSON patch library reads its copy limit from a package variable, which kube-apiserver also
+// sets for the whole process: it bounds every JSON patch the server applies, those of mutating
+// admission webhooks included. Set before any patch can be applied, it is never written again.
+func init() {
+	jsonpatch.AccumulatedCopySizeLimit = maxJSONPatchCopyBytes
+}
+
 // PatchTypes are the patch media types res accepts, in the order kube-apiserver lists them
 // in its 415: custom resources have no Go type to carry strategic merge keys.
 func PatchTypes(res *resource.Resource) []string {
