@@ -70,5 +70,5 @@ func listError(err error, ref Ref, scope listScope, plan listPlan) error {
 	if plan.continued && errors.As(err, &compacted) {
 		return errContinueCompacted(scope, plan.after)
 	}
-	return storageError(err, ref.Resource.GroupResource(), "")
+	return listStorageError(err, ref.Resource)
 }
