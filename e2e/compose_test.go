@@ -4,11 +4,14 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/moby/patternmatcher"
+	"github.com/moby/patternmatcher/ignorefile"
 	"sigs.k8s.io/yaml"
 )
 
@@ -146,4 +149,98 @@ func TestDockerfile(t *testing.T) {
 	if user == nil || user[1] == "root" || strings.HasPrefix(user[1], "0") {
 		t.Errorf("USER %v, want a non-root user", user)
 	}
+}
+
+// secretsLeftBehind are files that `make run`, `go run .` in cmd/sqlkube and the README's steps
+// leave in the working tree, each holding a secret: the CA's and ServiceAccount signing keys,
+// admin and user kubeconfigs, the database and snapshots (every Secret), audit logs.
+var secretsLeftBehind = []string{
+	"sqlkube-pki/ca.key", "sqlkube-pki/apiserver.key", "sqlkube-pki/sa.key", "sqlkube-pki/ca.crt",
+	"sqlkube.kubeconfig", "admin.kubeconfig", "alice.kubeconfig",
+	"sqlkube.db", "sqlkube.db-wal", "sqlkube.db-shm",
+	"cluster.snapshot", "cluster.snapshot.part", "audit.log",
+	"cmd/sqlkube/sqlkube-pki/ca.key", "cmd/sqlkube/sqlkube.kubeconfig", "cmd/sqlkube/sqlkube.db",
+}
+
+// TestGitIgnore: git never offers the secrets a local run leaves as files to add.
+func TestGitIgnore(t *testing.T) {
+	for _, path := range secretsLeftBehind {
+		// --no-index: whether the rules ignore the path, not whether a file there is tracked.
+		if out, err := exec.Command("git", "-C", "..", "check-ignore", "--no-index", path).CombinedOutput(); err != nil {
+			t.Errorf(".gitignore does not ignore %s: %v %s", path, err, out)
+		}
+	}
+}
+
+// TestDockerIgnore: by Docker's own matcher, the build context holds every source file the
+// binary is built from and none of the secrets a local run leaves.
+func TestDockerIgnore(t *testing.T) {
+	ignored := dockerIgnored(t)
+	for _, path := range secretsLeftBehind {
+		if !ignored(path) {
+			t.Errorf(".dockerignore lets %s into the build context", path)
+		}
+	}
+	for _, path := range binarySources(t) {
+		if ignored(path) {
+			t.Errorf(".dockerignore keeps %s, which the binary is built from, out of the build context", path)
+		}
+	}
+}
+
+// dockerIgnored reads .dockerignore and reports whether it keeps a path (relative to the
+// repository) out of the build context, as BuildKit decides it.
+func dockerIgnored(t *testing.T) func(path string) bool {
+	t.Helper()
+	f, err := os.Open("../.dockerignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	patterns, err := ignorefile.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	matcher, err := patternmatcher.New(patterns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(path string) bool {
+		excluded, err := matcher.MatchesOrParentMatches(path)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return excluded
+	}
+}
+
+// binarySources lists the files `go build ./cmd/sqlkube` reads from this module, relative to
+// the repository: go.mod, go.sum and every Go and embedded file of the packages it imports.
+func binarySources(t *testing.T) []string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-f",
+		`{{if and .Module (eq .Module.Path "github.com/sqlkube/sqlkube")}}{{$dir := .Dir}}{{range .GoFiles}}{{$dir}}/{{.}}
+{{end}}{{range .EmbedFiles}}{{$dir}}/{{.}}
+{{end}}{{end}}`, "./cmd/sqlkube")
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []string{"go.mod", "go.sum"}
+	for _, line := range strings.Fields(string(out)) {
+		rel, err := filepath.Rel(root, line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, rel)
+	}
+	if len(files) < 50 {
+		t.Fatalf("go list found only %v", files)
+	}
+	return files
 }

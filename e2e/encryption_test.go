@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
@@ -217,4 +222,225 @@ func TestEncryptionAtRestWildcardAndCompaction(t *testing.T) {
 			t.Fatalf("get after compaction: %v %+v", err, got)
 		}
 	})
+}
+
+// TestEncryptionAtRestPurge: Secrets written before encryption was turned on keep their
+// plaintext in history after the README's rewrite (the default --retention-min-revisions keeps
+// every revision), and `sqlkube compact`, run beside the server, removes it from the database:
+// not a byte of it left in the SQLite file or its WAL, not a row of it in PostgreSQL, nor in the
+// files of PostgreSQL's tables where the test can read them. A deleted Secret goes the same way.
+func TestEncryptionAtRestPurge(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		password := "purge-me-" + rand.Text()
+		plaintexts := []string{password, base64.StdEncoding.EncodeToString([]byte(password))}
+		s := startServer(t, dsn)
+		secrets := s.clientset().CoreV1().Secrets("default")
+		kept, err := secrets.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "kept"},
+			StringData: map[string]string{"password": password}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept.Labels = map[string]string{"revision": "two"}
+		if _, err := secrets.Update(ctx, kept, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := secrets.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "gone"},
+			StringData: map[string]string{"password": password}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := secrets.Delete(ctx, "gone", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+
+		s.stop()
+		config := filepath.Join(t.TempDir(), "encryption.yaml")
+		encryptionConfig(t, config, map[string]string{"key1": newKey(t)}, "key1")
+		s.args = []string{"--encryption-provider-config=" + config}
+		s.restart()
+		s.mustKubectl(t, s.mustKubectl(t, "", "get", "secrets", "-A", "-o", "json"), "replace", "-f", "-")
+		if raw := storedValue(t, dsn, "secrets", "kept"); !bytes.HasPrefix(raw, []byte("k8s:enc:aescbc:v1:key1:")) {
+			t.Fatalf("after the rewrite the Secret is stored as %.40q", raw)
+		}
+		if found := plaintextStored(t, dsn, plaintexts); len(found) == 0 {
+			t.Fatal("before compaction the history holds no plaintext: the scan sees nothing")
+		}
+
+		if code, out := runToExit(t, nil, "compact", "--db="+dsn); code != 0 {
+			t.Fatalf("sqlkube compact exited %d:\n%s", code, out)
+		}
+		if found := plaintextStored(t, dsn, plaintexts); len(found) > 0 {
+			t.Errorf("after sqlkube compact the plaintext is still in %v", found)
+		}
+		got, err := s.clientset().CoreV1().Secrets("default").Get(ctx, "kept", metav1.GetOptions{})
+		if err != nil || string(got.Data["password"]) != password {
+			t.Fatalf("the Secret after compaction: %v %v", got, err)
+		}
+		expectOwnerOnly(t, dsn)
+	})
+}
+
+// expectOwnerOnly: the SQLite database and its WAL and shared-memory files, which hold every
+// object, are readable by their owner only.
+func expectOwnerOnly(t *testing.T, dsn string) {
+	t.Helper()
+	path, ok := strings.CutPrefix(dsn, "sqlite://")
+	if !ok {
+		return
+	}
+	for _, file := range []string{path, path + "-wal", path + "-shm"} {
+		info, err := os.Stat(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mode := info.Mode().Perm(); mode != 0o600 {
+			t.Errorf("%s has mode %o, want 600", filepath.Base(file), mode)
+		}
+	}
+}
+
+// plaintextStored lists where the database keeps any of plaintexts: the SQLite files' bytes;
+// PostgreSQL's rows, and its tables' files when this process can read them (a server on this
+// machine, run by this user or root).
+func plaintextStored(t *testing.T, dsn string, plaintexts []string) []string {
+	t.Helper()
+	var found []string
+	contains := func(where string, data []byte) {
+		for _, plain := range plaintexts {
+			if bytes.Contains(data, []byte(plain)) {
+				found = append(found, fmt.Sprintf("%s (%q)", where, plain))
+			}
+		}
+	}
+	if path, ok := strings.CutPrefix(dsn, "sqlite://"); ok {
+		for _, file := range []string{path, path + "-wal", path + "-shm"} {
+			data, err := os.ReadFile(file)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				t.Fatal(err)
+			}
+			contains(filepath.Base(file), data)
+		}
+		return found
+	}
+	db := sqltest.Open(t, dsn)
+	for _, plain := range plaintexts {
+		var rows int
+		if err := db.QueryRow(`SELECT count(*) FROM revisions WHERE position($1::bytea in value) > 0`, []byte(plain)).Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		if rows > 0 {
+			found = append(found, fmt.Sprintf("%d rows of revisions (%q)", rows, plain))
+		}
+	}
+	for _, table := range []string{"revisions", "objects"} {
+		for path, data := range postgresTableFiles(t, db, table) {
+			contains(path, data)
+		}
+	}
+	return found
+}
+
+// postgresTableFiles reads the files of a table and its TOAST table, once PostgreSQL has written
+// its buffers to them (CHECKPOINT); none if the data directory cannot be read from here.
+func postgresTableFiles(t *testing.T, db *sql.DB, table string) map[string][]byte {
+	t.Helper()
+	if _, err := db.Exec(`CHECKPOINT`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Query(`SELECT current_setting('data_directory') || '/' || pg_relation_filepath(c.oid)
+		FROM pg_class c WHERE c.oid = $1::regclass OR c.oid = (SELECT reltoastrelid FROM pg_class WHERE oid = $1::regclass)`, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	files := map[string][]byte{}
+	for rows.Next() {
+		var path string
+		if err := rows.Scan(&path); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Logf("not scanning PostgreSQL's files: %v", err)
+			return nil
+		}
+		files[path] = data
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestEncryptionAtRestUnreadable: a server started without the configuration that encrypted a
+// Secret answers every read of it as kube-apiserver does: a 500 InternalError with the identity
+// transformer's words (a list names the object's etcd key; a watch ends with an ERROR event),
+// while everything else works; with the configuration back, the Secret reads again.
+func TestEncryptionAtRestUnreadable(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		config := filepath.Join(t.TempDir(), "encryption.yaml")
+		encryptionConfig(t, config, map[string]string{"key1": newKey(t)}, "key1")
+		s := startServer(t, dsn, "--encryption-provider-config="+config)
+		secret, err := s.clientset().CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db",
+			Labels: map[string]string{"app": "shop"}}, StringData: map[string]string{"password": "hunter2-hunter2"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.stop()
+		s.args = nil
+		s.restart()
+
+		const encrypted = "identity transformer tried to read encrypted data"
+		unreadable := apierrors.NewInternalError(errors.New(encrypted))
+		expectUnreadable(t, s, unreadable)
+		resp := s.do(t, http.MethodGet, "/api/v1/namespaces/default/secrets", nil)
+		assertStatus(t, resp.status(t), apierrors.NewInternalError(fmt.Errorf("unable to transform key %q: %s", "/registry/secrets/default/db", encrypted)))
+		if out, err := s.kubectl(t, "", "get", "secret", "db"); err == nil || !strings.Contains(err.Error(), "Error from server (InternalError): Internal error occurred: "+encrypted) {
+			t.Errorf("kubectl get secret db: %v\n%s", err, out)
+		}
+		secrets := s.clientset().CoreV1().Secrets("default")
+		_, err = secrets.Update(ctx, secret, metav1.UpdateOptions{})
+		assertAPIError(t, err, unreadable)
+		assertAPIError(t, secrets.Delete(ctx, "db", metav1.DeleteOptions{}), unreadable)
+		expectWatchError(t, secrets, secret.ResourceVersion, unreadable)
+		if _, err := s.clientset().CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "plain"}},
+			metav1.CreateOptions{}); err != nil {
+			t.Errorf("other resources: %v", err)
+		}
+
+		s.stop()
+		s.args = []string{"--encryption-provider-config=" + config}
+		s.restart()
+		expectReadable(t, s.clientset().CoreV1().Secrets("default"))
+	})
+}
+
+// expectUnreadable: a raw get of the Secret db answers 500 with want.
+func expectUnreadable(t *testing.T, s *sqlkubeServer, want *apierrors.StatusError) {
+	t.Helper()
+	resp := s.do(t, http.MethodGet, "/api/v1/namespaces/default/secrets/db", nil)
+	if resp.code != http.StatusInternalServerError {
+		t.Errorf("get answered %d, want 500", resp.code)
+	}
+	assertStatus(t, resp.status(t), want)
+}
+
+// expectWatchError: a watch that replays the Secret's creation from history ends with want.
+func expectWatchError(t *testing.T, secrets interface {
+	Watch(context.Context, metav1.ListOptions) (watch.Interface, error)
+}, createdAt string, want *apierrors.StatusError) {
+	t.Helper()
+	created, err := strconv.ParseInt(createdAt, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := secrets.Watch(ctx, metav1.ListOptions{ResourceVersion: strconv.FormatInt(created-1, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	ev := nextEvent(t, w, "the unreadable Secret")
+	if ev.Type != watch.Error {
+		t.Fatalf("watch got %s, want ERROR", ev.Type)
+	}
+	assertAPIError(t, apierrors.FromObject(ev.Object), want)
 }

@@ -72,7 +72,7 @@ func createBombTarget(t *testing.T, s *sqlkubeServer, name, value string) []byte
 }
 
 // assertUnchanged checks that the configmap is still served as before.
-func assertUnchanged(t *testing.T, s *sqlkubeServer, name string, before []byte) {
+func assertBombTargetUnchanged(t *testing.T, s *sqlkubeServer, name string, before []byte) {
 	t.Helper()
 	if after := s.do(t, http.MethodGet, bombConfigMaps+"/"+name, nil).body; !bytes.Equal(before, after) {
 		t.Errorf("the configmap changed:\nbefore %.300s\nafter  %.300s", before, after)
@@ -111,7 +111,7 @@ func TestPatchBomb(t *testing.T) {
 		if grown := endMem["VmHWM"] - max(startMem["VmHWM"], startMem["VmRSS"]); grown > bombMemoryBoundKiB {
 			t.Errorf("peak resident memory grew by %d MiB, want at most %d MiB", grown>>10, bombMemoryBoundKiB>>10)
 		}
-		assertUnchanged(t, s, "bomb", before)
+		assertBombTargetUnchanged(t, s, "bomb", before)
 	})
 }
 
@@ -146,7 +146,7 @@ func TestPatchRequestTimeout(t *testing.T) {
 		}
 		assertStatus(t, got, apierrors.NewTimeoutError("request did not complete within the allotted timeout", 0))
 		waitForIdle(t, s)
-		assertUnchanged(t, s, "slow", before)
+		assertBombTargetUnchanged(t, s, "slow", before)
 	})
 }
 

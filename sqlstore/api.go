@@ -138,12 +138,18 @@ type WatchOptions struct {
 //
 // A Progress event carries no object: it only says that every event up to Revision has been
 // delivered on this watch (used for bookmarks), and is sent after RequestProgress.
+//
+// Err, an *UnreadableError, is set on an event read from the log whose value (or previous value)
+// the Transformer could not give back; its values are then as stored. A watcher that receives
+// it cannot tell what changed and should end with that error. The event still takes its place,
+// so that the feed and every other watcher go on.
 type Event struct {
 	Op       Op
 	Progress bool
 	Revision int64
 	Object   Object
 	Prev     *Object
+	Err      error
 
 	memoOnce sync.Once
 	memo     any
@@ -193,6 +199,20 @@ type CompactedError struct {
 func (e *CompactedError) Error() string {
 	return fmt.Sprintf("sqlstore: revision %d is compacted (oldest retained is after %d)", e.Requested, e.Compacted)
 }
+
+// UnreadableError: the Transformer could not give back the value stored for Key, e.g. one
+// encrypted with a key the configuration no longer holds, or encrypted while the server has no
+// encryption configured for it. Err is the Transformer's error.
+type UnreadableError struct {
+	Key Key
+	Err error
+}
+
+func (e *UnreadableError) Error() string {
+	return fmt.Sprintf("sqlstore: reading %s/%s/%s: %v", e.Key.Resource, e.Key.Namespace, e.Key.Name, e.Err)
+}
+
+func (e *UnreadableError) Unwrap() error { return e.Err }
 
 // FutureRevisionError: a read or watch asked for a revision newer than the store has.
 type FutureRevisionError struct {

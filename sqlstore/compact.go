@@ -29,6 +29,25 @@ func (s *Store) Compact(ctx context.Context, revision int64) error {
 	return err
 }
 
+// CompactAll discards all history now, keeping only the latest state of every object (Compact
+// at the current revision), then rewrites the database so that its files no longer hold the
+// bytes of what was discarded: on SQLite the file is vacuumed and the WAL emptied; on PostgreSQL
+// sqlkube's tables are rewritten (VACUUM FULL; PostgreSQL's WAL, and backups, still hold them).
+// It returns the revision compacted to.
+func (s *Store) CompactAll(ctx context.Context) (int64, error) {
+	revision, err := s.CurrentRevision(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.Compact(ctx, revision); err != nil {
+		return 0, err
+	}
+	if err := s.db.rewrite(ctx); err != nil {
+		return 0, s.dbError(ctx, "rewriting the database", err)
+	}
+	return revision, nil
+}
+
 // withCompactionLock runs compact as the only compaction of all replicas. With wait false it
 // returns false, doing nothing, when another replica is compacting.
 func (s *Store) withCompactionLock(ctx context.Context, wait bool, compact func(context.Context, txStarter) error) (bool, error) {

@@ -49,6 +49,8 @@ type database struct {
 	// afterCompaction, when set, is a statement run outside any transaction once a compaction
 	// has removed rows, so that later writes reuse their space (PostgreSQL's VACUUM).
 	afterCompaction string
+	// rewrite writes the database anew without the bytes of deleted rows (CompactAll).
+	rewrite func(ctx context.Context) error
 	// preparedWrites is how many write statements the store prepares itself: SQLite would parse
 	// them on every call; pgx keeps a statement cache of its own.
 	preparedWrites int
@@ -104,6 +106,7 @@ func openSQLite(ctx context.Context, dsn string) (*database, error) {
 		classify:       sqlite.Classify,
 		checkpoint:     db.Checkpoint,
 		restartWAL:     db.RestartWAL,
+		rewrite:        db.Rewrite,
 		preparedWrites: maxCachedStatements,
 		close:          db.Close,
 	}, nil
@@ -145,7 +148,11 @@ func openPostgres(ctx context.Context, dsn string, maxConns int) (*database, err
 		// rows as fast as it grows, and autovacuum may be off or, with its default thresholds and
 		// throttling, behind it: the database would grow for ever.
 		afterCompaction: postgres.VacuumTables,
-		close:           db.Close,
+		rewrite: func(ctx context.Context) error {
+			_, err := db.ExecContext(ctx, postgres.RewriteTables)
+			return err
+		},
+		close: db.Close,
 	}, nil
 }
 

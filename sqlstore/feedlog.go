@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 )
 
 // sqlLog reads the revision log for the feed and for watchers replaying history.
@@ -79,13 +80,26 @@ func (l *sqlLog) read(ctx context.Context, resource, namespace string, after, th
 	return events, nil
 }
 
-// fromStorageForm gives back the values of ev as written.
-func (l *sqlLog) fromStorageForm(ctx context.Context, ev *Event) (err error) {
-	if ev.Object.Value, err = l.fromStorage(ctx, ev.Object.Key, ev.Object.Value); err != nil || ev.Prev == nil {
-		return err
+// fromStorageForm gives back the values of ev as written. A value the Transformer cannot read
+// is left as stored and noted in ev.Err, for the watchers it reaches; any other error is
+// returned.
+func (l *sqlLog) fromStorageForm(ctx context.Context, ev *Event) error {
+	for _, obj := range []*Object{&ev.Object, ev.Prev} {
+		if obj == nil {
+			continue
+		}
+		value, err := l.fromStorage(ctx, obj.Key, obj.Value)
+		var unreadable *UnreadableError
+		switch {
+		case errors.As(err, &unreadable):
+			ev.Err = err
+		case err != nil:
+			return err
+		default:
+			obj.Value = value
+		}
 	}
-	ev.Prev.Value, err = l.fromStorage(ctx, ev.Prev.Key, ev.Prev.Value)
-	return err
+	return nil
 }
 
 func scanEvent(rows *sql.Rows) (*Event, error) {

@@ -12,17 +12,24 @@ import (
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
-// rot13 "encrypts" the values of secrets: what the database keeps is unreadable as written, and
-// carries the key it belongs to, as authenticated encryption binds a value to its key.
-type rot13 struct{}
+// rot13 "encrypts" the values of the resource it covers: what the database keeps is unreadable
+// as written, and carries the key it belongs to, as authenticated encryption binds a value to its
+// key. Values of other resources are read as stored, unless they look transformed.
+type rot13 struct{ covers string }
 
-func (rot13) Transforms(resource string) bool { return resource == "secrets" }
+func (r rot13) Transforms(resource string) bool { return resource == r.covers }
 
 func (rot13) ToStorage(_ context.Context, key sqlstore.Key, value []byte) ([]byte, error) {
 	return append([]byte("rot13:"+key.Name+":"), bytes.Map(rotate, value)...), nil
 }
 
-func (rot13) FromStorage(_ context.Context, key sqlstore.Key, stored []byte) ([]byte, bool, error) {
+func (r rot13) FromStorage(_ context.Context, key sqlstore.Key, stored []byte) ([]byte, bool, error) {
+	if !r.Transforms(key.Resource) {
+		if bytes.HasPrefix(stored, []byte("rot13:")) {
+			return nil, false, errors.New("transformed, but not configured")
+		}
+		return stored, false, nil
+	}
 	rest, ok := bytes.CutPrefix(stored, []byte("rot13:"+key.Name+":"))
 	if !ok {
 		return nil, false, errors.New("not transformed for this key")
@@ -46,7 +53,7 @@ func rotate(r rune) rune {
 func TestTransformer(t *testing.T) {
 	sqltest.Backends(t, func(t *testing.T, dsn string) {
 		marked := func(value []byte) bool { return bytes.Contains(value, []byte("owner")) }
-		s := openStoreWith(t, sqlstore.Options{DSN: dsn, Transformer: rot13{}, Mark: marked})
+		s := openStoreWith(t, sqlstore.Options{DSN: dsn, Transformer: rot13{covers: "secrets"}, Mark: marked})
 		ctx := context.Background()
 		start := currentRevision(t, s)
 		secret := sqlstore.Key{Resource: "secrets", Namespace: "ns", Name: "s"}
@@ -93,6 +100,56 @@ func TestTransformer(t *testing.T) {
 		}
 		if err := db.QueryRow(`SELECT value FROM revisions WHERE resource = 'configmaps'`).Scan(&raw); err != nil || !bytes.Contains(raw, []byte("plain")) {
 			t.Errorf("an untransformed resource is kept as %q (%v)", raw, err)
+		}
+	})
+}
+
+// TestTransformerUnreadable: a value the Transformer cannot read (here: transformed, read by a
+// store whose Transformer no longer covers its resource) is an *UnreadableError on Get and List,
+// and an event carrying it on a watch replaying the log, while the feed goes on publishing the
+// events after it.
+func TestTransformerUnreadable(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := openStoreWith(t, sqlstore.Options{DSN: dsn, Transformer: rot13{covers: "secrets"}})
+		start := currentRevision(t, s)
+		secret := sqlstore.Key{Resource: "secrets", Namespace: "ns", Name: "s"}
+		create(t, s, secret, "password")
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s = openStoreWith(t, sqlstore.Options{DSN: dsn, Transformer: rot13{}}) // restarted without it
+		wantUnreadable := func(what string, err error) {
+			t.Helper()
+			var unreadable *sqlstore.UnreadableError
+			if !errors.As(err, &unreadable) || unreadable.Key != secret {
+				t.Errorf("%s: %v, want an UnreadableError about %v", what, err, secret)
+			}
+		}
+		_, err := s.Get(ctx, secret)
+		wantUnreadable("Get", err)
+		_, err = s.List(ctx, sqlstore.ListOptions{Resource: "secrets"}, func(sqlstore.Object) error { return nil })
+		wantUnreadable("List", err)
+
+		w, err := s.Watch(ctx, sqlstore.WatchOptions{Resource: "secrets", After: start})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		later := sqlstore.Key{Resource: "secrets", Namespace: "ns", Name: "later"}
+		create(t, s, later, "plain")
+		for _, want := range []sqlstore.Key{secret, later} {
+			select {
+			case ev := <-w.Events():
+				if ev.Object.Key != want || (ev.Err != nil) != (want == secret) {
+					t.Fatalf("event about %v (err %v), want %v", ev.Object.Key, ev.Err, want)
+				}
+				if want == secret {
+					wantUnreadable("the watch event", ev.Err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("no event about %v", want)
+			}
 		}
 	})
 }

@@ -130,6 +130,7 @@ Usage:
   sqlkube kubeconfig     mint a client-certificate kubeconfig (see sqlkube kubeconfig --help)
   sqlkube bench [flags]  load-test a running server (see sqlkube bench --help)
   sqlkube snapshot       save, restore and check snapshots (see sqlkube snapshot --help)
+  sqlkube compact        discard all history now and rewrite the database (see sqlkube compact --help)
 
 Every flag can also be set with an environment variable: %s<FLAG>, upper case, dashes
 as underscores (--db-max-conns is %s). A flag on the command line wins.

@@ -9,6 +9,7 @@
 //	sqlkube kubeconfig  mint a client-certificate kubeconfig (see sqlkube kubeconfig --help)
 //	sqlkube bench     load-test a Kubernetes API server (see sqlkube bench --help)
 //	sqlkube snapshot  save, restore and check snapshots (see sqlkube snapshot --help)
+//	sqlkube compact   discard all history now and rewrite the database (see sqlkube compact --help)
 package main
 
 import (
@@ -37,6 +38,7 @@ var subcommands = map[string]subcommand{
 	"version":    runVersion,
 	"kubeconfig": runKubeconfig,
 	"snapshot":   runSnapshot,
+	"compact":    runCompact,
 	"bench": func(ctx context.Context, args, _ []string, stdout, stderr io.Writer) int {
 		return bench.Main(ctx, args, stdout, stderr)
 	},

@@ -75,6 +75,9 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	defer ln.Close()
 
 	storeOpts := storeOptions(cfg, log)
+	// Without a configuration, values stay as written, and one an earlier configuration
+	// encrypted is answered as kube-apiserver answers it.
+	storeOpts.Transformer = encryption.Unconfigured()
 	if path := cfg.Operations.EncryptionProviderConfig; path != "" {
 		if storeOpts.Transformer, err = encryption.Load(ctx, path); err != nil {
 			return fmt.Errorf("--encryption-provider-config: %w", err)

@@ -156,6 +156,11 @@ func LockCompaction(ctx context.Context, conn *sql.Conn, wait bool) (locked bool
 // VACUUM without FULL: reads and writes go on while it runs.
 const VacuumTables = "VACUUM objects, revisions"
 
+// RewriteTables writes sqlkube's tables (and their TOAST tables) anew with only their live rows
+// and removes the old files, so that no page of theirs keeps a deleted row's bytes. VACUUM FULL
+// holds an exclusive lock: reads and writes of the tables wait until it is done.
+const RewriteTables = "VACUUM FULL objects, revisions"
+
 // compactionLockID is an arbitrary constant: "sqlkube" + 1 in ASCII, so as not to collide with
 // golang-migrate's lock ids, which are CRC32 hashes.
 const compactionLockID int64 = 0x73716c6b75626501

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/sqlkube/sqlkube/dialects"
@@ -56,12 +57,19 @@ type DB struct {
 
 // Open opens (creating if needed) the database file at path.
 func Open(ctx context.Context, path string) (*DB, error) {
+	if err := createPrivate(path); err != nil {
+		return nil, err
+	}
 	// journal_mode=WAL is stored in the file, so the writer sets it before others connect. The
 	// writer never checkpoints (wal_autocheckpoint=0): a commit would otherwise now and then
 	// also copy the WAL into the database file and wait for that to sync. When the WAL starts
-	// over, a WAL that a burst made large is cut back to 64 MiB.
+	// over, a WAL that a burst made large is cut back to 64 MiB. secure_delete=FAST zeros what
+	// a write or a compaction deletes from the pages it rewrites anyway, at no I/O added (ON
+	// would also write every page it frees, and its cost could not be told from the noise of a
+	// loaded machine: -37% to +50% on updates with compaction); pages freed whole keep their
+	// bytes until reused, and Rewrite removes them all.
 	writer, err := openPool(ctx, path,
-		"_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(67108864)", 1)
+		"_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(67108864)&_pragma=secure_delete(FAST)", 1)
 	if err != nil {
 		return nil, err
 	}
@@ -117,9 +125,47 @@ func (db *DB) RestartWAL(ctx context.Context) (restarted bool, err error) {
 	return err == nil && busy == 0, errors.Join(err, resetErr)
 }
 
+// Rewrite rewrites the database file with only what its tables hold now (VACUUM), so that no
+// page keeps the bytes of a deleted row, and then empties the WAL (a TRUNCATE checkpoint), whose
+// frames may hold older versions of pages. It runs on the writer connection; writers of other
+// processes wait for it (or fail after the busy timeout on a large database), and it fails if
+// readers of other processes keep the WAL in use for longer than the busy timeout.
+func (db *DB) Rewrite(ctx context.Context) error {
+	conn, err := db.Writer.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "VACUUM"); err != nil {
+		return fmt.Errorf("VACUUM: %w", err)
+	}
+	var busy, walFrames, checkpointed int64
+	if err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &walFrames, &checkpointed); err != nil {
+		return fmt.Errorf("emptying the WAL: %w", err)
+	}
+	if busy != 0 {
+		return errors.New("emptying the WAL: other connections kept reading it; try again")
+	}
+	return nil
+}
+
 // OpenForMigrations opens a single connection for schema changes.
 func OpenForMigrations(ctx context.Context, path string) (*sql.DB, error) {
+	if err := createPrivate(path); err != nil {
+		return nil, err
+	}
 	return openPool(ctx, path, "_pragma=journal_mode(WAL)", 1)
+}
+
+// createPrivate creates the database file, if there is none, readable by its owner only: it
+// holds every object, Secrets among them. SQLite gives its WAL and shared-memory files the
+// database file's mode. An existing file keeps the mode it has.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("opening SQLite database %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // Close closes the pools.

@@ -3,6 +3,9 @@
 // transformers by k8s.io/apiserver's own code (aesgcm, aescbc, secretbox, identity, KMS v2; the
 // first provider of a resource encrypts, all of them decrypt; values carry kube's
 // k8s:enc:PROVIDER:v1:KEYNAME: prefix), applied to the store's values as a sqlstore.Transformer.
+// Resources the configuration does not name (all of them, without one) are stored as they are,
+// and a value of theirs stored encrypted is refused on reading as kube-apiserver refuses it
+// ("identity transformer tried to read encrypted data"), not taken for an object.
 package encryption
 
 import (
@@ -13,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/server/options/encryptionconfig"
 	"k8s.io/apiserver/pkg/storage/value"
+	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
 
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -28,6 +32,10 @@ type Transformer struct {
 	// does not name it: the store asks for every value it reads.
 	byStorageName sync.Map // string → value.Transformer
 }
+
+// Unconfigured is the Transformer of a server without an EncryptionConfiguration: it encrypts
+// nothing, and refuses to read what an earlier configuration encrypted.
+func Unconfigured() *Transformer { return &Transformer{} }
 
 // Load reads the EncryptionConfiguration at path. KMS plugins it names run until ctx ends.
 func Load(ctx context.Context, path string) (*Transformer, error) {
@@ -46,8 +54,14 @@ func (t *Transformer) ToStorage(ctx context.Context, key sqlstore.Key, plain []b
 	return t.forResource(key.Resource).TransformToStorage(ctx, plain, authenticatedData(key))
 }
 
+// FromStorage reads a value of any resource: through the configured providers if the
+// configuration names it, else through kube's check that it is not encrypted.
 func (t *Transformer) FromStorage(ctx context.Context, key sqlstore.Key, stored []byte) ([]byte, bool, error) {
-	return t.forResource(key.Resource).TransformFromStorage(ctx, stored, authenticatedData(key))
+	tr := t.forResource(key.Resource)
+	if tr == nil {
+		tr = identity.NewEncryptCheckTransformer()
+	}
+	return tr.TransformFromStorage(ctx, stored, authenticatedData(key))
 }
 
 // forResource is the transformer of a storage name, nil when the configuration does not name it.

@@ -63,3 +63,31 @@ func TestRoundTripBoundToTheKey(t *testing.T) {
 		t.Errorf("an unencrypted value: %q, stale %v, %v; want it read, and stale", plain, stale, err)
 	}
 }
+
+// TestRefusesEncryptedValuesOfResourcesNotNamed: a resource the configuration does not name
+// (any resource, without a configuration) reads plain values as they are, and refuses an
+// encrypted one with kube's identity transformer error rather than hand it on as an object.
+func TestRefusesEncryptedValuesOfResourcesNotNamed(t *testing.T) {
+	ctx := context.Background()
+	secret := sqlstore.Key{Resource: "secrets", Namespace: "ns", Name: "a"}
+	encrypted, err := load(t).ToStorage(ctx, secret, []byte(`{"data":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	configMap := sqlstore.Key{Resource: "configmaps", Namespace: "ns", Name: "a"}
+	for name, tr := range map[string]*Transformer{"unconfigured": Unconfigured(), "configmaps not named": load(t)} {
+		key := secret
+		if name == "configmaps not named" {
+			key = configMap
+		}
+		if _, _, err := tr.FromStorage(ctx, key, encrypted); err == nil || err.Error() != "identity transformer tried to read encrypted data" {
+			t.Errorf("%s: reading an encrypted value: %v", name, err)
+		}
+		if plain, stale, err := tr.FromStorage(ctx, key, []byte(`{"data":"x"}`)); err != nil || stale || string(plain) != `{"data":"x"}` {
+			t.Errorf("%s: reading a plain value: %q, %v, %v", name, plain, stale, err)
+		}
+	}
+	if Unconfigured().Transforms("secrets") {
+		t.Error("without a configuration, secrets are transformed")
+	}
+}

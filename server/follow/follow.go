@@ -96,6 +96,9 @@ func watchResource(ctx context.Context, store Storage, resource string, revision
 	}
 	defer w.Close()
 	for ev := range w.Events() {
+		if ev.Err != nil { // an unreadable value: relist, which reports it
+			return ev.Err
+		}
 		if !ev.Progress {
 			o.Changed(ev)
 		}

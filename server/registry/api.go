@@ -131,7 +131,7 @@ func (r *Registry) selectedObjects(ctx context.Context, ref Ref, sel *selection)
 		return nil
 	})
 	if err != nil {
-		return nil, 0, storageError(err, ref.Resource.GroupResource(), "")
+		return nil, 0, listStorageError(err, ref.Resource)
 	}
 	return objects, result.Revision, nil
 }

@@ -23,7 +23,11 @@ const conflictMessage = "the object has been modified; please apply your changes
 func storageError(err error, gr schema.GroupResource, name string) error {
 	var compacted *sqlstore.CompactedError
 	var future *sqlstore.FutureRevisionError
+	var unreadable *sqlstore.UnreadableError
 	switch {
+	case errors.As(err, &unreadable):
+		// The transformer's own words: "identity transformer tried to read encrypted data", ...
+		return apierrors.NewInternalError(unreadable.Err)
 	case errors.Is(err, sqlstore.ErrNotFound):
 		return apierrors.NewNotFound(gr, name)
 	case errors.Is(err, sqlstore.ErrExists):
@@ -55,6 +59,17 @@ func (e unavailable) Unwrap() error { return e.cause }
 
 func (e unavailable) Status() metav1.Status {
 	return apierrors.NewServiceUnavailable("the database is unavailable, try again later").Status()
+}
+
+// listStorageError is storageError for a list of res: a value the transformer cannot read is
+// named by its etcd key, as kube-apiserver's storage names it.
+func listStorageError(err error, res *resource.Resource) error {
+	var unreadable *sqlstore.UnreadableError
+	if errors.As(err, &unreadable) {
+		key := etcdKey(res, unreadable.Key.Namespace, unreadable.Key.Name)
+		return apierrors.NewInternalError(fmt.Errorf("unable to transform key %q: %w", key, unreadable.Err))
+	}
+	return storageError(err, res.GroupResource(), "")
 }
 
 // NotDecodableError is a stored object that could not be turned into the version asked for:
@@ -119,8 +134,8 @@ func (f *ListFailures) Add(o sqlstore.Object, err error) error {
 	if !errors.As(err, &notDecodable) {
 		return err
 	}
-	// A list names objects by their etcd keys, under kube-apiserver's default prefix.
-	corrupt := storage.NewCorruptObjError("/registry"+storageKey(f.res, o.Namespace, o.Name), notDecodable)
+	// A list names objects by their etcd keys.
+	corrupt := storage.NewCorruptObjError(etcdKey(f.res, o.Namespace, o.Name), notDecodable)
 	if f.count == 0 {
 		f.first = corrupt.Error()
 	}

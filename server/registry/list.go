@@ -76,5 +76,5 @@ func listError(err error, ref Ref, scope listScope, plan listPlan) error {
 		// A token of ours never names such a key: the client made this one.
 		return apierrors.NewBadRequest(fmt.Sprintf("invalid continue token: %v", storage.ErrGenericInvalidKey))
 	}
-	return storageError(err, ref.Resource.GroupResource(), "")
+	return listStorageError(err, ref.Resource)
 }

@@ -178,6 +178,9 @@ func (w *Watch) Next(ev *sqlstore.Event) (out WatchEvent, ok bool, err error) {
 	if ev.Revision <= w.floor {
 		return WatchEvent{}, false, nil
 	}
+	if ev.Err != nil { // as kube-apiserver's storage ends a watch at an event it cannot read
+		return WatchEvent{}, false, storageError(ev.Err, w.req.gr, "")
+	}
 	eventType, value, err := w.change(ev)
 	if err != nil || eventType == "" {
 		return WatchEvent{}, false, err

@@ -469,18 +469,18 @@ func checkUIDPrecondition(req *request, uid types.UID, current sqlstore.Object) 
 		return nil
 	}
 	message := fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, stored.Metadata.UID)
-	return apierrors.NewConflict(req.gr, req.name, storage.NewInvalidObjError(etcdKey(req), message))
+	return apierrors.NewConflict(req.gr, req.name, storage.NewInvalidObjError(etcdKey(req.res, req.namespace, req.name), message))
 }
 
 // etcdKey is where kube-apiserver would keep the object in etcd, which its storage errors name:
 // under /registry, by resource (custom resources and CRDs by group and resource too).
-func etcdKey(req *request) string {
-	prefix := "/registry/" + req.res.Name
-	if req.res.CRDName != "" || req.res.Group == builtin.APIExtensionsGroup {
-		prefix = "/registry/" + req.res.Group + "/" + req.res.Name
+func etcdKey(res *resource.Resource, namespace, name string) string {
+	prefix := "/registry/" + res.Name
+	if res.CRDName != "" || res.Group == builtin.APIExtensionsGroup {
+		prefix = "/registry/" + res.Group + "/" + res.Name
 	}
-	if req.namespace != "" {
-		return prefix + "/" + req.namespace + "/" + req.name
+	if namespace != "" {
+		return prefix + "/" + namespace + "/" + name
 	}
-	return prefix + "/" + req.name
+	return prefix + "/" + name
 }

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sqlkube/sqlkube/sqlstore"
+)
+
+const compactUsage = `sqlkube compact discards the history of a database now, keeping only the latest state of
+every object, and rewrites the database so that none of its files keeps what was discarded
+(SQLite: VACUUM, then the WAL emptied; PostgreSQL: VACUUM FULL of sqlkube's tables, which
+PostgreSQL's WAL and backups still hold). Run it after rewriting every Secret once encryption
+at rest is on, and no plaintext of them is left in the database. Servers may keep running:
+watches and paginated lists from before answer 410 Gone, as after any compaction, and writes
+wait while the database is rewritten.
+
+Usage:
+  sqlkube compact --db DSN
+`
+
+// runCompact is `sqlkube compact`: Store.CompactAll on the database --db names.
+func runCompact(ctx context.Context, args, env []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("sqlkube compact", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintf(stderr, "%s\nFlags:\n%s", compactUsage, fs.FlagUsages()) }
+	dsn := fs.String("db", "sqlite://./sqlkube.db", "database: sqlite://PATH or postgres://... (as the server's --db; also "+envName("db")+")")
+	err := applyEnv(fs, env)
+	if err == nil {
+		err = fs.Parse(args)
+	}
+	if errors.Is(err, pflag.ErrHelp) {
+		return 0
+	}
+	if err == nil && fs.NArg() != 0 {
+		err = fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "sqlkube compact: %v\n", err)
+		return 2
+	}
+	if err := compactAll(ctx, *dsn, stdout); err != nil {
+		fmt.Fprintf(stderr, "sqlkube compact: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func compactAll(ctx context.Context, dsn string, stdout io.Writer) error {
+	if err := checkSQLiteExists(dsn); err != nil {
+		return err
+	}
+	store, err := sqlstore.Open(ctx, sqlstore.Options{DSN: dsn, Logger: warnLogger()})
+	if err != nil {
+		return err
+	}
+	revision, err := store.CompactAll(ctx)
+	if closeErr := store.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Compacted all history up to revision %d and rewrote the database\n", revision)
+	return nil
+}
