@@ -71,7 +71,7 @@ func createBombTarget(t *testing.T, s *sqlkubeServer, name, value string) []byte
 	return s.do(t, http.MethodGet, bombConfigMaps+"/"+name, nil).body
 }
 
-// assertUnchanged checks that the configmap is still served as before.
+// assertBombTargetUnchanged checks that the configmap is still served as before.
 func assertBombTargetUnchanged(t *testing.T, s *sqlkubeServer, name string, before []byte) {
 	t.Helper()
 	if after := s.do(t, http.MethodGet, bombConfigMaps+"/"+name, nil).body; !bytes.Equal(before, after) {
