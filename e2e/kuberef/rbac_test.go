@@ -67,9 +67,10 @@ var rbacSetup = scenario{"rbac setup", concat(
 	[]step{
 		{method: "POST", path: rbacAPI + "/namespaces/" + rbacNS + "/roles", setup: true,
 			body: `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"granted"},"rules":[` + grantedRules + `]}`},
-		{method: "POST", path: rbacAPI + "/clusterroles", setup: true,
+		// Compared, not setup: its uid is the owner in ownerReferences (cluster-scoped, so
+		// that sqlkube's garbage collector keeps namespaced and cluster-scoped dependents).
+		{method: "POST", path: rbacAPI + "/clusterroles",
 			body: `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"kuberef-granted"},"rules":[` + grantedRules + `]}`},
-		// An owner for ownerReferences, so that sqlkube's garbage collector keeps what refers to it.
 		{method: "POST", path: "/api/v1/namespaces/" + rbacNS + "/configmaps",
 			body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"owner"}}`},
 	},
@@ -145,13 +146,6 @@ type rbacWrite struct {
 	step   func(k rbacKind, name string) step
 }
 
-const (
-	jsonPatch      = "application/json-patch+json"
-	mergePatch     = "application/merge-patch+json"
-	strategicPatch = "application/strategic-merge-patch+json"
-	applyPatch     = "application/apply-patch+yaml"
-)
-
 var rbacWrites = []rbacWrite{
 	{"create", false, func(k rbacKind, name string) step {
 		return step{method: "POST", path: k.collection(), body: k.object(name, false, "")}
@@ -186,7 +180,7 @@ var rbacWrites = []rbacWrite{
 	// Changes only to the fields the garbage collector needs are allowed without the rules.
 	{"gc fields", true, func(k rbacKind, name string) step {
 		return step{method: "PATCH", path: k.collection() + "/" + name, contentType: mergePatch,
-			body: `{"metadata":{"finalizers":["example.com/keep"],"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"owner","uid":"{{uid:owner}}"}]}}`}
+			body: `{"metadata":{"finalizers":["example.com/keep"],"ownerReferences":[{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","name":"kuberef-granted","uid":"{{uid:kuberef-granted}}"}]}}`}
 	}},
 	// Any other change is checked as if it granted the object's rules, changed or not.
 	{"label", true, func(k rbacKind, name string) step {
