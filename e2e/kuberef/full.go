@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -47,12 +48,26 @@ func BuildKubeAPIServer(dir string) (string, error) {
 		return bin, nil
 	}
 	bin := filepath.Join(dir, "kube-apiserver")
-	build := exec.Command("go", "build", "-o", bin, "k8s.io/kubernetes/cmd/kube-apiserver")
+	build := exec.Command("go", "build", "-ldflags", versionFlags(), "-o", bin, "k8s.io/kubernetes/cmd/kube-apiserver")
 	build.Dir = kubeAPIServerModule
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building kube-apiserver: %v\n%s", err, out)
 	}
 	return bin, nil
+}
+
+// kubeVersion is the version of k8s.io/kubernetes that ./kubeapiserver requires.
+const kubeVersion, kubeMajor, kubeMinor = "v1.37.2", "1", "37"
+
+// versionFlags stamp the binary with its version as kube's release build does: without them it
+// calls itself v0.0.0-master (in /version, and in the version it emulates).
+func versionFlags() string {
+	var flags []string
+	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
+		flags = append(flags, "-X "+pkg+".gitVersion="+kubeVersion, "-X "+pkg+".gitMajor="+kubeMajor,
+			"-X "+pkg+".gitMinor="+kubeMinor, "-X "+pkg+".gitTreeState=clean")
+	}
+	return strings.Join(flags, " ")
 }
 
 // auditPolicy records every request at Metadata level, as sqlkube's tests configure it.
@@ -96,6 +111,8 @@ func startKubeAPIServer(bin, dir, etcdURL string) (*FullServer, error) {
 	listener.Close()
 	args = append(args,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
+		// kube refuses to publish a loopback address as the kubernetes Service's endpoint.
+		"--endpoint-reconciler-type=none",
 		"--etcd-servers="+etcdURL,
 		"--authorization-mode=RBAC",
 		"--service-cluster-ip-range=10.0.0.0/24",
@@ -129,9 +146,15 @@ func startKubeAPIServer(bin, dir, etcdURL string) (*FullServer, error) {
 	s := &FullServer{URL: fmt.Sprintf("https://127.0.0.1:%d", port), Client: admin, AuditLog: filepath.Join(dir, "audit.log"), ca: ca, stop: stop}
 	if err := waitReadyWithin(admin, s.URL, done, 3*time.Minute); err != nil {
 		stop()
-		return nil, fmt.Errorf("%w (its log: %s)", err, logFile.Name())
+		return nil, fmt.Errorf("%w; the end of its log:\n%s", err, logTail(logFile.Name()))
 	}
 	return s, nil
+}
+
+// logTail is the last lines of a log, for a failure to start.
+func logTail(path string) string {
+	data, _ := os.ReadFile(path)
+	return string(data[max(0, len(data)-3000):])
 }
 
 // kubeAPIServerFiles writes the CA, serving certificate, service account key and audit policy

@@ -104,12 +104,14 @@ func writeCertPair(dir, name string, cert tls.Certificate) error {
 	return writeKey(filepath.Join(dir, name+".key"), cert.PrivateKey)
 }
 
+// writeKey writes an ECDSA key in SEC 1 form, the one kube's service account key flags read
+// (they take no PKCS #8).
 func writeKey(path string, key any) error {
-	der, err := x509.MarshalPKCS8PrivateKey(key)
+	der, err := x509.MarshalECPrivateKey(key.(*ecdsa.PrivateKey))
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600)
 }
 
 func writeCACert(path string, cert *x509.Certificate) error {
