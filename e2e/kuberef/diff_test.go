@@ -244,7 +244,8 @@ func (t *target) normalize(v any, key string) any {
 	case map[string]any:
 		out := map[string]any{}
 		for k, e := range v {
-			out[k] = t.normalize(e, k)
+			// managedFields name list items by their keys, uids among them (k:{"uid":...}).
+			out[t.replaceTokens(k, false)] = t.normalize(e, k)
 		}
 		return out
 	case []any:
