@@ -25,10 +25,12 @@ run: build
 test:
 	set -o pipefail; go test ./... -count=1 -timeout 14m -json 2>&1 | $(REPORT)
 
-# Differential conformance: the same requests to a reference kube API server (apiextensions-apiserver
-# over embedded etcd, its own module in e2e/kuberef) and to sqlkube, responses compared (docs/conformance.md).
+# Differential conformance: the same requests to kube's own API servers and to sqlkube, responses
+# compared (docs/conformance.md): apiextensions-apiserver in-process (e2e/kuberef, its own module)
+# and the whole kube-apiserver, which the test builds from k8s.io/kubernetes (pinned in
+# e2e/kuberef/kubeapiserver; about 14 CPU-minutes on a cold cache, so the longer timeout).
 conformance:
-	set -o pipefail; (cd e2e/kuberef && go test ./... -count=1 -timeout 14m -json 2>&1) | $(REPORT)
+	set -o pipefail; (cd e2e/kuberef && go test ./... -count=1 -timeout 40m -json 2>&1) | $(REPORT)
 
 # Issue 17's table in the production configuration, on SQLite and PostgreSQL, in one sitting;
 # the Markdown table is printed and written to BENCH_OUT (docs/benchmarks.md keeps each run's).

@@ -13,6 +13,9 @@ type endpoint struct {
 	name   string
 	url    string
 	client *http.Client
+	// clientFor authenticates as another user (nil on the apiextensions reference, which
+	// authenticates no one).
+	clientFor func(user string, groups []string) (*http.Client, error)
 }
 
 // startServers starts the reference server and sqlkube on SQLite and, when reachable, on
@@ -24,6 +27,11 @@ func startServers(t *testing.T) (kube endpoint, sqlkubes []endpoint) {
 		t.Fatalf("starting the reference server: %v", err)
 	}
 	t.Cleanup(ref.Stop)
+	return endpoint{name: "kube", url: ref.URL, client: ref.Client}, startSqlkubes(t, dir)
+}
+
+// startSqlkubes builds sqlkube and starts it on SQLite and, when reachable, on PostgreSQL.
+func startSqlkubes(t *testing.T, dir string) []endpoint {
 	bin, err := buildSqlkube(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -32,6 +40,7 @@ func startServers(t *testing.T) (kube endpoint, sqlkubes []endpoint) {
 	if pg := postgresDSN(t); pg != "" {
 		dsns["postgres"] = pg
 	}
+	var sqlkubes []endpoint
 	for _, backend := range []string{"sqlite", "postgres"} {
 		if dsns[backend] == "" {
 			continue
@@ -41,9 +50,9 @@ func startServers(t *testing.T) (kube endpoint, sqlkubes []endpoint) {
 			t.Fatalf("starting sqlkube on %s: %v", backend, err)
 		}
 		t.Cleanup(sk.stop)
-		sqlkubes = append(sqlkubes, endpoint{"sqlkube on " + backend, sk.url, sk.client})
+		sqlkubes = append(sqlkubes, endpoint{"sqlkube on " + backend, sk.url, sk.client, sk.clientFor})
 	}
-	return endpoint{"kube", ref.URL, ref.Client}, sqlkubes
+	return sqlkubes
 }
 
 // lockstep sends each step to kube and to every sqlkube backend at once and compares each
@@ -54,9 +63,9 @@ type lockstep struct {
 }
 
 func newLockstep(kube endpoint, sqlkubes []endpoint) *lockstep {
-	l := &lockstep{kube: newTarget(kube.name, kube.url, kube.client)}
+	l := &lockstep{kube: newTarget(kube)}
 	for _, e := range sqlkubes {
-		l.sqlkubes = append(l.sqlkubes, newTarget(e.name, e.url, e.client))
+		l.sqlkubes = append(l.sqlkubes, newTarget(e))
 	}
 	return l
 }
@@ -173,9 +182,13 @@ func (e *stepError) Error() string { return "on " + e.server + ": " + e.err.Erro
 // fails on each response that differs after normalization.
 func TestConformance(t *testing.T) {
 	kube, sqlkubes := startServers(t)
-	l := newLockstep(kube, sqlkubes)
+	runScenarios(t, newLockstep(kube, sqlkubes), allScenarios())
+}
+
+// runScenarios runs each scenario as a subtest, failing on every answer that differs from
+// kube's but for the known differences marked on its steps.
+func runScenarios(t *testing.T, l *lockstep, all []scenario) {
 	requests := 0
-	all := allScenarios()
 	for _, sc := range all {
 		t.Run(sc.name, func(t *testing.T) {
 			l.reset()
@@ -189,18 +202,26 @@ func TestConformance(t *testing.T) {
 				case s.known != "" && len(diffs) == 0:
 					t.Errorf("step %d %s %s: known difference %q is gone; remove the mark", i, s.method, s.path, s.known)
 				case s.known != "":
-					t.Logf("step %d %s %s: known difference on %d of %d backends: %s", i, s.method, s.path, len(diffs), len(sqlkubes), s.known)
+					t.Logf("step %d %s %s: known difference on %d of %d backends: %s", i, s.method, s.path, len(diffs), len(l.sqlkubes), s.known)
 					for _, d := range mergeDifferences(diffs) {
 						t.Logf("--- kube\n+++ %s\n%s", d.backend, lineDiff(d.kube, d.skub))
 					}
 				default:
 					for _, d := range mergeDifferences(diffs) {
-						t.Errorf("step %d %s %s %.300s\n--- kube\n+++ %s\n%s", i, s.method, s.path, s.body, d.backend, lineDiff(d.kube, d.skub))
+						t.Errorf("step %d %s%s %s %.300s\n--- kube\n+++ %s\n%s", i, asUser(s), s.method, s.path, s.body, d.backend, lineDiff(d.kube, d.skub))
 					}
 				}
 			}
 		})
 	}
 	l.reset()
-	t.Logf("%d scenarios, %d requests to each of %d servers", len(all), requests, 1+len(sqlkubes))
+	t.Logf("%d scenarios, %d requests to each of %d servers", len(all), requests, len(l.all()))
+}
+
+// asUser names the identity of a step that is not the admin's, for messages.
+func asUser(s step) string {
+	if s.as == "" {
+		return ""
+	}
+	return "(as " + s.as + ") "
 }

@@ -13,11 +13,11 @@ import (
 	"time"
 )
 
-// target is one of the two servers the steps run against.
+// target is one of the servers the steps run against.
 type target struct {
-	name   string
-	url    string
-	client *http.Client
+	endpoint
+	// users holds a client for each identity a step was sent as.
+	users map[string]*http.Client
 	// tokens map the values that legitimately differ between servers (uids, resourceVersions)
 	// to names given in order of first sight, so that equality between them is still compared.
 	tokens map[string]string
@@ -29,8 +29,8 @@ type target struct {
 	watches map[string]*stream
 }
 
-func newTarget(name, url string, client *http.Client) *target {
-	return &target{name: name, url: url, client: client, tokens: map[string]string{}, counts: map[string]int{},
+func newTarget(e endpoint) *target {
+	return &target{endpoint: e, users: map[string]*http.Client{}, tokens: map[string]string{}, counts: map[string]int{},
 		objects: map[string]map[string]string{}, watches: map[string]*stream{}}
 }
 
@@ -68,6 +68,11 @@ type step struct {
 	// known names a difference from kube not fixed yet (docs/conformance.md lists them): it is
 	// logged rather than failed, and its disappearance fails so that the mark is removed.
 	known string
+	// headers are more request headers (impersonation).
+	headers map[string]string
+	// as names the identity the request is sent as (a key of identities); the server's admin
+	// when empty.
+	as string
 	// waitFor repeats the request until it answers this code, for what becomes ready in the
 	// background (a new CRD's resource).
 	waitFor int
@@ -128,6 +133,9 @@ func (t *target) send(s step) (*http.Response, error) {
 		accept = "application/json"
 	}
 	req.Header.Set("Accept", accept)
+	for k, v := range s.headers {
+		req.Header.Set(k, v)
+	}
 	if s.body != "" {
 		ct := s.contentType
 		if ct == "" {
@@ -135,7 +143,31 @@ func (t *target) send(s step) (*http.Response, error) {
 		}
 		req.Header.Set("Content-Type", ct)
 	}
-	return t.client.Do(req)
+	client, err := t.clientAs(s.as)
+	if err != nil {
+		return nil, err
+	}
+	return client.Do(req)
+}
+
+// clientAs is the client of the identity named user, minted on first use.
+func (t *target) clientAs(user string) (*http.Client, error) {
+	if user == "" {
+		return t.client, nil
+	}
+	if c, ok := t.users[user]; ok {
+		return c, nil
+	}
+	groups, ok := identities[user]
+	if !ok || t.clientFor == nil {
+		return nil, fmt.Errorf("%s cannot authenticate as %q", t.name, user)
+	}
+	c, err := t.clientFor(user, groups)
+	if err != nil {
+		return nil, err
+	}
+	t.users[user] = c
+	return c, nil
 }
 
 // decode parses a JSON body, learns its varying values and normalizes it; a body that is not
@@ -212,7 +244,8 @@ func (t *target) normalize(v any, key string) any {
 	case map[string]any:
 		out := map[string]any{}
 		for k, e := range v {
-			out[k] = t.normalize(e, k)
+			// managedFields name list items by their keys, uids among them (k:{"uid":...}).
+			out[t.replaceTokens(k, false)] = t.normalize(e, k)
 		}
 		return out
 	case []any:

@@ -182,7 +182,12 @@ func startAPIServer(ctx context.Context, certDir, etcdURL string, done chan<- er
 
 // waitReady polls /readyz until it answers 200, or the server exits (done, if not nil, says so).
 func waitReady(client *http.Client, base string, done <-chan error) error {
-	deadline := time.Now().Add(60 * time.Second)
+	return waitReadyWithin(client, base, done, 60*time.Second)
+}
+
+// waitReadyWithin is waitReady with a deadline of its own.
+func waitReadyWithin(client *http.Client, base string, done <-chan error, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-done:
@@ -198,7 +203,7 @@ func waitReady(client *http.Client, base string, done <-chan error) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return errors.New(base + " not ready within 60s")
+	return fmt.Errorf("%s not ready within %s", base, timeout)
 }
 
 // apiServerConfig is options.Config without the core API: its informers watch an empty fake

@@ -20,15 +20,21 @@ type sqlkube struct {
 	url    string
 	client *http.Client
 	cmd    *exec.Cmd
+	// bin and dir are the binary and the directory of its files (its PKI under dir/pki).
+	bin, dir string
 }
 
 var servingLine = regexp.MustCompile(`msg=serving addr=(\S+) scheme=(\S+)`)
 
-// buildSqlkube builds sqlkube from the repository root into dir.
+// buildSqlkube builds sqlkube into dir from the repository root, or from the source tree
+// SQLKUBE_SOURCE names (another checkout, to compare a branch).
 func buildSqlkube(dir string) (string, error) {
 	bin := filepath.Join(dir, "sqlkube")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/sqlkube")
 	build.Dir = "../.."
+	if src := os.Getenv("SQLKUBE_SOURCE"); src != "" {
+		build.Dir = src
+	}
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building sqlkube: %v\n%s", err, out)
 	}
@@ -59,7 +65,7 @@ func startSqlkube(bin, dir, dsn string) (*sqlkube, error) {
 			}
 		}
 	}()
-	s := &sqlkube{cmd: cmd}
+	s := &sqlkube{cmd: cmd, bin: bin, dir: dir}
 	select {
 	case s.url = <-url:
 	case <-time.After(60 * time.Second):
@@ -110,6 +116,20 @@ func countItems(client *http.Client, url string) int {
 		return 0
 	}
 	return len(list.Items)
+}
+
+// clientFor mints a client certificate for user in groups from sqlkube's CA, with the binary's
+// own kubeconfig command, as a user of sqlkube would.
+func (s *sqlkube) clientFor(user string, groups []string) (*http.Client, error) {
+	kubeconfig := filepath.Join(s.dir, user+".kubeconfig")
+	args := []string{"kubeconfig", "--cert-dir=" + filepath.Join(s.dir, "pki"), "--user=" + user, "--server=" + s.url, "-o", kubeconfig}
+	for _, g := range groups {
+		args = append(args, "--group="+g)
+	}
+	if out, err := exec.Command(s.bin, args...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("sqlkube kubeconfig: %v\n%s", err, out)
+	}
+	return clientFor(kubeconfig)
 }
 
 func (s *sqlkube) stop() {

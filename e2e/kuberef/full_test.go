@@ -1,0 +1,27 @@
+package kuberef
+
+import (
+	"testing"
+	"time"
+)
+
+// TestFullConformance compares sqlkube with the whole kube-apiserver (authentication by client
+// certificates, RBAC, admission) on the scenarios that need more than custom resources: the same
+// identities send the same requests to each server.
+func TestFullConformance(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now()
+	bin, err := BuildKubeAPIServer(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := time.Now()
+	kube, err := StartFull(bin, dir)
+	if err != nil {
+		t.Fatalf("starting kube-apiserver: %v", err)
+	}
+	t.Cleanup(kube.Stop)
+	t.Logf("kube-apiserver built in %s, ready in %s", built.Sub(start).Round(time.Second), time.Since(built).Round(100*time.Millisecond))
+	ref := endpoint{name: "kube-apiserver", url: kube.URL, client: kube.Client, clientFor: kube.ClientFor}
+	runScenarios(t, newLockstep(ref, startSqlkubes(t, dir)), fullScenarios())
+}
