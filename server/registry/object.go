@@ -411,6 +411,8 @@ var generationUntracked = map[string]bool{
 	"configmaps": true, "secrets": true, "namespaces": true, "events": true, "events.events.k8s.io": true,
 	"leases.coordination.k8s.io": true, "serviceaccounts": true, "endpoints": true, "services": true,
 	"nodes": true, "limitranges": true, "resourcequotas": true, "persistentvolumeclaims": true,
+	"roles.rbac.authorization.k8s.io": true, "clusterroles.rbac.authorization.k8s.io": true,
+	"rolebindings.rbac.authorization.k8s.io": true, "clusterrolebindings.rbac.authorization.k8s.io": true,
 }
 
 func tracksGeneration(res *resource.Resource) bool { return !generationUntracked[res.StorageName] }

@@ -100,6 +100,10 @@ func (c *Controller) bootstrap(ctx context.Context) {
 	}
 }
 
+// bootstrapManager is who the bootstrap policy is written as: kube-apiserver writes it at start
+// (its managedFields say so), unlike the controllers of kube-controller-manager.
+const bootstrapManager = "kube-apiserver"
+
 // bootstrapObject is a ClusterRole or ClusterRoleBinding of the bootstrap policy.
 type bootstrapObject interface {
 	runtime.Object
@@ -119,7 +123,7 @@ func (c *Controller) createOrReconcile(ctx context.Context, ref registry.Ref, wa
 	if err != nil {
 		return err
 	}
-	_, err = c.deps.Registry.Create(ctx, ref, u, &metav1.CreateOptions{FieldManager: controllers.FieldManager})
+	_, err = c.deps.Registry.Create(ctx, ref, u, &metav1.CreateOptions{FieldManager: bootstrapManager})
 	if !apierrors.IsAlreadyExists(err) {
 		return err
 	}
@@ -134,7 +138,7 @@ func (c *Controller) createOrReconcile(ctx context.Context, ref registry.Ref, wa
 	if u, err = controllers.ToUnstructured(have, ref.Resource); err != nil {
 		return err
 	}
-	_, _, err = c.deps.Registry.Update(ctx, ref, u, &metav1.UpdateOptions{FieldManager: controllers.FieldManager})
+	_, _, err = c.deps.Registry.Update(ctx, ref, u, &metav1.UpdateOptions{FieldManager: bootstrapManager})
 	if apierrors.IsConflict(err) {
 		return nil // another replica reconciled it first
 	}
