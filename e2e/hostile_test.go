@@ -22,9 +22,11 @@ import (
 )
 
 const (
-	hostileNamespace  = "hostile"
-	hostileConfigMaps = "/api/v1/namespaces/" + hostileNamespace + "/configmaps"
-	clusterRoles      = "/apis/rbac.authorization.k8s.io/v1/clusterroles"
+	hostileNamespace    = "hostile"
+	hostileConfigMaps   = "/api/v1/namespaces/" + hostileNamespace + "/configmaps"
+	clusterRoles        = "/apis/rbac.authorization.k8s.io/v1/clusterroles"
+	clusterRoleBindings = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
+	hostileRoleBindings = "/apis/rbac.authorization.k8s.io/v1/namespaces/" + hostileNamespace + "/rolebindings"
 	// answerBound is how long any hostile request may take to be answered.
 	answerBound = 5 * time.Second
 	// rssBound is the resident memory the server may reach after the whole suite.
@@ -53,6 +55,29 @@ type hostileRequest struct {
 // nameInvalid is kube-apiserver's 400 for a path's name that its storage cannot make a key of.
 func nameInvalid(name, rule string) *apierrors.StatusError {
 	return apierrors.NewBadRequest(fmt.Sprintf("Name parameter invalid: %q: %s", name, rule))
+}
+
+// bindingJSON is a binding named for hostileNamespace (rb, or hostile-crb cluster-wide) of the
+// ClusterRole role to the user mallory.
+func bindingJSON(kind, namespace, role string) []byte {
+	name := "rb"
+	if namespace == "" {
+		name = hostileNamespace + "-crb"
+	}
+	return []byte(fmt.Sprintf(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":%q,"metadata":{"name":%q,"namespace":%q},`+
+		`"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":%q},"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"mallory"}]}`,
+		kind, name, namespace, role))
+}
+
+// roleRefImmutable is kube-apiserver's 422 for a new roleRef of a kind of binding.
+func roleRefImmutable(kind, role string) *apierrors.StatusError {
+	name := "rb"
+	if kind == "ClusterRoleBinding" {
+		name = hostileNamespace + "-crb"
+	}
+	internal := struct{ APIGroup, Kind, Name string }{rbacv1.GroupName, "ClusterRole", role}
+	return apierrors.NewInvalid(schema.GroupKind{Group: rbacv1.GroupName, Kind: kind}, name,
+		field.ErrorList{field.Invalid(field.NewPath("roleRef"), internal, validation.FieldImmutableErrorMsg)})
 }
 
 // notFoundNotUTF8 is kube-apiserver's 404 for a name that is not UTF-8, as it reaches the
@@ -140,6 +165,13 @@ func hostileRequests() []hostileRequest {
 		{name: "continue token naming a key with NUL", method: "GET", path: hostileConfigMaps + "?limit=1&continue=" + craftedContinue(hostileNamespace+"/a\x00b"), code: 400,
 			wantPrefix: &prefixStatus{400, metav1.StatusReasonBadRequest, "invalid continue token: "}},
 
+		// A binding's roleRef cannot change: kube's validation prints the value of its internal
+		// type, whose fields have no JSON names.
+		{name: "change a RoleBinding's roleRef", method: "PUT", path: hostileRoleBindings + "/rb", body: bindingJSON("RoleBinding", hostileNamespace, "edit"),
+			headers: []string{"Content-Type", "application/json"}, code: 422, want: roleRefImmutable("RoleBinding", "edit")},
+		{name: "change a ClusterRoleBinding's roleRef", method: "PUT", path: clusterRoleBindings + "/" + hostileNamespace + "-crb", body: bindingJSON("ClusterRoleBinding", "", "edit"),
+			headers: []string{"Content-Type", "application/json"}, code: 422, want: roleRefImmutable("ClusterRoleBinding", "edit")},
+
 		// Options.
 		{name: "fieldManager too long", method: "POST", path: hostileConfigMaps + "?fieldManager=" + longManager, body: cmBody("fm"),
 			headers: []string{"Content-Type", "application/json"}, code: 422,
@@ -197,6 +229,11 @@ func TestHostileInput(t *testing.T) {
 		createNamespace(t, s.clientset(), hostileNamespace)
 		if resp := s.do(t, "POST", hostileConfigMaps, []byte(`{"metadata":{"name":"victim"},"data":{"k":"v"}}`), "Content-Type", "application/json"); resp.code != http.StatusCreated {
 			t.Fatalf("create victim: %d %s", resp.code, resp.body)
+		}
+		for path, body := range map[string][]byte{hostileRoleBindings: bindingJSON("RoleBinding", hostileNamespace, "view"), clusterRoleBindings: bindingJSON("ClusterRoleBinding", "", "view")} {
+			if resp := s.do(t, "POST", path, body, "Content-Type", "application/json"); resp.code != http.StatusCreated {
+				t.Fatalf("create a binding: %d %s", resp.code, resp.body)
+			}
 		}
 		waitForNamespaceKeeper(t, s, hostileNamespace)
 		before := storedSnapshot(t, s)
