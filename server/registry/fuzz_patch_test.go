@@ -3,6 +3,7 @@ package registry
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,7 +51,7 @@ func FuzzPatch(f *testing.F) {
 			t.Fatalf("%s patch of %d bytes took %s", patchType, len(body), took)
 		}
 		if err != nil {
-			if st := statusOf(err); st.Code >= http.StatusInternalServerError {
+			if st := statusOf(err); st.Code >= http.StatusInternalServerError && !isKubesApply500(st) {
 				t.Fatalf("%s patch %q: %d %s", patchType, body, st.Code, st.Message)
 			}
 			return
@@ -64,6 +65,14 @@ func FuzzPatch(f *testing.F) {
 			t.Fatalf("%s patch of %d bytes made a %d-byte object, more than %d", patchType, len(body), len(patchedJSON), limit)
 		}
 	})
+}
+
+// isKubesApply500 tells kube-apiserver v1.37's own 500 for an apply configuration with a field
+// its type does not declare: the field manager's "failed to create typed patch object" is not a
+// Status, so kube answers it as an internal error (kubernetes/kubernetes#122480, #139253, open),
+// and sqlkube answers as kube does.
+func isKubesApply500(st metav1.Status) bool {
+	return st.Code == http.StatusInternalServerError && strings.HasPrefix(st.Message, "failed to create typed patch object")
 }
 
 // passesSyntaxCheck tells the bodies the HTTP layer lets through to the registry: YAML for an
