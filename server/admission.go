@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/sqlkube/sqlkube/server/builtin"
+	"github.com/sqlkube/sqlkube/server/loopback"
 	"github.com/sqlkube/sqlkube/server/rbac"
 	"github.com/sqlkube/sqlkube/server/registry"
 )
@@ -145,9 +146,9 @@ func objectOrNil(obj *unstructured.Unstructured) runtime.Object {
 // startAdmission builds kube's admission chain, as kube-apiserver's admission options do, on
 // the loopback client and its informers, with the server's authorizer; the plugins follow their
 // configuration objects until ctx ends.
-func (s *Server) startAdmission(ctx context.Context, lb *loopback, authz authorizer.Authorizer) error {
-	client, informers := lb.client, lb.informers
-	dynamicClient, err := dynamic.NewForConfig(lb.config)
+func (s *Server) startAdmission(ctx context.Context, lb *loopback.Client, authz authorizer.Authorizer) error {
+	client, informers := lb.Client, lb.Informers
+	dynamicClient, err := dynamic.NewForConfig(lb.Config)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/controllers"
 	fcbootstrap "github.com/sqlkube/sqlkube/server/controllers/flowcontrol"
+	"github.com/sqlkube/sqlkube/server/loopback"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
@@ -92,7 +93,7 @@ func noWatchCount(*genericrequest.RequestInfo) int { return 0 }
 // configuration objects are written, and the library's configuration controller follows them
 // through the loopback client and shares the server's concurrency (both in-flight limits
 // together) out to the priority levels.
-func (s *Server) startPriorityAndFairness(ctx context.Context, deps controllers.Deps, lb *loopback) {
+func (s *Server) startPriorityAndFairness(ctx context.Context, deps controllers.Deps, lb *loopback.Client) {
 	s.flowControlBootstrap = fcbootstrap.NewBootstrap(deps, !s.opts.NoDefaultObjects)
 	go func() {
 		if err := s.flowControlBootstrap.Run(ctx); err != nil && ctx.Err() == nil {
@@ -100,11 +101,11 @@ func (s *Server) startPriorityAndFairness(ctx context.Context, deps controllers.
 		}
 	}()
 	concurrency := s.limits.MaxRequestsInFlight + s.limits.MaxMutatingRequestsInFlight
-	s.flowControl = utilflowcontrol.New(lb.informers, lb.client.FlowcontrolV1(), concurrency)
-	schemas := lb.informers.Flowcontrol().V1().FlowSchemas().Informer()
-	levels := lb.informers.Flowcontrol().V1().PriorityLevelConfigurations().Informer()
+	s.flowControl = utilflowcontrol.New(lb.Informers, lb.Client.FlowcontrolV1(), concurrency)
+	schemas := lb.Informers.Flowcontrol().V1().FlowSchemas().Informer()
+	levels := lb.Informers.Flowcontrol().V1().PriorityLevelConfigurations().Informer()
 	s.flowControlSynced = func() bool { return schemas.HasSynced() && levels.HasSynced() }
-	lb.informers.Start(ctx.Done())
+	lb.Informers.Start(ctx.Done())
 	go func() { _ = s.flowControl.Run(ctx.Done()) }()
 	genericfilters.StartPriorityAndFairnessWatermarkMaintenance(ctx.Done())
 }

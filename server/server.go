@@ -15,6 +15,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/controllers/perns"
 	rbaccontroller "github.com/sqlkube/sqlkube/server/controllers/rbac"
+	"github.com/sqlkube/sqlkube/server/loopback"
 	"github.com/sqlkube/sqlkube/server/rbac"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
@@ -165,7 +166,7 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 		return nil, err
 	}
 	routes := s.routes()
-	lb, err := startLoopback(ctx, routes)
+	lb, err := loopback.Start(ctx, routes, requestInfoResolver)
 	if err != nil {
 		return nil, err
 	}
