@@ -19,7 +19,7 @@ import (
 // BenchmarkAuditedCreate is BenchmarkWrite's create on SQLite without audit and with every
 // request audited at level, into a JSON log file as --audit-log-path writes it (server/auditlog).
 func BenchmarkAuditedCreate(b *testing.B) {
-	b.Run("off", func(b *testing.B) { benchmarkCreate(b, Audit{}) })
+	b.Run("off", func(b *testing.B) { benchmarkCreate(b, auditlog.Config{}) })
 	for _, level := range []auditinternal.Level{auditinternal.LevelMetadata, auditinternal.LevelRequestResponse} {
 		b.Run(string(level), func(b *testing.B) {
 			f, err := os.Create(filepath.Join(b.TempDir(), "audit.log"))
@@ -28,12 +28,12 @@ func BenchmarkAuditedCreate(b *testing.B) {
 			}
 			defer f.Close()
 			evaluator := policy.NewPolicyRuleEvaluator(&auditinternal.Policy{Rules: []auditinternal.PolicyRule{{Level: level}}})
-			benchmarkCreate(b, Audit{Policy: evaluator, Backend: auditlog.NewBackend(f)})
+			benchmarkCreate(b, auditlog.Config{Policy: evaluator, Backend: auditlog.NewBackend(f)})
 		})
 	}
 }
 
-func benchmarkCreate(b *testing.B, audit Audit) {
+func benchmarkCreate(b *testing.B, audit auditlog.Config) {
 	api := newTestAPI(b, sqltest.SQLiteDSN(b), Options{Audit: audit})
 	payload := strings.Repeat("x", 1024)
 	var seq atomic.Int64

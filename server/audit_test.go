@@ -11,6 +11,7 @@ import (
 	auditinternal "k8s.io/apiserver/pkg/apis/audit"
 	"k8s.io/apiserver/pkg/audit/policy"
 
+	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
@@ -59,7 +60,7 @@ func eventStages(events []*auditinternal.Event) []auditinternal.Stage {
 func auditedAPI(t *testing.T, level auditinternal.Level) (*testAPI, *recordedEvents) {
 	events := &recordedEvents{}
 	evaluator := policy.NewPolicyRuleEvaluator(&auditinternal.Policy{Rules: []auditinternal.PolicyRule{{Level: level}}})
-	return newTestAPI(t, sqltest.SQLiteDSN(t), Options{Audit: Audit{Policy: evaluator, Backend: events}}), events
+	return newTestAPI(t, sqltest.SQLiteDSN(t), Options{Audit: auditlog.Config{Policy: evaluator, Backend: events}}), events
 }
 
 // panickingGets is a store whose reads of an object named "boom" panic.
@@ -84,7 +85,7 @@ func TestAuditPanic(t *testing.T) {
 	defer store.Close()
 	events := &recordedEvents{}
 	evaluator := policy.NewPolicyRuleEvaluator(&auditinternal.Policy{Rules: []auditinternal.PolicyRule{{Level: auditinternal.LevelMetadata}}})
-	srv, err := New(ctx, panickingGets{store}, Options{NoDefaultObjects: true, Audit: Audit{Policy: evaluator, Backend: events}})
+	srv, err := New(ctx, panickingGets{store}, Options{NoDefaultObjects: true, Audit: auditlog.Config{Policy: evaluator, Backend: events}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -60,7 +61,7 @@ func (s *Server) decodeObject(r *http.Request, res *resource.Resource, fieldVali
 	}
 	obj, warnings, err := registry.DecodeObject(res, body, isYAML, fieldValidation)
 	if err == nil {
-		auditRequestObject(r.Context(), obj)
+		auditlog.RequestObject(r.Context(), obj)
 	}
 	return obj, warnings, err
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/server/registry"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,7 +37,7 @@ func (s *Server) decodeDeleteOptions(r *http.Request) (*metav1.DeleteOptions, er
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, opts); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	auditRequestObject(r.Context(), obj)
+	auditlog.RequestObject(r.Context(), obj)
 	return opts, optionsInvalid("DeleteOptions", metav1validation.ValidateDeleteOptions(opts))
 }
 

@@ -3,10 +3,6 @@ package server
 import (
 	"net/http"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
@@ -14,16 +10,13 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/filters/impersonation"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 
+	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/server/auth"
 )
 
 // statusCodecs encode the Status of a refused request (401, 403) in the media type the client
-// asked for, as kube-apiserver's filters do.
-var statusCodecs = func() runtime.NegotiatedSerializer {
-	scheme := runtime.NewScheme()
-	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
-	return serializer.NewCodecFactory(scheme).WithoutConversion()
-}()
+// asked for, as kube-apiserver's filters do; they are the audit log's, which records the same.
+var statusCodecs = auditlog.Codecs
 
 // requestInfoResolver reads verb, API group, resource, namespace and name from a request as
 // kube-apiserver does, for the authorizer.
@@ -77,9 +70,9 @@ func (s *Server) authFilters() (func(http.Handler) http.Handler, error) {
 		h := genericfilters.WithAuthorization(next, authz, statusCodecs)
 		h = s.withOverloadProtection(h)
 		h = impersonation.WithConstrainedImpersonation(h, authz, statusCodecs)
-		h = s.opts.Audit.withAudit(h)
+		h = s.opts.Audit.WithAudit(h, longRunning)
 		h = withLoggedUser(h)
-		h = genericfilters.WithAuthentication(h, authn, s.opts.Audit.unauthorized(), audiences, nil)
+		h = genericfilters.WithAuthentication(h, authn, s.opts.Audit.Unauthorized(), audiences, nil)
 		h = s.withTimeouts(h)
 		h = s.withLogging(h)
 		h = genericfilters.WithRequestInfo(h, requestInfoResolver)

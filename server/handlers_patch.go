@@ -15,6 +15,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/apiserver/pkg/endpoints/handlers/finisher"
 
+	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -112,7 +113,7 @@ func (s *Server) readPatch(r *http.Request, req *request) (*patchRequest, output
 		p.opts.FieldManager = req.manager
 	}
 	p.body = body
-	auditRequestPatch(r.Context(), body)
+	auditlog.RequestPatch(r.Context(), body)
 	return p, out, checkPatchSyntax(p.patchType, body)
 }
 

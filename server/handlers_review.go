@@ -16,6 +16,8 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/sqlkube/sqlkube/server/auditlog"
 )
 
 // Review APIs: create-only resources that answer a question about the requester or another user
@@ -47,7 +49,7 @@ func (s *Server) review(resource string, answer reviewFunc) http.HandlerFunc {
 		}
 		body, _, err := s.readRequestBody(r, true)
 		if err == nil {
-			auditRequestBody(r.Context(), body)
+			auditlog.RequestBody(r.Context(), body)
 			var out any
 			if out, err = answer(r, body); err == nil {
 				writeJSON(w, r, output{yaml: prefersYAML(r)}, http.StatusCreated, out)

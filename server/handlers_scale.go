@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 
+	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/server/registry"
 )
 
@@ -47,7 +48,7 @@ func (s *Server) serveUpdateScale(w http.ResponseWriter, r *http.Request, req *r
 	if err != nil {
 		return err
 	}
-	auditRequestBody(r.Context(), body)
+	auditlog.RequestBody(r.Context(), body)
 	scale, warnings, err := registry.DecodeScale(body, opts.FieldValidation)
 	if err != nil {
 		return err

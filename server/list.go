@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
@@ -77,7 +78,7 @@ func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *requ
 		lw.yamlBuf = &bytes.Buffer{}
 		lw.dst = lw.yamlBuf
 	}
-	lw.ctx, lw.auditCopy = r.Context(), auditResponseCopy(r.Context())
+	lw.ctx, lw.auditCopy = r.Context(), auditlog.ResponseCopy(r.Context())
 	if lw.auditCopy != nil {
 		lw.dst = io.MultiWriter(lw.dst, lw.auditCopy)
 	}
@@ -172,7 +173,7 @@ func (lw *listWriter) finish(meta metav1.ListMeta) error {
 	_, _ = lw.dst.Write(m)
 	_, _ = lw.dst.Write([]byte{'}'})
 	if lw.auditCopy != nil {
-		auditResponse(lw.ctx, nil, lw.auditCopy.Bytes())
+		auditlog.Response(lw.ctx, nil, lw.auditCopy.Bytes())
 	}
 	if lw.yamlBuf != nil {
 		_, _ = lw.resp.Write(inEncoding(lw.out, lw.yamlBuf.Bytes()))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/server/registry"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -16,7 +17,7 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, req *reques
 	if err != nil {
 		return err
 	}
-	auditResponse(r.Context(), nil, body)
+	auditlog.Response(r.Context(), nil, body)
 	resp := newDeferredResponse(w, r, out.contentType())
 	resp.code = code
 	_, _ = resp.Write(inEncoding(out, body))
@@ -30,7 +31,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, out output, code int, v a
 	if st, ok := v.(metav1.Status); ok {
 		status = &st
 	}
-	auditResponse(r.Context(), status, body)
+	auditlog.Response(r.Context(), status, body)
 	writeBody(w, out, code, body)
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/server/controllers/perns"
 	rbaccontroller "github.com/sqlkube/sqlkube/server/controllers/rbac"
 	"github.com/sqlkube/sqlkube/server/loopback"
@@ -67,7 +68,7 @@ type Options struct {
 	// one waits for it before answering 504; 0 picks kube-apiserver's 3 s.
 	RevisionWait time.Duration
 	// Audit records requests in an audit log (--audit-policy-file and its backends).
-	Audit Audit
+	Audit auditlog.Config
 	// Limits protect the server against overload; nil applies kube-apiserver's defaults.
 	Limits *Limits
 	// RequestLogLevel is the level of the line logged for each request answered below 500

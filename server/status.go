@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -76,7 +77,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", fmt.Sprint(st.Details.RetryAfterSeconds))
 	}
-	auditResponse(r.Context(), &st, nil)
+	auditlog.Response(r.Context(), &st, nil)
 	body, _ := json.Marshal(st)
 	contentType := mediaTypeJSON
 	if prefersYAML(r) {

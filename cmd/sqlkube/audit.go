@@ -22,7 +22,6 @@ import (
 	pluginlog "k8s.io/apiserver/plugin/pkg/audit/log"
 	pluginwebhook "k8s.io/apiserver/plugin/pkg/audit/webhook"
 
-	"github.com/sqlkube/sqlkube/server"
 	"github.com/sqlkube/sqlkube/server/auditlog"
 )
 
@@ -90,19 +89,19 @@ func addAuditFlags(fs *pflag.FlagSet, c *auditConfig) {
 
 // audit builds the audit policy and backends. As in kube-apiserver, without a policy or without
 // a backend nothing is recorded. The backend must be Run before serving and Shut down after.
-func (c auditConfig) audit() (server.Audit, error) {
+func (c auditConfig) audit() (auditlog.Config, error) {
 	if err := c.validate(); err != nil || c.PolicyFile == "" {
-		return server.Audit{}, err
+		return auditlog.Config{}, err
 	}
 	p, err := policy.LoadPolicyFromFile(c.PolicyFile)
 	if err != nil {
-		return server.Audit{}, fmt.Errorf("loading audit policy file: %w", err)
+		return auditlog.Config{}, fmt.Errorf("loading audit policy file: %w", err)
 	}
 	var backends []audit.Backend
 	if c.LogPath != "" {
 		w, err := c.logWriter()
 		if err != nil {
-			return server.Audit{}, fmt.Errorf("audit log: %w", err)
+			return auditlog.Config{}, fmt.Errorf("audit log: %w", err)
 		}
 		backends = append(backends, c.logBackend(w))
 	}
@@ -110,7 +109,7 @@ func (c auditConfig) audit() (server.Audit, error) {
 		hook, err := pluginwebhook.NewBackend(c.WebhookConfigFile, auditv1.SchemeGroupVersion,
 			webhook.DefaultRetryBackoffWithInitialDelay(c.WebhookInitialBackoff), nil)
 		if err != nil {
-			return server.Audit{}, fmt.Errorf("initializing audit webhook: %w", err)
+			return auditlog.Config{}, fmt.Errorf("initializing audit webhook: %w", err)
 		}
 		if c.WebhookMode == auditModeBatch {
 			hook = pluginbuffered.NewBackend(hook, c.webhookBatchConfig())
@@ -118,9 +117,9 @@ func (c auditConfig) audit() (server.Audit, error) {
 		backends = append(backends, unbatched(c.WebhookMode, hook))
 	}
 	if len(backends) == 0 {
-		return server.Audit{}, nil
+		return auditlog.Config{}, nil
 	}
-	return server.Audit{Policy: policy.NewPolicyRuleEvaluator(p), Backend: audit.Union(backends...)}, nil
+	return auditlog.Config{Policy: policy.NewPolicyRuleEvaluator(p), Backend: audit.Union(backends...)}, nil
 }
 
 func (c auditConfig) validate() error {
