@@ -179,9 +179,9 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	if err := s.startAdmission(ctx, lb, s.authorizer); err != nil {
 		return nil, err
 	}
-	s.startMetrics(ctx)
+	metrics.Start(ctx, s.store, s.catalog)
 	// Outermost, as in kube-apiserver: every answer carries an Audit-Id header, audited or not.
-	s.handler = withGrownStack(genericapifilters.WithAuditInit(s.withRecovery(guard(withRequestMetrics(genericapifilters.WithWarningRecorder(routes))))), growStackTo16KiB)
+	s.handler = withGrownStack(genericapifilters.WithAuditInit(s.withRecovery(guard(metrics.WithRequests(genericapifilters.WithWarningRecorder(routes), longRunning)))), growStackTo16KiB)
 	return s, nil
 }
 

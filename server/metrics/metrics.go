@@ -1,7 +1,8 @@
 // Package metrics is sqlkube's Prometheus metrics. kube-apiserver's own come from
 // k8s.io/apiserver (requests, storage object counts, priority and fairness, audit), registered in
 // k8s.io/component-base's legacy registry beside the Go and process collectors; sqlkube's, named
-// sqlkube_*, come from what the store observes (Observer) and reports (Collector). Handler
+// sqlkube_*, come from what the store observes (Observer) and reports (ReportOn). WithRequests
+// records the HTTP layer's requests, Start keeps the stored objects' counts current, and Handler
 // serves them all.
 package metrics
 
