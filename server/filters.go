@@ -12,6 +12,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/server/auth"
+	"github.com/sqlkube/sqlkube/server/reviews"
 )
 
 // statusCodecs encode the Status of a refused request (401, 403) in the media type the client
@@ -46,15 +47,17 @@ type Security struct {
 // authorizer for the real user, as kube 1.37 does with constrained impersonation on), then the
 // in-flight limit or priority and fairness (429), then authorization (403 with kube's message).
 // Without Security every request is an unsecured admin (--plain-http).
-// It sets up the server's authorizer and TokenRequest first, so that it runs before routes.
+// It sets up the server's authorizer, the reviews and TokenRequest first, so that it runs
+// before routes.
 func (s *Server) authFilters() (func(http.Handler) http.Handler, error) {
 	authn, authz, audiences := auth.Unsecured, auth.RuleAuthorizer(authorizerfactory.NewAlwaysAllowAuthorizer()), authenticator.Audiences(nil)
+	var tokenReviewer authenticator.Token // nil without bearer-token authentication
 	if sec := s.opts.Security; sec != nil {
 		authentication, err := s.withServiceAccountTokens(sec)
 		if err != nil {
 			return nil, err
 		}
-		if authn, s.tokenReviewer, err = auth.NewAuthenticator(authentication); err != nil {
+		if authn, tokenReviewer, err = auth.NewAuthenticator(authentication); err != nil {
 			return nil, err
 		}
 		if authz, err = auth.NewAuthorizer(sec.AuthorizationModes, s.rbac); err != nil {
@@ -65,7 +68,8 @@ func (s *Server) authFilters() (func(http.Handler) http.Handler, error) {
 			audiences = authenticator.Audiences{sec.ServiceAccounts.Issuer}
 		}
 	}
-	s.authorizer, s.ruleResolver, s.escalation.Authorizer = authz, authz, authz
+	s.authorizer, s.escalation.Authorizer = authz, authz
+	s.reviews = reviews.New(authz, authz, tokenReviewer)
 	return func(next http.Handler) http.Handler {
 		h := genericfilters.WithAuthorization(next, authz, statusCodecs)
 		h = s.withOverloadProtection(h)

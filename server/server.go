@@ -18,8 +18,8 @@ import (
 	rbaccontroller "github.com/sqlkube/sqlkube/server/controllers/rbac"
 	"github.com/sqlkube/sqlkube/server/loopback"
 	"github.com/sqlkube/sqlkube/server/rbac"
+	"github.com/sqlkube/sqlkube/server/reviews"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
-	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
@@ -92,16 +92,15 @@ type Server struct {
 	// rbac is the RBAC authorizer, which rbacController keeps current.
 	rbac           *rbac.Authorizer
 	rbacController *rbaccontroller.Controller
-	// authorizer decides requests and reviews; ruleResolver lists a user's rules.
-	authorizer   authorizer.Authorizer
-	ruleResolver authorizer.RuleResolver
+	// authorizer decides requests; admission's plugins ask it too.
+	authorizer authorizer.Authorizer
 	// escalation refuses RBAC writes granting more than the writer holds; its Authorizer is
 	// the server's, set with it.
 	escalation *rbac.Escalation
 	// admission is the registry's admission step.
 	admission *admissionStep
-	// tokenReviewer answers TokenReview; nil without bearer-token authentication.
-	tokenReviewer authenticator.Token
+	// reviews answers the access and authentication reviews.
+	reviews *reviews.Reviewer
 	// tokens issues ServiceAccount tokens; nil when the server issues none.
 	tokens *tokenIssuing
 	limits Limits
