@@ -13,6 +13,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/server/auth"
 	"github.com/sqlkube/sqlkube/server/reviews"
+	"github.com/sqlkube/sqlkube/server/serviceaccount/tokenrequest"
 )
 
 // statusCodecs encode the Status of a refused request (401, 403) in the media type the client
@@ -38,7 +39,7 @@ type Security struct {
 	// namespace as the kube-root-ca.crt ConfigMap; nil when unknown.
 	RootCA []byte
 	// ServiceAccounts issues and verifies ServiceAccount tokens; nil for neither.
-	ServiceAccounts *ServiceAccounts
+	ServiceAccounts *tokenrequest.ServiceAccounts
 }
 
 // authFilters are kube-apiserver's filter chain around the API, in its order: request info, the
@@ -82,23 +83,4 @@ func (s *Server) authFilters() (func(http.Handler) http.Handler, error) {
 		h = genericfilters.WithRequestInfo(h, requestInfoResolver)
 		return genericfilters.WithRequestReceivedTimestamp(h)
 	}, nil
-}
-
-// withServiceAccountTokens adds the ServiceAccount token verifier to sec's authentication and
-// sets up TokenRequest.
-func (s *Server) withServiceAccountTokens(sec *Security) (auth.Authentication, error) {
-	a := sec.Authentication
-	if sec.ServiceAccounts == nil {
-		return a, nil
-	}
-	audiences := sec.APIAudiences
-	if len(audiences) == 0 {
-		audiences = []string{sec.ServiceAccounts.Issuer}
-	}
-	tokens, verifier, err := s.newServiceAccountTokens(sec.ServiceAccounts, audiences)
-	if err != nil {
-		return a, err
-	}
-	s.tokens, a.ServiceAccountTokens = tokens, verifier
-	return a, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/loopback"
 	"github.com/sqlkube/sqlkube/server/rbac"
 	"github.com/sqlkube/sqlkube/server/reviews"
+	"github.com/sqlkube/sqlkube/server/serviceaccount/tokenrequest"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
@@ -102,7 +103,7 @@ type Server struct {
 	// reviews answers the access and authentication reviews.
 	reviews *reviews.Reviewer
 	// tokens issues ServiceAccount tokens; nil when the server issues none.
-	tokens *tokenIssuing
+	tokens *tokenrequest.Issuing
 	limits Limits
 	// flowControl is priority and fairness, nil when off; flowControlSynced tells when it has
 	// read its configuration, which flowControlBootstrap writes.

@@ -19,6 +19,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/auth"
 	"github.com/sqlkube/sqlkube/server/pki"
 	"github.com/sqlkube/sqlkube/server/serviceaccount"
+	"github.com/sqlkube/sqlkube/server/serviceaccount/tokenrequest"
 )
 
 // secureServing is what serving over TLS needs, ready before the API starts.
@@ -187,7 +188,7 @@ func jwtAuthenticators(ctx context.Context, path string, disallowedIssuers []str
 
 // serviceAccounts loads the ServiceAccount token keys. Without a signing key (PostgreSQL with
 // certificates given and no --cert-dir) the server issues and verifies no ServiceAccount tokens.
-func serviceAccounts(c securityConfig) (*server.ServiceAccounts, error) {
+func serviceAccounts(c securityConfig) (*tokenrequest.ServiceAccounts, error) {
 	if c.SASigningKeyFile == "" {
 		return nil, nil
 	}
@@ -201,6 +202,6 @@ func serviceAccounts(c securityConfig) (*server.ServiceAccounts, error) {
 			return nil, fmt.Errorf("--service-account-key-file: %w", err)
 		}
 	}
-	return &server.ServiceAccounts{Issuer: c.SAIssuer, SigningKey: key, PublicKeys: keys,
+	return &tokenrequest.ServiceAccounts{Issuer: c.SAIssuer, SigningKey: key, PublicKeys: keys,
 		JWKSURI: c.SAJWKSURI, MaxExpiration: c.SAMaxExpiration}, nil
 }

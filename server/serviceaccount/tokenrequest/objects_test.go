@@ -1,0 +1,59 @@
+package tokenrequest
+
+import (
+	"log/slog"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/sqlkube/sqlkube/server/catalog"
+	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/sqlstore"
+	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
+)
+
+var _ Resources = (*catalog.Catalog)(nil)
+
+// TestRegistryObjects reads the uids of objects created through the registry, on both
+// backends; a missing object, or a resource not served, is NotFound.
+func TestRegistryObjects(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		log := slog.New(slog.DiscardHandler)
+		store, err := sqlstore.Open(t.Context(), sqlstore.Options{DSN: dsn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = store.Close() })
+		types, err := catalog.New(t.Context(), store, nil, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		namespaces, _ := types.Lookup("", "v1", "namespaces")
+		reg, err := registry.New(t.Context(), store, namespaces, registry.Options{Logger: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sa, _ := types.Lookup("", "v1", "serviceaccounts")
+		obj := &unstructured.Unstructured{Object: map[string]any{}}
+		obj.SetName("bot")
+		created, err := reg.Create(t.Context(), registry.Ref{Resource: sa, Namespace: "default"}, obj, &metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var meta registry.MetadataOnly
+		if err := registry.UnmarshalStored(created.Value, &meta); err != nil || meta.Metadata.UID == "" {
+			t.Fatalf("created %s: %v", created.Value, err)
+		}
+		objects := NewRegistryObjects(types, reg)
+		if uid, err := objects.UID(t.Context(), "serviceaccounts", "default", "bot"); err != nil || uid != string(meta.Metadata.UID) {
+			t.Errorf("uid %q, %v; want %q", uid, err, meta.Metadata.UID)
+		}
+		for _, missing := range [][2]string{{"serviceaccounts", "nobody"}, {"secrets", "bot"}, {"pods", "bot"}} {
+			if _, err := objects.UID(t.Context(), missing[0], "default", missing[1]); !apierrors.IsNotFound(err) {
+				t.Errorf("%s %s: %v, want NotFound", missing[0], missing[1], err)
+			}
+		}
+	})
+}

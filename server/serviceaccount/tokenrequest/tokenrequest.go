@@ -1,0 +1,141 @@
+// Package tokenrequest issues ServiceAccount tokens, as kube-apiserver's TokenRequest
+// (POST .../serviceaccounts/NAME/token) does: it defaults and checks the request, finds the
+// ServiceAccount and the object the token is bound to, and has the serviceaccount package's
+// Issuer sign the token. The HTTP layer decodes the TokenRequest, calls Issuing.Issue and
+// encodes the answer; errors are apimachinery Status errors.
+package tokenrequest
+
+import (
+	"context"
+	"crypto"
+	"fmt"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/sqlkube/sqlkube/server/serviceaccount"
+)
+
+// ServiceAccounts is how ServiceAccount tokens are issued and verified (kube-apiserver's
+// --service-account-* flags).
+type ServiceAccounts struct {
+	// Issuer is the tokens' iss claim and the issuer discovery documents' issuer.
+	Issuer string
+	// SigningKey signs the tokens TokenRequest mints.
+	SigningKey crypto.Signer
+	// PublicKeys verify tokens (the signing key's among them, and any older keys still valid).
+	PublicKeys []crypto.PublicKey
+	// JWKSURI is the key set's URL in the discovery document; "" for the issuer's own.
+	JWKSURI string
+	// MaxExpiration caps the lifetime a TokenRequest may ask for; 0 for no cap.
+	MaxExpiration time.Duration
+}
+
+// Objects finds the uids of the objects a token names (its ServiceAccount, the Secret it is
+// bound to); Issuing owns this interface. *RegistryObjects implements it.
+type Objects interface {
+	// UID is the uid of the core/v1 object of resource ("serviceaccounts" or "secrets") in
+	// namespace, or a NotFound Status error.
+	UID(ctx context.Context, resource, namespace, name string) (string, error)
+}
+
+const (
+	defaultTokenExpiration = time.Hour
+	minTokenExpiration     = 10 * time.Minute
+)
+
+// Issuing mints the tokens TokenRequest asks for, and holds the issuer's discovery documents.
+type Issuing struct {
+	issuer    *serviceaccount.Issuer
+	audiences []string // the default audiences of a token: the API's
+	max       time.Duration
+	docs      *serviceaccount.DiscoveryDocs
+	objects   Objects
+}
+
+// New issues tokens as sa says, for audiences when a request names none, naming the objects
+// found in objects. It fails on a key the issuer cannot sign or publish with.
+func New(sa *ServiceAccounts, audiences []string, objects Objects) (*Issuing, error) {
+	issuer, err := serviceaccount.NewIssuer(sa.Issuer, sa.SigningKey)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := serviceaccount.NewDiscoveryDocs(sa.Issuer, sa.JWKSURI, sa.PublicKeys)
+	if err != nil {
+		return nil, err
+	}
+	return &Issuing{issuer: issuer, audiences: audiences, max: sa.MaxExpiration, docs: docs, objects: objects}, nil
+}
+
+// Discovery is the issuer's OpenID discovery document and key set, which the HTTP layer serves.
+func (i *Issuing) Discovery() *serviceaccount.DiscoveryDocs { return i.docs }
+
+// Issue mints a token for the ServiceAccount name in namespace, and returns tr with the token
+// and its expiry in its status: a NotFound for a ServiceAccount or bound Secret that does not
+// exist, Invalid for a lifetime under ten minutes, BadRequest for a binding to anything but a
+// Secret, Conflict for a bound Secret whose uid is not the one named.
+func (i *Issuing) Issue(ctx context.Context, namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+	if err := i.defaultAndValidate(name, tr); err != nil {
+		return nil, err
+	}
+	saUID, err := i.objects.UID(ctx, "serviceaccounts", namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	req := serviceaccount.Request{Namespace: namespace, ServiceAccount: serviceaccount.Ref{Name: name, UID: saUID},
+		Audiences: tr.Spec.Audiences, Expiry: time.Duration(*tr.Spec.ExpirationSeconds) * time.Second}
+	if ref := tr.Spec.BoundObjectRef; ref != nil {
+		if req.Secret, err = i.boundSecret(ctx, namespace, name, ref); err != nil {
+			return nil, err
+		}
+	}
+	token, expires, err := i.issuer.Issue(req)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	tr.Status = authenticationv1.TokenRequestStatus{Token: token, ExpirationTimestamp: metav1.NewTime(expires)}
+	tr.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: namespace, CreationTimestamp: metav1.Now()}
+	tr.SetGroupVersionKind(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest"))
+	return tr, nil
+}
+
+// defaultAndValidate defaults the audiences and lifetime, and refuses a lifetime under ten
+// minutes, as kube does; a lifetime over the maximum is shortened to it.
+func (i *Issuing) defaultAndValidate(name string, tr *authenticationv1.TokenRequest) error {
+	if len(tr.Spec.Audiences) == 0 {
+		tr.Spec.Audiences = i.audiences
+	}
+	if tr.Spec.ExpirationSeconds == nil {
+		seconds := int64(defaultTokenExpiration / time.Second)
+		tr.Spec.ExpirationSeconds = &seconds
+	}
+	if seconds := *tr.Spec.ExpirationSeconds; time.Duration(seconds)*time.Second < minTokenExpiration {
+		return apierrors.NewInvalid(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest").GroupKind(), name,
+			field.ErrorList{field.Invalid(field.NewPath("spec", "expirationSeconds"), seconds, "may not specify a duration less than 10 minutes")})
+	}
+	if i.max > 0 && time.Duration(*tr.Spec.ExpirationSeconds)*time.Second > i.max {
+		seconds := int64(i.max / time.Second)
+		tr.Spec.ExpirationSeconds = &seconds
+	}
+	return nil
+}
+
+// boundSecret is the Secret a token is bound to; other kinds are refused, since sqlkube serves
+// no Pods or Nodes.
+func (i *Issuing) boundSecret(ctx context.Context, namespace, saName string, ref *authenticationv1.BoundObjectReference) (*serviceaccount.Ref, error) {
+	if ref.Kind != "Secret" || (ref.APIVersion != "" && ref.APIVersion != "v1") {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token for serviceaccount %q to object of type %s", saName, ref.APIVersion+", Kind="+ref.Kind))
+	}
+	uid, err := i.objects.UID(ctx, "secrets", namespace, ref.Name)
+	if err != nil {
+		return nil, err
+	}
+	if ref.UID != "" && string(ref.UID) != uid {
+		return nil, apierrors.NewConflict(corev1.Resource("secrets"), ref.Name, fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record. The object might have been deleted and then recreated", ref.UID))
+	}
+	return &serviceaccount.Ref{Name: ref.Name, UID: uid}, nil
+}
