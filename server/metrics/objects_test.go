@@ -7,10 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
+
+var _ StoredTypes = (*catalog.Catalog)(nil)
 
 // storedTypes serves the resources it holds, by storage name.
 type storedTypes map[string]*resource.Resource
