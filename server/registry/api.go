@@ -42,13 +42,31 @@ func (r *Registry) Get(ctx context.Context, ref Ref, opts *metav1.GetOptions) (s
 }
 
 // Create stores a new object in ref's collection (ref.Namespace for a namespaced type), with
-// kube-apiserver's create rules. opts.FieldManager owns the fields written.
-func (r *Registry) Create(ctx context.Context, ref Ref, obj *unstructured.Unstructured, opts *metav1.CreateOptions) (sqlstore.Object, error) {
+// kube-apiserver's create rules, and returns it with the warnings its type has about it (the
+// answer's Warning headers). opts.FieldManager owns the fields written.
+func (r *Registry) Create(ctx context.Context, ref Ref, obj *unstructured.Unstructured, opts *metav1.CreateOptions) (sqlstore.Object, []string, error) {
+	if err := CheckCreate(ref); err != nil {
+		return sqlstore.Object{}, nil, err
+	}
 	dryRun := len(opts.DryRun) > 0
 	if obj.GetResourceVersion() != "" && !dryRun {
-		return sqlstore.Object{}, errResourceVersionOnCreate
+		return sqlstore.Object{}, nil, errResourceVersionOnCreate
 	}
-	return r.create(ctx, newRequest(ref, opts.DryRun, opts.FieldManager, opts), obj)
+	stored, err := r.create(ctx, newRequest(ref, opts.DryRun, opts.FieldManager, opts), obj)
+	if err != nil {
+		return sqlstore.Object{}, nil, err
+	}
+	return stored, ref.Resource.Strategy.WarningsOnCreate(ctx, obj), nil
+}
+
+// CheckCreate refuses what Create refuses whatever the object: objects of a CRD being deleted
+// (405, as apiextensions-apiserver answers). The HTTP layer calls it before decoding the body,
+// as kube-apiserver refuses such a create before reading it.
+func CheckCreate(ref Ref) error {
+	if ref.Resource.Terminating {
+		return apierrors.NewMethodNotSupported(ref.Resource.GroupResource(), "create")
+	}
+	return nil
 }
 
 // Update replaces the object ref names (or, through ref.Subresource "status" or "finalize", that
@@ -87,7 +105,7 @@ func (r *Registry) Delete(ctx context.Context, ref Ref, opts *metav1.DeleteOptio
 		return sqlstore.Object{}, false, err
 	}
 	req := newRequest(ref, opts.DryRun, "", opts)
-	if err := checkNamespaceDeletable(req); err != nil {
+	if err := r.checkNamespaceDeletable(req); err != nil {
 		return sqlstore.Object{}, false, err
 	}
 	return r.delete(ctx, req, opts)

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"net/url"
 	"testing"
 
@@ -45,7 +46,11 @@ func FuzzDecodeObject(f *testing.F) {
 }
 
 func useDecoded(res *resource.Resource, obj *unstructured.Unstructured) {
-	_ = validateCreate(res, obj)
+	if res.Strategy != nil {
+		_ = validateCreate(context.Background(), res, obj)
+	} else {
+		_ = resource.ValidateMetadata(res, obj, nil)
+	}
 	_, _, _ = obj.GetName(), obj.GetLabels(), obj.GetFinalizers()
 }
 

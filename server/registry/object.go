@@ -30,7 +30,7 @@ import (
 // as fieldValidation says: returned as warnings (Warn, the default), ignored, or 400 (Strict).
 func DecodeObject(res *resource.Resource, body []byte, isYAML bool, fieldValidation string) (*unstructured.Unstructured, []string, error) {
 	decode := decodeCustomResource
-	if res.Decode != nil {
+	if res.Typed() != nil {
 		decode = decodeBuiltin
 	}
 	obj, strictErrs, err := decode(res, body, isYAML)
@@ -52,7 +52,7 @@ func decodeBuiltin(res *resource.Resource, body []byte, isYAML bool) (*unstructu
 	if err != nil {
 		return nil, nil, err
 	}
-	content, strictErrs, err := res.Decode(data)
+	content, strictErrs, err := res.Typed().Decode(data)
 	if err != nil || !isJSONObject(data) {
 		return nil, nil, builtinDecodeError(res, body, data, err)
 	}
@@ -355,39 +355,18 @@ func internalPackage(group string) string {
 	return name
 }
 
-// validateCreate runs the metadata validation kube-apiserver runs on every create, then the
-// type's own.
-func validateCreate(res *resource.Resource, obj *unstructured.Unstructured) error {
-	if res.ValidateBuiltin != nil {
-		return invalid(res, obj, res.ValidateBuiltin(res, obj, nil))
-	}
-	var errs field.ErrorList
-	if res.Schema == nil { // a custom resource's schema strategy validates the metadata itself
-		errs = resource.ValidateMetadata(res, obj, nil)
-	}
-	if res.Validate != nil {
-		errs = append(errs, res.Validate(obj, nil)...)
-	}
-	return invalid(res, obj, errs)
+// validateCreate runs the type's validation of a new object.
+func validateCreate(ctx context.Context, res *resource.Resource, obj *unstructured.Unstructured) error {
+	return invalid(res, obj, res.Strategy.Validate(ctx, obj))
 }
 
-// validateUpdate is validateCreate plus the immutability rules of an update. A custom resource's
-// /status write is checked by its schema's status strategy instead of the type's Validate.
-func validateUpdate(res *resource.Resource, mode updateMode, obj, old *unstructured.Unstructured) error {
-	if res.ValidateBuiltin != nil {
-		return invalid(res, obj, res.ValidateBuiltin(res, obj, old))
+// validateUpdate runs the type's validation of an update: its status strategy's for a /status
+// write, its own otherwise.
+func validateUpdate(ctx context.Context, res *resource.Resource, mode updateMode, obj, old *unstructured.Unstructured) error {
+	if mode == replaceStatus {
+		return invalid(res, obj, res.Strategy.StatusStrategy().ValidateUpdate(ctx, obj, old))
 	}
-	// Unlike a create's, an update's metadata is checked by kube-apiserver's generic update
-	// (BeforeUpdate) and again by a custom resource's schema strategy: its 422 lists a custom
-	// resource's metadata errors twice.
-	errs := resource.ValidateMetadata(res, obj, old)
-	switch {
-	case mode == replaceStatus && res.Schema != nil:
-		errs = append(errs, res.Schema.ValidateStatus(context.Background(), obj, old)...)
-	case res.Validate != nil:
-		errs = append(errs, res.Validate(obj, old)...)
-	}
-	return invalid(res, obj, errs)
+	return invalid(res, obj, res.Strategy.ValidateUpdate(ctx, obj, old))
 }
 
 // invalid is the 422 for errs, naming the object by its own kind, as kube-apiserver's
@@ -403,19 +382,6 @@ func invalid(res *resource.Resource, obj *unstructured.Unstructured, errs field.
 	}
 	return apierrors.NewInvalid(kind, obj.GetName(), errs)
 }
-
-// generationUntracked are the served built-in types whose kube-apiserver strategies never set
-// metadata.generation. Every other type (custom resources, workloads) gets generation 1 on create
-// and one more for every change of its spec (anything outside metadata and status).
-var generationUntracked = map[string]bool{
-	"configmaps": true, "secrets": true, "namespaces": true, "events": true, "events.events.k8s.io": true,
-	"leases.coordination.k8s.io": true, "serviceaccounts": true, "endpoints": true, "services": true,
-	"nodes": true, "limitranges": true, "resourcequotas": true, "persistentvolumeclaims": true,
-	"roles.rbac.authorization.k8s.io": true, "clusterroles.rbac.authorization.k8s.io": true,
-	"rolebindings.rbac.authorization.k8s.io": true, "clusterrolebindings.rbac.authorization.k8s.io": true,
-}
-
-func tracksGeneration(res *resource.Resource) bool { return !generationUntracked[res.StorageName] }
 
 // specChanged reports whether anything outside metadata and status differs.
 func specChanged(obj, old *unstructured.Unstructured) bool {

@@ -119,7 +119,7 @@ func (r *Registry) patchAttempt(ctx context.Context, req *request, p *patchReque
 		return sqlstore.Object{}, err
 	}
 	switch rv := obj.GetResourceVersion(); {
-	case rv == "" && !updatePolicyOf(req.res).unconditional:
+	case rv == "" && !req.res.Strategy.AllowUnconditionalUpdate():
 		return sqlstore.Object{}, errResourceVersionRequired(req) // the patch removed it
 	case rv != "" && rv != old.GetResourceVersion():
 		return sqlstore.Object{}, apierrors.NewConflict(req.gr, req.name, errors.New(conflictMessage))
@@ -218,7 +218,7 @@ func (p *patchRequest) checksFields() bool {
 // strategicMerge applies a strategic merge patch, whose list merge keys come from the
 // built-in's Go type.
 func (p *patchRequest) strategicMerge(res *resource.Resource, old *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	goType := res.GoType
+	goType := res.GoType()
 	if goType == nil {
 		return nil, UnsupportedMediaType(PatchTypes(res))
 	}
@@ -251,7 +251,8 @@ type typeDecoder func(obj *unstructured.Unstructured) (unknownFields []error, er
 // type, or pruned and defaulted by the custom resource's schema.
 func decodeAsRequestBody(res *resource.Resource) typeDecoder {
 	return func(obj *unstructured.Unstructured) ([]error, error) {
-		if res.Decode == nil {
+		typed := res.Typed()
+		if typed == nil {
 			unknown, err := res.Schema.PruneAndDefault(obj)
 			return crdschema.UnknownFieldErrors(unknown), err
 		}
@@ -259,7 +260,7 @@ func decodeAsRequestBody(res *resource.Resource) typeDecoder {
 		if err != nil {
 			return nil, err
 		}
-		content, unknown, err := res.Decode(data)
+		content, unknown, err := typed.Decode(data)
 		if err != nil {
 			return nil, err
 		}
