@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/sqlkube/sqlkube/server/registry/decode"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -84,7 +85,7 @@ func (p *patchRequest) checkApplyStrictness() error {
 		return apierrors.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", err))
 	}
 	// Each duplicate is a warning of its own, without the conversion's wording around them.
-	p.warnings = append(p.warnings, strictWarnings([]error{errors.New(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "))})...)
+	p.warnings = append(p.warnings, decode.StrictWarnings([]error{errors.New(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "))})...)
 	return nil
 }
 
