@@ -49,4 +49,3 @@ func useDecoded(res *resource.Resource, obj *unstructured.Unstructured) {
 	}
 	_, _, _ = obj.GetName(), obj.GetLabels(), obj.GetFinalizers()
 }
-
