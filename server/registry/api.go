@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/sqlkube/sqlkube/server/registry/fieldmanagers"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -245,7 +246,7 @@ func (r *Registry) UpdateScale(ctx context.Context, ref Ref, scale *autoscalingv
 	}
 	req := newRequest(ref, opts.DryRun, "", opts)
 	return r.scale(ctx, req, func(live *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
-		return recordScaleUpdate(ref.Resource, live, scale, opts.FieldManager)
+		return fieldmanagers.RecordScaleUpdate(ref.Resource, live, scale, opts.FieldManager)
 	})
 }
 
@@ -275,7 +276,7 @@ func (r *Registry) PatchScale(ctx context.Context, ref Ref, patchType types.Patc
 		if _, strict := runtime.AsStrictDecodingError(err); err != nil && !strict {
 			return nil, patchInvalid(string(patched), err)
 		}
-		return recordScaleUpdate(ref.Resource, live, scale, opts.FieldManager)
+		return fieldmanagers.RecordScaleUpdate(ref.Resource, live, scale, opts.FieldManager)
 	})
 	return scale, p.warnings, err
 }

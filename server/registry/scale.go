@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/sqlkube/sqlkube/server/registry/fieldmanagers"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -114,7 +115,7 @@ func (r *Registry) updateScale(ctx context.Context, req *request, change scaleCh
 		if err != nil {
 			return sqlstore.Object{}, err
 		}
-		stored, err := r.applyUpdate(ctx, req, current, keepManagedFieldsTimes(ctx, obj, old), replaceAll)
+		stored, err := r.applyUpdate(ctx, req, current, fieldmanagers.KeepTimes(ctx, obj, old), replaceAll)
 		if errors.Is(err, sqlstore.ErrConflict) && !precondition {
 			continue
 		}
@@ -228,23 +229,6 @@ func replicasPaths(crd *apiextensionsv1.CustomResourceDefinition) managedfields.
 		}
 	}
 	return paths
-}
-
-// recordScaleUpdate is scale with the update of live to it by manager recorded in its
-// managedFields, as kube-apiserver's /scale field manager records it.
-func recordScaleUpdate(res *resource.Resource, live, scale *autoscalingv1.Scale, manager string) (*autoscalingv1.Scale, error) {
-	fm, err := fieldManagerFor(res, "scale")
-	if err != nil {
-		return nil, err
-	}
-	scale = scale.DeepCopy()       // a retry records again on the Scale it was given
-	scale.TypeMeta = live.TypeMeta // the field manager knows the type by it
-	updated := fm.UpdateNoErrors(live, scale, manager)
-	recorded, ok := updated.(*autoscalingv1.Scale)
-	if !ok {
-		return nil, fmt.Errorf("the scale field manager returned a %T", updated)
-	}
-	return recorded, nil
 }
 
 // applyScale applies p, an apply configuration of a Scale, to live by server-side apply, as
