@@ -16,6 +16,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/handlers/finisher"
 
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/scales"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -87,7 +88,7 @@ func (s *Server) readPatch(r *http.Request, req *request) (*patchRequest, output
 	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	accepted := registry.PatchTypes(req.res)
 	if req.subresource == "scale" {
-		accepted = registry.ScalePatchTypes
+		accepted = scales.PatchTypes
 	}
 	if !slices.Contains(accepted, mediaType) {
 		return nil, output{}, registry.UnsupportedMediaType(accepted)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sqlkube/sqlkube/server/registry/fieldmanagers"
+	"github.com/sqlkube/sqlkube/server/registry/scales"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -272,7 +273,7 @@ func (r *Registry) PatchScale(ctx context.Context, ref Ref, patchType types.Patc
 		if err != nil {
 			return nil, err
 		}
-		scale, err := decodeScale(patched)
+		scale, err := scales.Decode(patched)
 		if _, strict := runtime.AsStrictDecodingError(err); err != nil && !strict {
 			return nil, patchInvalid(string(patched), err)
 		}
