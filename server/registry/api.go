@@ -17,6 +17,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/registry/fieldmanagers"
 	"github.com/sqlkube/sqlkube/server/registry/scales"
+	"github.com/sqlkube/sqlkube/server/registry/continuetoken"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -164,9 +165,9 @@ func (r *Registry) List(ctx context.Context, ref Ref, opts *internalversion.List
 	if err != nil {
 		return metav1.ListMeta{}, err
 	}
-	scope := listScope{resource: ref.Resource.StorageName, namespace: ref.Namespace, namespaced: ref.Resource.Namespaced}
-	if scope.namespace == "" && ref.Resource.Namespaced {
-		scope.namespace = sel.namespace() // cheaper in storage than as a filter
+	scope := continuetoken.Scope{Resource: ref.Resource.StorageName, Namespace: ref.Namespace, Namespaced: ref.Resource.Namespaced}
+	if scope.Namespace == "" && ref.Resource.Namespaced {
+		scope.Namespace = sel.namespace() // cheaper in storage than as a filter
 	}
 	plan, err := planList(opts, scope)
 	if err != nil {
@@ -177,7 +178,7 @@ func (r *Registry) List(ctx context.Context, ref Ref, opts *internalversion.List
 			return metav1.ListMeta{}, err
 		}
 	}
-	storeOpts := sqlstore.ListOptions{Resource: scope.resource, Namespace: scope.namespace, Revision: plan.revision,
+	storeOpts := sqlstore.ListOptions{Resource: scope.Resource, Namespace: scope.Namespace, Revision: plan.revision,
 		After: plan.after, KnownRemaining: plan.knownRemaining}
 	// kube-apiserver serves resourceVersion=0 from its watch cache, which ignores limit, and
 	// reads a list whose selector pins one name (in a namespace, or of a cluster-scoped type)
@@ -199,7 +200,7 @@ func (r *Registry) List(ctx context.Context, ref Ref, opts *internalversion.List
 	}
 	meta := metav1.ListMeta{ResourceVersion: revisionString(result.Revision)}
 	if result.More {
-		meta.Continue = encodeContinue(scope, continuePoint{revision: result.Revision, after: last, remaining: result.Remaining})
+		meta.Continue = continuetoken.Encode(scope, continuetoken.Point{Revision: result.Revision, After: last, Remaining: result.Remaining})
 		if sel.empty() && result.Remaining >= 0 {
 			meta.RemainingItemCount = &result.Remaining
 		}
