@@ -15,9 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/sqlkube/sqlkube/server/registry/continuetoken"
 	"github.com/sqlkube/sqlkube/server/registry/fieldmanagers"
 	"github.com/sqlkube/sqlkube/server/registry/scales"
-	"github.com/sqlkube/sqlkube/server/registry/continuetoken"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/server/registry/continuetoken"
+	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
