@@ -39,7 +39,9 @@ spec:
 // where no other name is taken.
 func definitions(t *testing.T) *resource.Resource {
 	t.Helper()
-	noneTaken := func(string, string) (sets.Set[string], sets.Set[string]) { return sets.New[string](), sets.New[string]() }
+	noneTaken := func(string, string) (sets.Set[string], sets.Set[string]) {
+		return sets.New[string](), sets.New[string]()
+	}
 	for _, r := range builtin.Resources(func(r *resource.Resource) { BindHooks(r, noneTaken, nil) }) {
 		if r.StorageName == builtin.CRDStorageName {
 			return r
