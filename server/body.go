@@ -10,7 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/sqlkube/sqlkube/server/auditlog"
-	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/decode"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -59,7 +59,7 @@ func (s *Server) decodeObject(r *http.Request, res *resource.Resource, fieldVali
 	if err != nil {
 		return nil, nil, err
 	}
-	obj, warnings, err := registry.DecodeObject(res, body, isYAML, fieldValidation)
+	obj, warnings, err := decode.Object(res, body, isYAML, fieldValidation)
 	if err == nil {
 		auditlog.RequestObject(r.Context(), obj)
 	}

@@ -117,8 +117,8 @@ func TestCRDValidationErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			u := fromYAML(t, crdYAML("widgets", "Widget", "v1"))
 			tc.mutate(u)
-			crds.PrepareForCreate(u)
-			errs := crds.Validate(u, nil)
+			crds.Strategy.PrepareForCreate(t.Context(), u)
+			errs := crds.Strategy.Validate(t.Context(), u)
 			status := apierrors.NewInvalid(schema.GroupKind{Group: builtin.APIExtensionsGroup, Kind: "CustomResourceDefinition"}, u.GetName(), errs).Status()
 			if status.Code != 422 || status.Reason != metav1.StatusReasonInvalid {
 				t.Fatalf("status %d %s, want 422 Invalid", status.Code, status.Reason)
@@ -134,23 +134,23 @@ func TestCRDUpdateKeepsStatusAndBumpsGeneration(t *testing.T) {
 	g := startRegistry(t, openTestStore(t, sqltest.SQLiteDSN(t)))
 	crds := mustLookup(t, g, builtin.APIExtensionsGroup, "v1", "customresourcedefinitions")
 	old := fromYAML(t, crdYAML("widgets", "Widget", "v1"))
-	crds.PrepareForCreate(old)
+	crds.Strategy.PrepareForCreate(t.Context(), old)
 	old.SetResourceVersion("5")
 
 	same := old.DeepCopy()
 	unstructured.RemoveNestedField(same.Object, "status")
-	crds.PrepareForUpdate(same, old)
+	crds.Strategy.PrepareForUpdate(t.Context(), same, old)
 	if same.GetGeneration() != 1 || !reflect.DeepEqual(same.Object["status"], old.Object["status"]) {
 		t.Errorf("unchanged spec: generation %d, status %v", same.GetGeneration(), same.Object["status"])
 	}
 
 	changed := fromYAML(t, crdYAML("widgets", "Widget", "v1", "v2"))
 	changed.SetResourceVersion("5")
-	crds.PrepareForUpdate(changed, old)
+	crds.Strategy.PrepareForUpdate(t.Context(), changed, old)
 	if changed.GetGeneration() != 2 {
 		t.Errorf("changed spec: generation %d, want 2", changed.GetGeneration())
 	}
-	if errs := crds.Validate(changed, old); len(errs) > 0 {
+	if errs := crds.Strategy.ValidateUpdate(t.Context(), changed, old); len(errs) > 0 {
 		t.Errorf("valid update refused: %v", errs)
 	}
 }
@@ -197,8 +197,8 @@ func TestCRDInProtectedGroupGetsItsApprovalCondition(t *testing.T) {
 	crds := mustLookup(t, g, builtin.APIExtensionsGroup, "v1", "customresourcedefinitions")
 	u := fromYAML(t, strings.ReplaceAll(crdYAML("widgets", "Widget", "v1"), "example.com", "x.k8s.io"))
 	u.SetAnnotations(map[string]string{apiextensionsv1.KubeAPIApprovedAnnotation: "unapproved, testing"})
-	crds.PrepareForCreate(u)
-	if errs := crds.Validate(u, nil); len(errs) > 0 {
+	crds.Strategy.PrepareForCreate(t.Context(), u)
+	if errs := crds.Strategy.Validate(t.Context(), u); len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	crd, _ := crdtype.Decode(u.Object)
@@ -211,7 +211,7 @@ func TestCRDConflictWithBuiltinIsNotServed(t *testing.T) {
 	u := fromYAML(t, crdYAML("leases", "Lease", "v1"))
 	u.SetName("leases.coordination.k8s.io")
 	_ = unstructured.SetNestedField(u.Object, "coordination.k8s.io", "spec", "group")
-	crds.PrepareForCreate(u)
+	crds.Strategy.PrepareForCreate(t.Context(), u)
 	crd, _ := crdtype.Decode(u.Object)
 	wantCondition(t, crd, apiextensionsv1.NamesAccepted, apiextensionsv1.ConditionFalse, "ListKindConflict", `"LeaseList" is already in use`)
 	if apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
@@ -323,7 +323,7 @@ func markCRDDeleted(t *testing.T, g *catalog.Catalog, store Storage, name string
 	crds := mustLookup(t, g, builtin.APIExtensionsGroup, "v1", "customresourcedefinitions")
 	key := sqlstore.Key{Resource: builtin.CRDStorageName, Name: name}
 	u, stored := readObject(t, store, key)
-	crds.PrepareForDelete(u)
+	crds.Strategy.PrepareForDelete(t.Context(), u)
 	now := metav1.Now()
 	u.SetDeletionTimestamp(&now)
 	ctx := context.Background()

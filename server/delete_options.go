@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"github.com/sqlkube/sqlkube/server/auditlog"
-	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/decode"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -30,7 +30,7 @@ func (s *Server) decodeDeleteOptions(r *http.Request) (*metav1.DeleteOptions, er
 			return nil, err
 		}
 	}
-	obj, err := registry.ParseObject(body, isYAML, "DeleteOptions")
+	obj, err := decode.ParseObject(body, isYAML, "DeleteOptions")
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func (s *Server) decodeDeleteOptions(r *http.Request) (*metav1.DeleteOptions, er
 // checkDeleteOptionsKind answers a JSON body that is not DeleteOptions (or not an object) with
 // kube-apiserver's 400: its decoder's error as is.
 func checkDeleteOptionsKind(body []byte) error {
-	apiVersion, kind, err := registry.ReadTypeMeta(body)
+	apiVersion, kind, err := decode.ReadTypeMeta(body)
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}

@@ -2,18 +2,14 @@ package server
 
 import (
 	"bytes"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/util/sets"
-	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/resource"
@@ -43,9 +39,9 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req *reques
 	if err != nil {
 		return err
 	}
-	if req.res.Terminating {
-		// The type's CRD is being deleted, as apiextensions-apiserver answers.
-		return apierrors.NewMethodNotSupported(req.gr, "create")
+	// A refused create answers before its body is read, as kube-apiserver's does.
+	if err := registry.CheckCreate(req.ref()); err != nil {
+		return err
 	}
 	obj, warnings, err := s.decodeObject(r, req.res, opts.FieldValidation)
 	if err != nil {
@@ -53,37 +49,12 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req *reques
 	}
 	addWarnings(w, warnings)
 	opts.FieldManager = req.manager
-	stored, err := s.registry.Create(r.Context(), req.ref(), obj, opts)
+	stored, warnings, err := s.registry.Create(r.Context(), req.ref(), obj, opts)
 	if err != nil {
 		return err
 	}
-	if req.res.CRDName != "" {
-		addWarnings(w, finalizerWarnings(obj.GetFinalizers()))
-	}
+	addWarnings(w, warnings)
 	return s.writeObject(w, r, req, out, http.StatusCreated, stored.Value)
-}
-
-// standardFinalizers are the finalizer names of Kubernetes itself, which need no domain.
-var standardFinalizers = map[string]bool{metav1.FinalizerOrphanDependents: true, metav1.FinalizerDeleteDependents: true, "kubernetes": true}
-
-// finalizerWarnings are the warnings apiextensions-apiserver gives on creating a custom
-// resource with finalizer names that are not qualified names or not domain-qualified.
-func finalizerWarnings(finalizers []string) []string {
-	var warnings []string
-	for _, name := range sets.List(sets.New(finalizers...)) {
-		prefix := fmt.Sprintf("metadata.finalizers: %q: ", name)
-		for _, msg := range utilvalidation.IsQualifiedName(name) {
-			warnings = append(warnings, prefix+msg)
-		}
-		switch {
-		case strings.Contains(name, "/") || standardFinalizers[name]:
-		case strings.Contains(name, "."):
-			warnings = append(warnings, prefix+"prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers")
-		default:
-			warnings = append(warnings, prefix+"prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers")
-		}
-	}
-	return warnings
 }
 
 // serveUpdate answers PUT on an object or one of its subresources.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/scales"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -88,7 +89,7 @@ func (s *Server) readPatch(r *http.Request, req *request) (*patchRequest, output
 	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	accepted := registry.PatchTypes(req.res)
 	if req.subresource == "scale" {
-		accepted = registry.ScalePatchTypes
+		accepted = scales.PatchTypes
 	}
 	if !slices.Contains(accepted, mediaType) {
 		return nil, output{}, registry.UnsupportedMediaType(accepted)

@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/sqlkube/sqlkube/server/auditlog"
-	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/scales"
 )
 
 // dispatchScale serves the /scale subresource of a custom resource whose CRD declares one.
@@ -49,7 +49,7 @@ func (s *Server) serveUpdateScale(w http.ResponseWriter, r *http.Request, req *r
 		return err
 	}
 	auditlog.RequestBody(r.Context(), body)
-	scale, warnings, err := registry.DecodeScale(body, opts.FieldValidation)
+	scale, warnings, err := scales.DecodeBody(body, opts.FieldValidation)
 	if err != nil {
 		return err
 	}

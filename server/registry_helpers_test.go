@@ -120,8 +120,8 @@ func writeCRD(t *testing.T, g *catalog.Catalog, store Storage, doc string) sqlst
 	u := fromYAML(t, doc)
 	u.SetUID(types.UID("uid-" + u.GetName()))
 	u.SetCreationTimestamp(metav1.Now())
-	crds.PrepareForCreate(u)
-	if errs := crds.Validate(u, nil); len(errs) > 0 {
+	crds.Strategy.PrepareForCreate(t.Context(), u)
+	if errs := crds.Strategy.Validate(t.Context(), u); len(errs) > 0 {
 		t.Fatalf("CRD %s is invalid: %v", u.GetName(), errs.ToAggregate())
 	}
 	ctx := context.Background()

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
 
-	"github.com/sqlkube/sqlkube/server/crdschema"
 	"github.com/sqlkube/sqlkube/server/registry"
 )
 
@@ -23,24 +22,14 @@ type tableConverter struct {
 	metaVersion string
 }
 
-// tableConvertorFor gives a type's columns: a custom resource's printer columns, a built-in's own
-// columns, or kube-apiserver's default columns (Name, Created At).
+// tableConvertorFor gives a type's columns, which its strategy prints (a custom resource's
+// printer columns, a built-in's own columns, or kube-apiserver's default ones); the reviews,
+// which have no strategy, get the default columns (Name, Created At).
 func tableConvertorFor(req *request) rest.TableConvertor {
-	switch {
-	case req.res.Schema != nil:
-		return schemaTableConvertor{req.res.Schema}
-	case req.res.Table != nil:
-		return req.res.Table
+	if req.res.Strategy == nil {
+		return rest.NewDefaultTableConvertor(req.gr)
 	}
-	return rest.NewDefaultTableConvertor(req.gr)
-}
-
-// schemaTableConvertor adapts a custom resource schema's Table to rest.TableConvertor.
-type schemaTableConvertor struct{ schema *crdschema.Schema }
-
-func (c schemaTableConvertor) ConvertToTable(ctx context.Context, obj runtime.Object, opts runtime.Object) (*metav1.Table, error) {
-	tableOptions, _ := opts.(*metav1.TableOptions)
-	return c.schema.Table(ctx, obj, tableOptions)
+	return req.res.Strategy
 }
 
 // newTableConverter reads the includeObject option and the type's columns.

@@ -1,9 +1,9 @@
-// Package builtin defines the built-in types sqlkube serves: their names, Go types, decoding,
-// validation and table columns, as resource descriptions the registry applies.
+// Package builtin defines the built-in types sqlkube serves: their names and, in one strategy
+// per type (resource.TypedStrategy), their Go types, decoding, validation, update rules and
+// table columns, as resource descriptions the registry applies.
 package builtin
 
 import (
-	"reflect"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -24,71 +24,79 @@ const (
 	CRDStorageName = "customresourcedefinitions." + APIExtensionsGroup
 )
 
-// goTypes are the built-ins' Go types, by storage name: strategic merge patches take their merge
-// keys from them, and OpenAPI their schemas.
-var goTypes = map[string]reflect.Type{
-	"configmaps":                      reflect.TypeFor[corev1.ConfigMap](),
-	"secrets":                         reflect.TypeFor[corev1.Secret](),
-	"namespaces":                      reflect.TypeFor[corev1.Namespace](),
-	"serviceaccounts":                 reflect.TypeFor[corev1.ServiceAccount](),
-	"events":                          reflect.TypeFor[corev1.Event](),
-	"leases." + CoordinationGroup:     reflect.TypeFor[coordinationv1.Lease](),
-	"flowschemas." + FlowControlGroup: reflect.TypeFor[flowcontrolv1.FlowSchema](),
-	"prioritylevelconfigurations." + FlowControlGroup: reflect.TypeFor[flowcontrolv1.PriorityLevelConfiguration](),
-	CRDStorageName:                     reflect.TypeFor[apiextensionsv1.CustomResourceDefinition](),
-	"roles." + RBACGroup:               reflect.TypeFor[rbacv1.Role](),
-	"clusterroles." + RBACGroup:        reflect.TypeFor[rbacv1.ClusterRole](),
-	"rolebindings." + RBACGroup:        reflect.TypeFor[rbacv1.RoleBinding](),
-	"clusterrolebindings." + RBACGroup: reflect.TypeFor[rbacv1.ClusterRoleBinding](),
-	validatingPolicies:                 reflect.TypeFor[admissionregistrationv1.ValidatingAdmissionPolicy](),
-	validatingPolicyBindings:           reflect.TypeFor[admissionregistrationv1.ValidatingAdmissionPolicyBinding](),
-	mutatingPolicies:                   reflect.TypeFor[admissionregistrationv1.MutatingAdmissionPolicy](),
-	mutatingPolicyBindings:             reflect.TypeFor[admissionregistrationv1.MutatingAdmissionPolicyBinding](),
-	validatingWebhookConfigs:           reflect.TypeFor[admissionregistrationv1.ValidatingWebhookConfiguration](),
-	mutatingWebhookConfigs:             reflect.TypeFor[admissionregistrationv1.MutatingWebhookConfiguration](),
-}
-
 // The verbs kube-apiserver's discovery lists for the built-ins, sorted as it lists them.
 var (
 	verbsAll          = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 	verbsNoCollection = []string{"create", "delete", "get", "list", "patch", "update", "watch"}
 )
 
-// Resources lists the built-in types, stored as opaque JSON beyond metadata, except
-// customresourcedefinitions, whose hooks bindCRDHooks sets (the catalog's, which validate and
-// establish CRDs against the names already served).
+// Resources lists the built-in types, stored as opaque JSON beyond metadata, each with its
+// strategy. customresourcedefinitions gets its rules from bindCRDHooks (the catalog's, which
+// validate and establish CRDs against the names already served) on top of its Go type's.
 func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
 	return []*resource.Resource{
-		builtin("", "v1", "namespaces", "Namespace", false, verbsNoCollection, func(r *resource.Resource) {
+		builtin("", "v1", "namespaces", "Namespace", false, verbsNoCollection, namespaceStrategy, func(r *resource.Resource) {
 			r.ShortNames = []string{"ns"}
 			r.Status = true
 			r.Finalize = true
 		}),
-		builtin("", "v1", "configmaps", "ConfigMap", true, verbsAll, func(r *resource.Resource) {
-			r.ShortNames = []string{"cm"}
-		}),
-		builtin("", "v1", "secrets", "Secret", true, verbsAll, nil),
-		builtin("", "v1", "serviceaccounts", "ServiceAccount", true, verbsAll, func(r *resource.Resource) {
+		builtin("", "v1", "configmaps", "ConfigMap", true, verbsAll, typed(rules[corev1.ConfigMap]{
+			validate: validateConfigMap, table: configMapTable, untracked: true,
+		}), func(r *resource.Resource) { r.ShortNames = []string{"cm"} }),
+		builtin("", "v1", "secrets", "Secret", true, verbsAll, typed(rules[corev1.Secret]{
+			adjust: decodeSecret, validate: validateSecret, table: secretTable, untracked: true,
+		}), nil),
+		builtin("", "v1", "serviceaccounts", "ServiceAccount", true, verbsAll, typed(rules[corev1.ServiceAccount]{
+			validate: validateServiceAccount, table: serviceAccountTable, untracked: true,
+		}), func(r *resource.Resource) {
 			r.ShortNames = []string{"sa"}
 			r.TokenRequest = true
 		}),
-		builtin("", "v1", "events", "Event", true, verbsAll, func(r *resource.Resource) {
-			r.ShortNames = []string{"ev"}
-		}),
-		builtin(CoordinationGroup, "v1", "leases", "Lease", true, verbsAll, nil),
-		builtin(FlowControlGroup, "v1", "flowschemas", "FlowSchema", false, verbsAll, withStatus),
-		builtin(FlowControlGroup, "v1", "prioritylevelconfigurations", "PriorityLevelConfiguration", false, verbsAll, withStatus),
-		builtin(RBACGroup, "v1", "roles", "Role", true, verbsAll, nil),
-		builtin(RBACGroup, "v1", "clusterroles", "ClusterRole", false, verbsAll, nil),
-		builtin(RBACGroup, "v1", "rolebindings", "RoleBinding", true, verbsAll, nil),
-		builtin(RBACGroup, "v1", "clusterrolebindings", "ClusterRoleBinding", false, verbsAll, nil),
-		builtin(AdmissionGroup, "v1", "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false, verbsAll, nil),
-		builtin(AdmissionGroup, "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", false, verbsAll, nil),
-		builtin(AdmissionGroup, "v1", "validatingadmissionpolicies", "ValidatingAdmissionPolicy", false, verbsAll, withStatus),
-		builtin(AdmissionGroup, "v1", "validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding", false, verbsAll, nil),
-		builtin(AdmissionGroup, "v1", "mutatingadmissionpolicies", "MutatingAdmissionPolicy", false, verbsAll, nil),
-		builtin(AdmissionGroup, "v1", "mutatingadmissionpolicybindings", "MutatingAdmissionPolicyBinding", false, verbsAll, nil),
-		builtin(APIExtensionsGroup, "v1", "customresourcedefinitions", "CustomResourceDefinition", false, verbsAll, func(r *resource.Resource) {
+		builtin("", "v1", "events", "Event", true, verbsAll, typed(rules[corev1.Event]{
+			validate: validateEvent, table: eventTable, untracked: true, createOnUpdate: true,
+		}), func(r *resource.Resource) { r.ShortNames = []string{"ev"} }),
+		builtin(CoordinationGroup, "v1", "leases", "Lease", true, verbsAll, typed(rules[coordinationv1.Lease]{
+			validate: validateLease, table: leaseTable, untracked: true, createOnUpdate: true, conditional: true,
+		}), nil),
+		builtin(FlowControlGroup, "v1", "flowschemas", "FlowSchema", false, verbsAll, typed(rules[flowcontrolv1.FlowSchema]{
+			validate: validateFlowSchema, table: flowSchemaTable,
+		}), withStatus),
+		builtin(FlowControlGroup, "v1", "prioritylevelconfigurations", "PriorityLevelConfiguration", false, verbsAll, typed(rules[flowcontrolv1.PriorityLevelConfiguration]{
+			validate: validatePriorityLevel, table: priorityLevelTable,
+		}), withStatus),
+		builtin(RBACGroup, "v1", "roles", "Role", true, verbsAll, typed(rules[rbacv1.Role]{
+			validate: validateRole, table: roleTable, untracked: true, createOnUpdate: true,
+		}), nil),
+		builtin(RBACGroup, "v1", "clusterroles", "ClusterRole", false, verbsAll, typed(rules[rbacv1.ClusterRole]{
+			validate: validateClusterRole, table: roleTable, untracked: true, createOnUpdate: true,
+		}), nil),
+		builtin(RBACGroup, "v1", "rolebindings", "RoleBinding", true, verbsAll, typed(rules[rbacv1.RoleBinding]{
+			adjust: defaultRoleBinding, validate: validateRoleBinding, table: bindingTable, untracked: true, createOnUpdate: true,
+		}), nil),
+		builtin(RBACGroup, "v1", "clusterrolebindings", "ClusterRoleBinding", false, verbsAll, typed(rules[rbacv1.ClusterRoleBinding]{
+			adjust: defaultClusterRoleBinding, validate: validateClusterRoleBinding, table: bindingTable, untracked: true, createOnUpdate: true,
+		}), nil),
+		builtin(AdmissionGroup, "v1", "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false, verbsAll, typed(rules[admissionregistrationv1.ValidatingWebhookConfiguration]{
+			adjust: defaultValidatingWebhookConfiguration, validate: validateValidatingWebhookConfiguration, table: validatingWebhookTable,
+		}), nil),
+		builtin(AdmissionGroup, "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", false, verbsAll, typed(rules[admissionregistrationv1.MutatingWebhookConfiguration]{
+			adjust: defaultMutatingWebhookConfiguration, validate: validateMutatingWebhookConfiguration, table: mutatingWebhookTable,
+		}), nil),
+		builtin(AdmissionGroup, "v1", "validatingadmissionpolicies", "ValidatingAdmissionPolicy", false, verbsAll, typed(rules[admissionregistrationv1.ValidatingAdmissionPolicy]{
+			adjust: defaultValidatingAdmissionPolicy, validate: validateValidatingAdmissionPolicy, table: validatingPolicyTable,
+		}), withStatus),
+		builtin(AdmissionGroup, "v1", "validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding", false, verbsAll, typed(rules[admissionregistrationv1.ValidatingAdmissionPolicyBinding]{
+			adjust: defaultValidatingAdmissionPolicyBinding, validate: validateValidatingAdmissionPolicyBinding, table: validatingPolicyBindingTable,
+		}), nil),
+		builtin(AdmissionGroup, "v1", "mutatingadmissionpolicies", "MutatingAdmissionPolicy", false, verbsAll, typed(rules[admissionregistrationv1.MutatingAdmissionPolicy]{
+			adjust: defaultMutatingAdmissionPolicy, validate: validateMutatingAdmissionPolicy, table: mutatingPolicyTable,
+		}), nil),
+		builtin(AdmissionGroup, "v1", "mutatingadmissionpolicybindings", "MutatingAdmissionPolicyBinding", false, verbsAll, typed(rules[admissionregistrationv1.MutatingAdmissionPolicyBinding]{
+			adjust: defaultMutatingAdmissionPolicyBinding, validate: validateMutatingAdmissionPolicyBinding, table: mutatingPolicyBindingTable,
+		}), nil),
+		builtin(APIExtensionsGroup, "v1", "customresourcedefinitions", "CustomResourceDefinition", false, verbsAll, typed(rules[apiextensionsv1.CustomResourceDefinition]{
+			adjust: apiextensionsv1.SetObjectDefaults_CustomResourceDefinition, conditional: true,
+		}), func(r *resource.Resource) {
 			r.ShortNames = []string{"crd", "crds"}
 			r.Categories = []string{"api-extensions"}
 			r.Status = true
@@ -99,8 +107,9 @@ func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
 }
 
 // builtin describes a built-in type whose singular name is its lower-case kind, and which is
-// stored in one version, then lets customize add what is particular to it.
-func builtin(group, version, plural, kind string, namespaced bool, verbs []string, customize func(*resource.Resource)) *resource.Resource {
+// stored in one version, with the strategy strategy makes, then lets customize add what is
+// particular to it.
+func builtin(group, version, plural, kind string, namespaced bool, verbs []string, strategy newStrategy, customize func(*resource.Resource)) *resource.Resource {
 	r := &resource.Resource{
 		Group:          group,
 		Version:        version,
@@ -113,12 +122,7 @@ func builtin(group, version, plural, kind string, namespaced bool, verbs []strin
 		StorageName:    StorageName(plural, group),
 		StorageVersion: version,
 	}
-	r.Decode = decoders[r.StorageName]
-	r.ValidateBuiltin = validators[r.StorageName]
-	r.GoType = goTypes[r.StorageName]
-	if table, ok := tables[r.StorageName]; ok {
-		r.Table = table
-	}
+	r.Strategy = strategy(r)
 	if customize != nil {
 		customize(r)
 	}

@@ -5,43 +5,16 @@ import (
 	"fmt"
 	"reflect"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	sigsjson "sigs.k8s.io/json"
 )
 
-// bodyDecoder is a built-in's Decode hook (see resource.Resource.Decode).
+// bodyDecoder is a built-in strategy's Decode (see resource.TypedStrategy).
 type bodyDecoder = func(data []byte) (content map[string]any, strictErrs []error, err error)
 
-// decoders read the built-ins' request bodies as their Go types, by storage name.
-var decoders = map[string]bodyDecoder{
-	"configmaps":                      decodeAs[corev1.ConfigMap](nil),
-	"secrets":                         decodeAs(decodeSecret),
-	"namespaces":                      decodeAs[corev1.Namespace](nil),
-	"serviceaccounts":                 decodeAs[corev1.ServiceAccount](nil),
-	"events":                          decodeAs[corev1.Event](nil),
-	"leases." + CoordinationGroup:     decodeAs[coordinationv1.Lease](nil),
-	"flowschemas." + FlowControlGroup: decodeAs[flowcontrolv1.FlowSchema](nil),
-	"prioritylevelconfigurations." + FlowControlGroup: decodeAs[flowcontrolv1.PriorityLevelConfiguration](nil),
-	CRDStorageName:                     decodeAs(apiextensionsv1.SetObjectDefaults_CustomResourceDefinition),
-	"roles." + RBACGroup:               decodeAs[rbacv1.Role](nil),
-	"clusterroles." + RBACGroup:        decodeAs[rbacv1.ClusterRole](nil),
-	"rolebindings." + RBACGroup:        decodeAs(defaultRoleBinding),
-	"clusterrolebindings." + RBACGroup: decodeAs(defaultClusterRoleBinding),
-	validatingPolicies:                 decodeAs(defaultValidatingAdmissionPolicy),
-	validatingPolicyBindings:           decodeAs(defaultValidatingAdmissionPolicyBinding),
-	mutatingPolicies:                   decodeAs(defaultMutatingAdmissionPolicy),
-	mutatingPolicyBindings:             decodeAs(defaultMutatingAdmissionPolicyBinding),
-	validatingWebhookConfigs:           decodeAs(defaultValidatingWebhookConfiguration),
-	mutatingWebhookConfigs:             decodeAs(defaultMutatingWebhookConfiguration),
-}
-
-// decodeAs is the Decode hook of a built-in whose Go type is T: the JSON body is decoded once,
+// decodeAs is the Decode of a built-in whose Go type is T: the JSON body is decoded once,
 // straight into T, as kube-apiserver's strict decoder does (case-sensitive field names, unknown
 // fields dropped; duplicate and unknown fields reported by path, in document order), then adjust
 // applies what kube-apiserver's defaulting or conversion does at decode time.

@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"encoding/json"
+	"github.com/sqlkube/sqlkube/server/resource"
 	"math/rand"
 	"reflect"
 	"slices"
@@ -97,10 +98,11 @@ func TestBuiltinDecode(t *testing.T) {
 	}
 }
 
-// decodeBuiltinYAML decodes a test body, JSON or YAML, with resource's Decode hook.
-func decodeBuiltinYAML(t *testing.T, resource, body string) (map[string]any, []error, error) {
+// decodeBuiltinYAML decodes a test body, JSON or YAML, with the Decode of the strategy of the
+// built-in stored under storageName.
+func decodeBuiltinYAML(t *testing.T, storageName, body string) (map[string]any, []error, error) {
 	t.Helper()
-	return decoders[resource](testJSON(t, body))
+	return builtinResource(t, storageName).Typed().Decode(testJSON(t, body))
 }
 
 // testJSON is a test body as JSON: a JSON one as it is (with its duplicate fields), a YAML one
@@ -143,8 +145,9 @@ func TestContentConverter(t *testing.T) {
 		NilChance(0.2).MaxDepth(8).Funcs(
 		func(tm *metav1.Time, c randfill.Continue) { *tm = metav1.NewTime(randomTime(c)) },
 		func(tm *metav1.MicroTime, c randfill.Continue) { *tm = metav1.NewMicroTime(randomTime(c)) })
-	for name, goType := range goTypes {
-		if name == CRDStorageName {
+	for _, r := range Resources(func(*resource.Resource) {}) {
+		goType := r.GoType()
+		if r.StorageName == CRDStorageName {
 			if !hasFloat(goType, map[reflect.Type]bool{}) {
 				t.Errorf("%v has float fields (its schemas' maximum, ...): it must be re-encoded", goType)
 			}

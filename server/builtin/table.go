@@ -61,137 +61,142 @@ var (
 	ageColumn  = metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: metadataDocs["creationTimestamp"]}
 )
 
-// tables are the built-ins' Tables by storage name. Types not listed (CRDs) get
-// kube-apiserver's default columns, Name and Created At.
-var tables = map[string]builtinTable{
-	"configmaps": {
-		columns: []metav1.TableColumnDefinition{nameColumn,
-			{Name: "Data", Type: "integer", Description: corev1.ConfigMap{}.SwaggerDoc()["data"]},
-			ageColumn},
-		cells: func(u *unstructured.Unstructured) []any {
-			cm := decodeForTable[corev1.ConfigMap](u)
-			return []any{u.GetName(), int64(len(cm.Data) + len(cm.BinaryData)), age(u)}
-		},
+// The built-ins' Tables, as kube-apiserver prints them; each type's strategy has its own.
+var configMapTable = builtinTable{
+	columns: []metav1.TableColumnDefinition{nameColumn,
+		{Name: "Data", Type: "integer", Description: corev1.ConfigMap{}.SwaggerDoc()["data"]},
+		ageColumn},
+	cells: func(u *unstructured.Unstructured) []any {
+		cm := decodeForTable[corev1.ConfigMap](u)
+		return []any{u.GetName(), int64(len(cm.Data) + len(cm.BinaryData)), age(u)}
 	},
-	"secrets": {
-		columns: []metav1.TableColumnDefinition{nameColumn,
-			{Name: "Type", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["type"]},
-			{Name: "Data", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["data"]},
-			ageColumn},
-		cells: func(u *unstructured.Unstructured) []any {
-			secret := decodeForTable[corev1.Secret](u)
-			return []any{u.GetName(), string(secret.Type), int64(len(secret.Data)), age(u)}
-		},
-	},
-	"namespaces": {
-		columns: []metav1.TableColumnDefinition{nameColumn,
-			{Name: "Status", Type: "string", Description: "The status of the namespace"},
-			ageColumn},
-		cells: func(u *unstructured.Unstructured) []any {
-			ns := decodeForTable[corev1.Namespace](u)
-			return []any{u.GetName(), string(ns.Status.Phase), age(u)}
-		},
-	},
-	"serviceaccounts": {
-		columns: []metav1.TableColumnDefinition{nameColumn,
-			{Name: "Secrets", Type: "string", Description: corev1.ServiceAccount{}.SwaggerDoc()["secrets"]},
-			ageColumn},
-		cells: func(u *unstructured.Unstructured) []any {
-			sa := decodeForTable[corev1.ServiceAccount](u)
-			return []any{u.GetName(), int64(len(sa.Secrets)), age(u)}
-		},
-	},
-	"events": {
-		columns: eventColumns(),
-		cells:   eventCells,
-	},
-	"roles." + RBACGroup:               roleTable,
-	"clusterroles." + RBACGroup:        roleTable,
-	"rolebindings." + RBACGroup:        bindingTable,
-	"clusterrolebindings." + RBACGroup: bindingTable,
-	"leases." + CoordinationGroup: {
-		columns: []metav1.TableColumnDefinition{nameColumn,
-			{Name: "Holder", Type: "string", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},
-			ageColumn},
-		cells: func(u *unstructured.Unstructured) []any {
-			lease := decodeForTable[coordinationv1.Lease](u)
-			holder := ""
-			if lease.Spec.HolderIdentity != nil {
-				holder = *lease.Spec.HolderIdentity
-			}
-			return []any{u.GetName(), holder, age(u)}
-		},
-	},
-	"flowschemas." + FlowControlGroup: {
-		columns: []metav1.TableColumnDefinition{nameColumn,
-			{Name: "PriorityLevel", Type: "string", Description: "The priority level configuration the FlowSchema sends its requests to."},
-			{Name: "MatchingPrecedence", Type: "string", Description: flowcontrolv1.FlowSchemaSpec{}.SwaggerDoc()["matchingPrecedence"]},
-			{Name: "DistinguisherMethod", Type: "string", Description: flowcontrolv1.FlowSchemaSpec{}.SwaggerDoc()["distinguisherMethod"]},
-			ageColumn,
-			{Name: "MissingPL", Type: "string", Description: "Whether the priority level configuration the FlowSchema names is missing."},
-		},
-		cells: func(u *unstructured.Unstructured) []any {
-			fs := decodeForTable[flowcontrolv1.FlowSchema](u)
-			distinguisher, missing := "<none>", "?"
-			if fs.Spec.DistinguisherMethod != nil {
-				distinguisher = string(fs.Spec.DistinguisherMethod.Type)
-			}
-			for _, c := range fs.Status.Conditions {
-				if c.Type == flowcontrolv1.FlowSchemaConditionDangling {
-					missing = string(c.Status)
-				}
-			}
-			return []any{u.GetName(), fs.Spec.PriorityLevelConfiguration.Name, int64(fs.Spec.MatchingPrecedence), distinguisher, age(u), missing}
-		},
-	},
-	"prioritylevelconfigurations." + FlowControlGroup: {
-		columns: []metav1.TableColumnDefinition{nameColumn,
-			{Name: "Type", Type: "string", Description: flowcontrolv1.PriorityLevelConfigurationSpec{}.SwaggerDoc()["type"]},
-			{Name: "NominalConcurrencyShares", Type: "string", Description: flowcontrolv1.LimitedPriorityLevelConfiguration{}.SwaggerDoc()["nominalConcurrencyShares"]},
-			{Name: "Queues", Type: "string", Description: flowcontrolv1.QueuingConfiguration{}.SwaggerDoc()["queues"]},
-			{Name: "HandSize", Type: "string", Description: flowcontrolv1.QueuingConfiguration{}.SwaggerDoc()["handSize"]},
-			{Name: "QueueLengthLimit", Type: "string", Description: flowcontrolv1.QueuingConfiguration{}.SwaggerDoc()["queueLengthLimit"]},
-			ageColumn,
-		},
-		cells: func(u *unstructured.Unstructured) []any {
-			pl := decodeForTable[flowcontrolv1.PriorityLevelConfiguration](u)
-			var shares, queues, handSize, queueLength any = "<none>", "<none>", "<none>", "<none>"
-			if limited := pl.Spec.Limited; limited != nil {
-				if limited.NominalConcurrencyShares != nil {
-					shares = int64(*limited.NominalConcurrencyShares)
-				}
-				if q := limited.LimitResponse.Queuing; q != nil {
-					queues, handSize, queueLength = int64(q.Queues), int64(q.HandSize), int64(q.QueueLengthLimit)
-				}
-			}
-			return []any{u.GetName(), string(pl.Spec.Type), shares, queues, handSize, queueLength, age(u)}
-		},
-	},
-	validatingWebhookConfigs: webhookTable(func(u *unstructured.Unstructured) int {
-		return len(decodeForTable[admissionregistrationv1.ValidatingWebhookConfiguration](u).Webhooks)
-	}),
-	mutatingWebhookConfigs: webhookTable(func(u *unstructured.Unstructured) int {
-		return len(decodeForTable[admissionregistrationv1.MutatingWebhookConfiguration](u).Webhooks)
-	}),
-	validatingPolicies: policyTable("Validations", "Validations indicates the number of validation rules defined in this configuration",
-		func(u *unstructured.Unstructured) (int, *admissionregistrationv1.ParamKind) {
-			p := decodeForTable[admissionregistrationv1.ValidatingAdmissionPolicy](u)
-			return len(p.Spec.Validations), p.Spec.ParamKind
-		}),
-	mutatingPolicies: policyTable("Mutations", "Mutations indicates the number of mutations rules defined in this configuration",
-		func(u *unstructured.Unstructured) (int, *admissionregistrationv1.ParamKind) {
-			p := decodeForTable[admissionregistrationv1.MutatingAdmissionPolicy](u)
-			return len(p.Spec.Mutations), p.Spec.ParamKind
-		}),
-	validatingPolicyBindings: policyBindingTable(func(u *unstructured.Unstructured) (string, *admissionregistrationv1.ParamRef) {
-		b := decodeForTable[admissionregistrationv1.ValidatingAdmissionPolicyBinding](u)
-		return b.Spec.PolicyName, b.Spec.ParamRef
-	}),
-	mutatingPolicyBindings: policyBindingTable(func(u *unstructured.Unstructured) (string, *admissionregistrationv1.ParamRef) {
-		b := decodeForTable[admissionregistrationv1.MutatingAdmissionPolicyBinding](u)
-		return b.Spec.PolicyName, b.Spec.ParamRef
-	}),
 }
+
+var secretTable = builtinTable{
+	columns: []metav1.TableColumnDefinition{nameColumn,
+		{Name: "Type", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["type"]},
+		{Name: "Data", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["data"]},
+		ageColumn},
+	cells: func(u *unstructured.Unstructured) []any {
+		secret := decodeForTable[corev1.Secret](u)
+		return []any{u.GetName(), string(secret.Type), int64(len(secret.Data)), age(u)}
+	},
+}
+
+var namespaceTable = builtinTable{
+	columns: []metav1.TableColumnDefinition{nameColumn,
+		{Name: "Status", Type: "string", Description: "The status of the namespace"},
+		ageColumn},
+	cells: func(u *unstructured.Unstructured) []any {
+		ns := decodeForTable[corev1.Namespace](u)
+		return []any{u.GetName(), string(ns.Status.Phase), age(u)}
+	},
+}
+
+var serviceAccountTable = builtinTable{
+	columns: []metav1.TableColumnDefinition{nameColumn,
+		{Name: "Secrets", Type: "string", Description: corev1.ServiceAccount{}.SwaggerDoc()["secrets"]},
+		ageColumn},
+	cells: func(u *unstructured.Unstructured) []any {
+		sa := decodeForTable[corev1.ServiceAccount](u)
+		return []any{u.GetName(), int64(len(sa.Secrets)), age(u)}
+	},
+}
+
+var eventTable = builtinTable{
+	columns: eventColumns(),
+	cells:   eventCells,
+}
+
+var leaseTable = builtinTable{
+	columns: []metav1.TableColumnDefinition{nameColumn,
+		{Name: "Holder", Type: "string", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},
+		ageColumn},
+	cells: func(u *unstructured.Unstructured) []any {
+		lease := decodeForTable[coordinationv1.Lease](u)
+		holder := ""
+		if lease.Spec.HolderIdentity != nil {
+			holder = *lease.Spec.HolderIdentity
+		}
+		return []any{u.GetName(), holder, age(u)}
+	},
+}
+
+var flowSchemaTable = builtinTable{
+	columns: []metav1.TableColumnDefinition{nameColumn,
+		{Name: "PriorityLevel", Type: "string", Description: "The priority level configuration the FlowSchema sends its requests to."},
+		{Name: "MatchingPrecedence", Type: "string", Description: flowcontrolv1.FlowSchemaSpec{}.SwaggerDoc()["matchingPrecedence"]},
+		{Name: "DistinguisherMethod", Type: "string", Description: flowcontrolv1.FlowSchemaSpec{}.SwaggerDoc()["distinguisherMethod"]},
+		ageColumn,
+		{Name: "MissingPL", Type: "string", Description: "Whether the priority level configuration the FlowSchema names is missing."},
+	},
+	cells: func(u *unstructured.Unstructured) []any {
+		fs := decodeForTable[flowcontrolv1.FlowSchema](u)
+		distinguisher, missing := "<none>", "?"
+		if fs.Spec.DistinguisherMethod != nil {
+			distinguisher = string(fs.Spec.DistinguisherMethod.Type)
+		}
+		for _, c := range fs.Status.Conditions {
+			if c.Type == flowcontrolv1.FlowSchemaConditionDangling {
+				missing = string(c.Status)
+			}
+		}
+		return []any{u.GetName(), fs.Spec.PriorityLevelConfiguration.Name, int64(fs.Spec.MatchingPrecedence), distinguisher, age(u), missing}
+	},
+}
+
+var priorityLevelTable = builtinTable{
+	columns: []metav1.TableColumnDefinition{nameColumn,
+		{Name: "Type", Type: "string", Description: flowcontrolv1.PriorityLevelConfigurationSpec{}.SwaggerDoc()["type"]},
+		{Name: "NominalConcurrencyShares", Type: "string", Description: flowcontrolv1.LimitedPriorityLevelConfiguration{}.SwaggerDoc()["nominalConcurrencyShares"]},
+		{Name: "Queues", Type: "string", Description: flowcontrolv1.QueuingConfiguration{}.SwaggerDoc()["queues"]},
+		{Name: "HandSize", Type: "string", Description: flowcontrolv1.QueuingConfiguration{}.SwaggerDoc()["handSize"]},
+		{Name: "QueueLengthLimit", Type: "string", Description: flowcontrolv1.QueuingConfiguration{}.SwaggerDoc()["queueLengthLimit"]},
+		ageColumn,
+	},
+	cells: func(u *unstructured.Unstructured) []any {
+		pl := decodeForTable[flowcontrolv1.PriorityLevelConfiguration](u)
+		var shares, queues, handSize, queueLength any = "<none>", "<none>", "<none>", "<none>"
+		if limited := pl.Spec.Limited; limited != nil {
+			if limited.NominalConcurrencyShares != nil {
+				shares = int64(*limited.NominalConcurrencyShares)
+			}
+			if q := limited.LimitResponse.Queuing; q != nil {
+				queues, handSize, queueLength = int64(q.Queues), int64(q.HandSize), int64(q.QueueLengthLimit)
+			}
+		}
+		return []any{u.GetName(), string(pl.Spec.Type), shares, queues, handSize, queueLength, age(u)}
+	},
+}
+
+var validatingWebhookTable = webhookTable(func(u *unstructured.Unstructured) int {
+	return len(decodeForTable[admissionregistrationv1.ValidatingWebhookConfiguration](u).Webhooks)
+})
+
+var mutatingWebhookTable = webhookTable(func(u *unstructured.Unstructured) int {
+	return len(decodeForTable[admissionregistrationv1.MutatingWebhookConfiguration](u).Webhooks)
+})
+var validatingPolicyTable = policyTable("Validations", "Validations indicates the number of validation rules defined in this configuration",
+	func(u *unstructured.Unstructured) (int, *admissionregistrationv1.ParamKind) {
+		p := decodeForTable[admissionregistrationv1.ValidatingAdmissionPolicy](u)
+		return len(p.Spec.Validations), p.Spec.ParamKind
+	})
+
+var mutatingPolicyTable = policyTable("Mutations", "Mutations indicates the number of mutations rules defined in this configuration",
+	func(u *unstructured.Unstructured) (int, *admissionregistrationv1.ParamKind) {
+		p := decodeForTable[admissionregistrationv1.MutatingAdmissionPolicy](u)
+		return len(p.Spec.Mutations), p.Spec.ParamKind
+	})
+
+var validatingPolicyBindingTable = policyBindingTable(func(u *unstructured.Unstructured) (string, *admissionregistrationv1.ParamRef) {
+	b := decodeForTable[admissionregistrationv1.ValidatingAdmissionPolicyBinding](u)
+	return b.Spec.PolicyName, b.Spec.ParamRef
+})
+
+var mutatingPolicyBindingTable = policyBindingTable(func(u *unstructured.Unstructured) (string, *admissionregistrationv1.ParamRef) {
+	b := decodeForTable[admissionregistrationv1.MutatingAdmissionPolicyBinding](u)
+	return b.Spec.PolicyName, b.Spec.ParamRef
+})
 
 // eventColumns are kubectl get events' columns; those with priority 1 show with -o wide.
 func eventColumns() []metav1.TableColumnDefinition {

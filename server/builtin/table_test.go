@@ -64,7 +64,7 @@ func TestBuiltinTables(t *testing.T) {
 			}
 			list := &unstructured.UnstructuredList{Items: []unstructured.Unstructured{*u}}
 			list.SetResourceVersion("42")
-			table, err := tables[tc.resource].ConvertToTable(context.Background(), list, nil)
+			table, err := builtinResource(t, tc.resource).Strategy.ConvertToTable(context.Background(), list, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +75,7 @@ func TestBuiltinTables(t *testing.T) {
 			if !reflect.DeepEqual(columns, tc.columns) || len(table.Rows) != 1 || !reflect.DeepEqual(table.Rows[0].Cells, tc.cells) || table.ResourceVersion != "42" {
 				t.Errorf("columns %v, rows %+v, resourceVersion %q\nwant columns %v, cells %#v", columns, table.Rows, table.ResourceVersion, tc.columns, tc.cells)
 			}
-			row, err := tables[tc.resource].ConvertToTable(context.Background(), u, &metav1.TableOptions{NoHeaders: true})
+			row, err := builtinResource(t, tc.resource).Strategy.ConvertToTable(context.Background(), u, &metav1.TableOptions{NoHeaders: true})
 			if err != nil || row.ColumnDefinitions != nil || len(row.Rows) != 1 {
 				t.Errorf("one object without headers: %+v, %v", row, err)
 			}
@@ -83,11 +83,17 @@ func TestBuiltinTables(t *testing.T) {
 	}
 }
 
+// TestBuiltinsHaveTheirTables: every built-in's strategy prints an object as one row of as
+// many cells as it has columns; CRDs get the default columns (Name, Created At).
 func TestBuiltinsHaveTheirTables(t *testing.T) {
 	for _, r := range Resources(func(*resource.Resource) {}) {
-		_, printed := tables[r.StorageName]
-		if printed != (r.Table != nil) || (r.Table == nil && r.Name != "customresourcedefinitions") {
-			t.Errorf("%s: Table %v", r.Name, r.Table)
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": r.APIVersion(), "kind": r.Kind, "metadata": map[string]any{"name": "x"}}}
+		table, err := r.Strategy.ConvertToTable(t.Context(), obj, nil)
+		if err != nil || len(table.Rows) != 1 || len(table.Rows[0].Cells) != len(table.ColumnDefinitions) {
+			t.Fatalf("%s: %+v, %v", r.Name, table, err)
+		}
+		if r.Name == "customresourcedefinitions" && table.ColumnDefinitions[1].Name != "Created At" {
+			t.Errorf("%s: columns %v", r.Name, table.ColumnDefinitions)
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sqlkube/sqlkube/server/resource"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -19,60 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
-
-// validators check the built-ins as kube-apiserver's validation of each type does,
-// their metadata included, by storage name.
-var validators = map[string]func(res *resource.Resource, obj, old *unstructured.Unstructured) field.ErrorList{
-	"configmaps":                      validateAs(validateConfigMap),
-	"secrets":                         validateAs(validateSecret),
-	"namespaces":                      validateAs(validateNamespace),
-	"serviceaccounts":                 validateAs(validateServiceAccount),
-	"events":                          validateAs(validateEvent),
-	"leases." + CoordinationGroup:     validateAs(validateLease),
-	"flowschemas." + FlowControlGroup: validateAs(validateFlowSchema),
-	"prioritylevelconfigurations." + FlowControlGroup: validateAs(validatePriorityLevel),
-	"roles." + RBACGroup:                              validateAs(validateRole),
-	"clusterroles." + RBACGroup:                       validateAs(validateClusterRole),
-	"rolebindings." + RBACGroup:                       validateAs(validateRoleBinding),
-	"clusterrolebindings." + RBACGroup:                validateAs(validateClusterRoleBinding),
-	validatingPolicies:                                validateAs(validateValidatingAdmissionPolicy),
-	validatingPolicyBindings:                          validateAs(validateValidatingAdmissionPolicyBinding),
-	mutatingPolicies:                                  validateAs(validateMutatingAdmissionPolicy),
-	mutatingPolicyBindings:                            validateAs(validateMutatingAdmissionPolicyBinding),
-	validatingWebhookConfigs:                          validateAs(validateValidatingWebhookConfiguration),
-	mutatingWebhookConfigs:                            validateAs(validateMutatingWebhookConfiguration),
-}
-
-// validateAs is the validation of a built-in whose Go type is T: obj (and old, nil on create)
-// are read as T, which their Decode hook made them fit, once for both the generic metadata
-// validation (cheaper on T's ObjectMeta than on the unstructured object) and validate.
-func validateAs[T any, PT interface {
-	*T
-	metav1.Object
-}](validate func(obj, old *T) field.ErrorList) func(res *resource.Resource, obj, old *unstructured.Unstructured) field.ErrorList {
-	return func(res *resource.Resource, obj, old *unstructured.Unstructured) field.ErrorList {
-		typed, err := fromUnstructured[T](obj)
-		if err != nil {
-			return append(resource.ValidateMetadata(res, obj, metaOrNil(old)), field.InternalError(nil, err))
-		}
-		if old == nil {
-			return append(resource.ValidateMetadata(res, PT(typed), nil), validate(typed, nil)...)
-		}
-		typedOld, err := fromUnstructured[T](old)
-		if err != nil {
-			return append(resource.ValidateMetadata(res, obj, old), field.InternalError(nil, err))
-		}
-		return append(resource.ValidateMetadata(res, PT(typed), PT(typedOld)), validate(typed, typedOld)...)
-	}
-}
-
-// metaOrNil is obj as a metav1.Object, nil (not a nil pointer) when obj is nil.
-func metaOrNil(obj *unstructured.Unstructured) metav1.Object {
-	if obj == nil {
-		return nil
-	}
-	return obj
-}
 
 func fromUnstructured[T any](obj *unstructured.Unstructured) (*T, error) {
 	typed := new(T)

@@ -186,9 +186,9 @@ func TestBuiltinValidation(t *testing.T) {
 			obj := decodedForValidation(t, res, tc.obj)
 			var got field.ErrorList
 			if tc.old == "" {
-				got = res.ValidateBuiltin(res, obj, nil)
+				got = res.Strategy.Validate(t.Context(), obj)
 			} else {
-				got = res.ValidateBuiltin(res, obj, decodedForValidation(t, res, tc.old))
+				got = res.Strategy.ValidateUpdate(t.Context(), obj, decodedForValidation(t, res, tc.old))
 			}
 			if g, w := errorsText(got), errorsText(tc.want); g != w {
 				t.Errorf("errors\n got %s\nwant %s", g, w)

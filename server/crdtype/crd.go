@@ -34,15 +34,11 @@ const CleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
 // kind) that the served types of group hold, except the CRD called except.
 type TakenNames func(group, except string) (resources, kinds sets.Set[string])
 
-// BindHooks gives the customresourcedefinitions resource apiextensions-apiserver's rules: taken
-// says which names are in use, and afterWrite (the catalog's) returns once the written CRD is
-// served as written.
+// BindHooks gives the customresourcedefinitions resource apiextensions-apiserver's rules, on
+// top of those of its Go type that its strategy has: taken says which names are in use, and
+// afterWrite (the catalog's) returns once the written CRD is served as written.
 func BindHooks(r *resource.Resource, taken TakenNames, afterWrite func(ctx context.Context, revision int64) error) {
-	r.PrepareForCreate = func(obj *unstructured.Unstructured) { prepare(taken, obj, nil) }
-	r.PrepareForUpdate = func(obj, old *unstructured.Unstructured) { prepare(taken, obj, old) }
-	r.PrepareForDelete = prepareForDelete
-	r.Validate = validate
-	r.Warnings = warnings
+	r.Strategy = &definitionStrategy{TypedStrategy: r.Typed(), res: r, taken: taken}
 	r.AfterWrite = afterWrite
 }
 
@@ -157,16 +153,6 @@ func validate(obj, old *unstructured.Unstructured) field.ErrorList {
 	}
 	errs, _ := crdschema.ValidateDefinition(context.Background(), crd, oldCRD)
 	return errs
-}
-
-// warnings are the warnings kube-apiserver sends with a valid CRD write.
-func warnings(obj, old *unstructured.Unstructured) []string {
-	crd, oldCRD, err := decodeCRDs(obj, old)
-	if err != nil {
-		return nil
-	}
-	_, warnings := crdschema.ValidateDefinition(context.Background(), crd, oldCRD)
-	return warnings
 }
 
 // AcceptNames decides which of the requested names crd gets and sets its NamesAccepted and
@@ -321,29 +307,24 @@ func crdVersionResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiext
 	names := crd.Status.AcceptedNames
 	terminating := apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating)
 	r := &resource.Resource{
-		Group:            crd.Spec.Group,
-		Version:          v.Name,
-		Name:             names.Plural,
-		SingularName:     names.Singular,
-		Kind:             names.Kind,
-		ListKind:         names.ListKind,
-		Namespaced:       crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
-		ShortNames:       names.ShortNames,
-		Categories:       names.Categories,
-		Verbs:            crdVerbs,
-		StorageName:      crd.Name, // plural.group, as validation requires
-		StorageVersion:   storageVersion,
-		CRDName:          crd.Name,
-		Definition:       crd,
-		Terminating:      terminating,
-		Schema:           schema,
-		PrepareForCreate: schema.PrepareForCreate,
-		PrepareForUpdate: schema.PrepareForUpdate,
-		Validate: func(obj, old *unstructured.Unstructured) field.ErrorList {
-			return schema.Validate(context.Background(), obj, old)
-		},
-		Warnings: schema.Warnings,
+		Group:          crd.Spec.Group,
+		Version:        v.Name,
+		Name:           names.Plural,
+		SingularName:   names.Singular,
+		Kind:           names.Kind,
+		ListKind:       names.ListKind,
+		Namespaced:     crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
+		ShortNames:     names.ShortNames,
+		Categories:     names.Categories,
+		Verbs:          crdVerbs,
+		StorageName:    crd.Name, // plural.group, as validation requires
+		StorageVersion: storageVersion,
+		CRDName:        crd.Name,
+		Definition:     crd,
+		Terminating:    terminating,
+		Schema:         schema,
 	}
+	r.Strategy = &customResourceStrategy{res: r, schema: schema}
 	if terminating {
 		r.Verbs = crdTerminatingVerbs
 	}

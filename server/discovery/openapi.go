@@ -73,7 +73,7 @@ func groupVersionOpenAPI(group string, v discoveryVersion) (*spec3.OpenAPI, erro
 			if slices.Contains(r.Verbs, "patch") { // not the reviews
 				paths[objectPath(r)] = &spec3.Path{PathProps: spec3.PathProps{Patch: patchOperation(r)}}
 			}
-			schemas.addKind(r.GoType, r.Group, r.Version, r.Kind)
+			schemas.addKind(goTypeOf(r), r.Group, r.Version, r.Kind)
 			continue
 		}
 		s, err := crdschema.OpenAPIV3(r.Definition, r.Version)

@@ -5,33 +5,8 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/sqlkube/sqlkube/server/builtin"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
-	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
-
-// builtinGoTypes are the built-ins' Go types, by storage name, for their OpenAPI schemas.
-var builtinGoTypes = map[string]reflect.Type{
-	"configmaps":                          reflect.TypeFor[corev1.ConfigMap](),
-	"secrets":                             reflect.TypeFor[corev1.Secret](),
-	"namespaces":                          reflect.TypeFor[corev1.Namespace](),
-	"serviceaccounts":                     reflect.TypeFor[corev1.ServiceAccount](),
-	"events":                              reflect.TypeFor[corev1.Event](),
-	"leases." + builtin.CoordinationGroup: reflect.TypeFor[coordinationv1.Lease](),
-	builtin.CRDStorageName:                reflect.TypeFor[apiextensionsv1.CustomResourceDefinition](),
-	"flowschemas." + builtin.FlowControlGroup:                     reflect.TypeFor[flowcontrolv1.FlowSchema](),
-	"prioritylevelconfigurations." + builtin.FlowControlGroup:     reflect.TypeFor[flowcontrolv1.PriorityLevelConfiguration](),
-	"validatingadmissionpolicies." + builtin.AdmissionGroup:       reflect.TypeFor[admissionregistrationv1.ValidatingAdmissionPolicy](),
-	"validatingadmissionpolicybindings." + builtin.AdmissionGroup: reflect.TypeFor[admissionregistrationv1.ValidatingAdmissionPolicyBinding](),
-	"mutatingadmissionpolicies." + builtin.AdmissionGroup:         reflect.TypeFor[admissionregistrationv1.MutatingAdmissionPolicy](),
-	"mutatingadmissionpolicybindings." + builtin.AdmissionGroup:   reflect.TypeFor[admissionregistrationv1.MutatingAdmissionPolicyBinding](),
-	"validatingwebhookconfigurations." + builtin.AdmissionGroup:   reflect.TypeFor[admissionregistrationv1.ValidatingWebhookConfiguration](),
-	"mutatingwebhookconfigurations." + builtin.AdmissionGroup:     reflect.TypeFor[admissionregistrationv1.MutatingWebhookConfiguration](),
-}
 
 // openAPISchemas derives OpenAPI schemas from Go API types, as kube-apiserver's generated
 // definitions describe them: one definition per struct type, named like

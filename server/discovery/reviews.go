@@ -24,10 +24,23 @@ var reviews = []*resource.Resource{
 }
 
 func review(group, name string, goType reflect.Type, namespaced bool) *resource.Resource {
+	reviewTypes[name] = goType
 	return &resource.Resource{
 		Group: group, Version: "v1", Name: name, SingularName: name[:len(name)-1], Kind: goType.Name(),
-		Namespaced: namespaced, Verbs: []string{"create"}, GoType: goType,
+		Namespaced: namespaced, Verbs: []string{"create"},
 	}
+}
+
+// reviewTypes are the reviews' Go types, by resource name: they have no strategy, which
+// gives the stored types theirs.
+var reviewTypes = map[string]reflect.Type{}
+
+// goTypeOf is a built-in's or a review's Go type, for its OpenAPI schema.
+func goTypeOf(r *resource.Resource) reflect.Type {
+	if t := r.GoType(); t != nil {
+		return t
+	}
+	return reviewTypes[r.Name]
 }
 
 // withReviews is the served resources and the reviews.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/admission"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 
+	"github.com/sqlkube/sqlkube/server/registry/scales"
 	"github.com/sqlkube/sqlkube/server/resource"
 )
 
@@ -64,7 +65,7 @@ func (r *Registry) mutate(ctx context.Context, req *request, op admission.Operat
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
-	return unstructured.SetNestedField(obj.Object, replicas, splitFieldPath(req.res.Scale.SpecReplicasPath)...)
+	return unstructured.SetNestedField(obj.Object, replicas, scales.FieldPath(req.res.Scale.SpecReplicasPath)...)
 }
 
 // admit runs the validating admission of a write.
@@ -109,7 +110,7 @@ func scaleForAdmission(res *resource.Resource, obj *unstructured.Unstructured) (
 	if obj == nil {
 		return nil, nil
 	}
-	scale, _, err := scaleOf(res.Scale, obj)
+	scale, _, err := scales.Of(res.Scale, obj)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}

@@ -52,7 +52,7 @@ func TestAdmissionOfWrites(t *testing.T) {
 	ctx := genericrequest.WithUser(t.Context(), &user.DefaultInfo{Name: "alice"})
 	ref := Ref{Resource: configMaps, Namespace: "default", Name: "cm"}
 	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "cm"}}}
-	stored, err := r.Create(ctx, Ref{Resource: configMaps, Namespace: "default"}, obj, &metav1.CreateOptions{})
+	stored, _, err := r.Create(ctx, Ref{Resource: configMaps, Namespace: "default"}, obj, &metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestAdmissionOfWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The server's own controllers write without a user: not admitted.
-	if _, err := r.Create(t.Context(), Ref{Resource: configMaps, Namespace: "default"}, obj.DeepCopy(), &metav1.CreateOptions{}); err != nil {
+	if _, _, err := r.Create(t.Context(), Ref{Resource: configMaps, Namespace: "default"}, obj.DeepCopy(), &metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{

@@ -15,6 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/sqlkube/sqlkube/server/registry/continuetoken"
+	"github.com/sqlkube/sqlkube/server/registry/fieldmanagers"
+	"github.com/sqlkube/sqlkube/server/registry/scales"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -42,13 +45,31 @@ func (r *Registry) Get(ctx context.Context, ref Ref, opts *metav1.GetOptions) (s
 }
 
 // Create stores a new object in ref's collection (ref.Namespace for a namespaced type), with
-// kube-apiserver's create rules. opts.FieldManager owns the fields written.
-func (r *Registry) Create(ctx context.Context, ref Ref, obj *unstructured.Unstructured, opts *metav1.CreateOptions) (sqlstore.Object, error) {
+// kube-apiserver's create rules, and returns it with the warnings its type has about it (the
+// answer's Warning headers). opts.FieldManager owns the fields written.
+func (r *Registry) Create(ctx context.Context, ref Ref, obj *unstructured.Unstructured, opts *metav1.CreateOptions) (sqlstore.Object, []string, error) {
+	if err := CheckCreate(ref); err != nil {
+		return sqlstore.Object{}, nil, err
+	}
 	dryRun := len(opts.DryRun) > 0
 	if obj.GetResourceVersion() != "" && !dryRun {
-		return sqlstore.Object{}, errResourceVersionOnCreate
+		return sqlstore.Object{}, nil, errResourceVersionOnCreate
 	}
-	return r.create(ctx, newRequest(ref, opts.DryRun, opts.FieldManager, opts), obj)
+	stored, err := r.create(ctx, newRequest(ref, opts.DryRun, opts.FieldManager, opts), obj)
+	if err != nil {
+		return sqlstore.Object{}, nil, err
+	}
+	return stored, ref.Resource.Strategy.WarningsOnCreate(ctx, obj), nil
+}
+
+// CheckCreate refuses what Create refuses whatever the object: objects of a CRD being deleted
+// (405, as apiextensions-apiserver answers). The HTTP layer calls it before decoding the body,
+// as kube-apiserver refuses such a create before reading it.
+func CheckCreate(ref Ref) error {
+	if ref.Resource.Terminating {
+		return apierrors.NewMethodNotSupported(ref.Resource.GroupResource(), "create")
+	}
+	return nil
 }
 
 // Update replaces the object ref names (or, through ref.Subresource "status" or "finalize", that
@@ -87,7 +108,7 @@ func (r *Registry) Delete(ctx context.Context, ref Ref, opts *metav1.DeleteOptio
 		return sqlstore.Object{}, false, err
 	}
 	req := newRequest(ref, opts.DryRun, "", opts)
-	if err := checkNamespaceDeletable(req); err != nil {
+	if err := r.checkNamespaceDeletable(req); err != nil {
 		return sqlstore.Object{}, false, err
 	}
 	return r.delete(ctx, req, opts)
@@ -144,9 +165,9 @@ func (r *Registry) List(ctx context.Context, ref Ref, opts *internalversion.List
 	if err != nil {
 		return metav1.ListMeta{}, err
 	}
-	scope := listScope{resource: ref.Resource.StorageName, namespace: ref.Namespace, namespaced: ref.Resource.Namespaced}
-	if scope.namespace == "" && ref.Resource.Namespaced {
-		scope.namespace = sel.namespace() // cheaper in storage than as a filter
+	scope := continuetoken.Scope{Resource: ref.Resource.StorageName, Namespace: ref.Namespace, Namespaced: ref.Resource.Namespaced}
+	if scope.Namespace == "" && ref.Resource.Namespaced {
+		scope.Namespace = sel.namespace() // cheaper in storage than as a filter
 	}
 	plan, err := planList(opts, scope)
 	if err != nil {
@@ -157,7 +178,7 @@ func (r *Registry) List(ctx context.Context, ref Ref, opts *internalversion.List
 			return metav1.ListMeta{}, err
 		}
 	}
-	storeOpts := sqlstore.ListOptions{Resource: scope.resource, Namespace: scope.namespace, Revision: plan.revision,
+	storeOpts := sqlstore.ListOptions{Resource: scope.Resource, Namespace: scope.Namespace, Revision: plan.revision,
 		After: plan.after, KnownRemaining: plan.knownRemaining}
 	// kube-apiserver serves resourceVersion=0 from its watch cache, which ignores limit, and
 	// reads a list whose selector pins one name (in a namespace, or of a cluster-scoped type)
@@ -179,7 +200,7 @@ func (r *Registry) List(ctx context.Context, ref Ref, opts *internalversion.List
 	}
 	meta := metav1.ListMeta{ResourceVersion: revisionString(result.Revision)}
 	if result.More {
-		meta.Continue = encodeContinue(scope, continuePoint{revision: result.Revision, after: last, remaining: result.Remaining})
+		meta.Continue = continuetoken.Encode(scope, continuetoken.Point{Revision: result.Revision, After: last, Remaining: result.Remaining})
 		if sel.empty() && result.Remaining >= 0 {
 			meta.RemainingItemCount = &result.Remaining
 		}
@@ -227,7 +248,7 @@ func (r *Registry) UpdateScale(ctx context.Context, ref Ref, scale *autoscalingv
 	}
 	req := newRequest(ref, opts.DryRun, "", opts)
 	return r.scale(ctx, req, func(live *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
-		return recordScaleUpdate(ref.Resource, live, scale, opts.FieldManager)
+		return fieldmanagers.RecordScaleUpdate(ref.Resource, live, scale, opts.FieldManager)
 	})
 }
 
@@ -253,11 +274,11 @@ func (r *Registry) PatchScale(ctx context.Context, ref Ref, patchType types.Patc
 		if err != nil {
 			return nil, err
 		}
-		scale, err := decodeScale(patched)
+		scale, err := scales.Decode(patched)
 		if _, strict := runtime.AsStrictDecodingError(err); err != nil && !strict {
 			return nil, patchInvalid(string(patched), err)
 		}
-		return recordScaleUpdate(ref.Resource, live, scale, opts.FieldManager)
+		return fieldmanagers.RecordScaleUpdate(ref.Resource, live, scale, opts.FieldManager)
 	})
 	return scale, p.warnings, err
 }

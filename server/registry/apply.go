@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/sqlkube/sqlkube/server/registry/decode"
+	"github.com/sqlkube/sqlkube/server/registry/fieldmanagers"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -31,7 +33,7 @@ func (p *patchRequest) apply(ctx context.Context, res *resource.Resource, mode u
 	if old.GetUID() == "" {
 		return obj, nil
 	}
-	return keepManagedFieldsTimes(ctx, obj, old), nil
+	return fieldmanagers.KeepTimes(ctx, obj, old), nil
 }
 
 // applyTo applies p's configuration to live through the field manager of res's subresource
@@ -41,7 +43,7 @@ func (p *patchRequest) applyTo(res *resource.Resource, subresource string, live 
 	if err != nil {
 		return nil, err
 	}
-	fm, err := fieldManagerFor(res, subresource)
+	fm, err := fieldmanagers.For(res, subresource)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +86,7 @@ func (p *patchRequest) checkApplyStrictness() error {
 		return apierrors.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", err))
 	}
 	// Each duplicate is a warning of its own, without the conversion's wording around them.
-	p.warnings = append(p.warnings, strictWarnings([]error{errors.New(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "))})...)
+	p.warnings = append(p.warnings, decode.StrictWarnings([]error{errors.New(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "))})...)
 	return nil
 }
 
@@ -95,7 +97,7 @@ func (r *Registry) applyCreate(ctx context.Context, req *request, p *patchReques
 		return sqlstore.Object{}, apierrors.NewForbidden(req.gr, req.name, errors.New("create not allowed while custom resource definition is terminating"))
 	}
 	p.warnings = nil
-	empty := newEmptyObject(req.res.GroupKind().WithVersion(req.res.Version))
+	empty := fieldmanagers.NewEmptyObject(req.res.GroupKind().WithVersion(req.res.Version))
 	obj, err := p.apply(ctx, req.res, replaceAll, empty)
 	if err != nil {
 		return sqlstore.Object{}, err

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/storage"
 
+	"github.com/sqlkube/sqlkube/server/registry/continuetoken"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -30,7 +31,7 @@ type listPlan struct {
 // kube-apiserver's resourceVersion table: unset is the latest state; "0" any (we serve the
 // latest); N not-older-than, except with a limit and no match, and with match=Exact, where it is
 // exactly N; a continue token reads its own snapshot.
-func planList(opts *internalversion.ListOptions, scope listScope) (listPlan, error) {
+func planList(opts *internalversion.ListOptions, scope continuetoken.Scope) (listPlan, error) {
 	if opts.Continue != "" {
 		return planContinue(opts, scope)
 	}
@@ -50,27 +51,27 @@ func planList(opts *internalversion.ListOptions, scope listScope) (listPlan, err
 	return listPlan{minRevision: rv}, nil
 }
 
-func planContinue(opts *internalversion.ListOptions, scope listScope) (listPlan, error) {
-	at, err := decodeContinue(opts.Continue, scope)
+func planContinue(opts *internalversion.ListOptions, scope continuetoken.Scope) (listPlan, error) {
+	at, err := continuetoken.Decode(opts.Continue, scope)
 	if err != nil {
 		return listPlan{}, err
 	}
 	if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
 		return listPlan{}, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
 	}
-	plan := listPlan{after: at.after, continued: true, knownRemaining: at.remaining}
-	if at.revision != latestRevision {
-		plan.revision = at.revision
+	plan := listPlan{after: at.After, continued: true, knownRemaining: at.Remaining}
+	if at.Revision != continuetoken.Latest {
+		plan.revision = at.Revision
 	}
 	return plan, nil
 }
 
 // listError maps a storage error of a list: a continue token whose snapshot is compacted gets
 // a token to go on with at the latest state.
-func listError(err error, ref Ref, scope listScope, plan listPlan) error {
+func listError(err error, ref Ref, scope continuetoken.Scope, plan listPlan) error {
 	var compacted *sqlstore.CompactedError
 	if plan.continued && errors.As(err, &compacted) {
-		return errContinueCompacted(scope, plan.after)
+		return continuetoken.ErrCompacted(scope, plan.after)
 	}
 	if plan.continued && errors.Is(err, sqlstore.ErrUnstorableKey) {
 		// A token of ours never names such a key: the client made this one.

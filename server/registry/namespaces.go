@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/sqlkube/sqlkube/server/resource"
@@ -24,7 +22,10 @@ var immortalNamespaces = map[string]bool{"default": true, "kube-system": true, "
 
 var namespacesGR = schema.GroupResource{Resource: "namespaces"}
 
-func isNamespaces(res *resource.Resource) bool { return res.Group == "" && res.Name == "namespaces" }
+// isNamespaces is true for the namespaces type, whose writes the namespace cache waits for.
+func (r *Registry) isNamespaces(res *resource.Resource) bool {
+	return res.StorageName == r.namespaceResource.StorageName
+}
 
 // namespaceRequest is a request on the namespace called name.
 func (r *Registry) namespaceRequest(name string) *request {
@@ -46,49 +47,6 @@ func (r *Registry) ensureInitialNamespaces(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// prepareNamespaceCreate sets what kube-apiserver sets on a new namespace: the label naming it,
-// the kubernetes finalizer, and the Active phase.
-func prepareNamespaceCreate(ns *unstructured.Unstructured) {
-	setNamespaceNameLabel(ns)
-	// kube-apiserver keeps the finalizers the client asked for and makes sure "kubernetes" is one
-	// of them: the namespace controller removes it once the namespace is empty.
-	finalizers, _, _ := unstructured.NestedStringSlice(ns.Object, "spec", "finalizers")
-	if !slices.Contains(finalizers, "kubernetes") {
-		finalizers = append(finalizers, "kubernetes")
-	}
-	_ = unstructured.SetNestedStringSlice(ns.Object, finalizers, "spec", "finalizers")
-	ns.Object["status"] = map[string]interface{}{"phase": "Active"}
-}
-
-// prepareNamespaceUpdate keeps the name label, and the finalizers and status only the finalize
-// and status subresources change, as kube-apiserver's namespace strategy does.
-func prepareNamespaceUpdate(ns, old *unstructured.Unstructured) {
-	setNamespaceNameLabel(ns)
-	finalizers, found, _ := unstructured.NestedFieldCopy(old.Object, "spec", "finalizers")
-	if found {
-		_ = unstructured.SetNestedField(ns.Object, finalizers, "spec", "finalizers")
-	} else {
-		unstructured.RemoveNestedField(ns.Object, "spec", "finalizers")
-	}
-	if status, ok := old.Object["status"]; ok {
-		ns.Object["status"] = runtime.DeepCopyJSONValue(status)
-	}
-}
-
-func setNamespaceNameLabel(ns *unstructured.Unstructured) {
-	labels := ns.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels["kubernetes.io/metadata.name"] = ns.GetName()
-	ns.SetLabels(labels)
-}
-
-// markNamespaceTerminating records that a namespace is being deleted.
-func markNamespaceTerminating(ns *unstructured.Unstructured) {
-	_ = unstructured.SetNestedField(ns.Object, "Terminating", "status", "phase")
 }
 
 // checkNamespaceAcceptsContent refuses to create objects in a namespace that does not exist
@@ -141,9 +99,10 @@ func namespaceTerminating(value []byte) (bool, error) {
 	return ns.Metadata.DeletionTimestamp != nil || ns.Status.Phase == "Terminating", nil
 }
 
-// checkNamespaceDeletable refuses to delete the namespaces every cluster needs.
-func checkNamespaceDeletable(req *request) error {
-	if isNamespaces(req.res) && immortalNamespaces[req.name] {
+// checkNamespaceDeletable refuses to delete the namespaces every cluster needs, as
+// kube-apiserver's namespace lifecycle admission does.
+func (r *Registry) checkNamespaceDeletable(req *request) error {
+	if r.isNamespaces(req.res) && immortalNamespaces[req.name] {
 		return apierrors.NewForbidden(req.gr, req.name, errors.New("this namespace may not be deleted"))
 	}
 	return nil

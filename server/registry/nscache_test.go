@@ -113,7 +113,7 @@ func createNamed(t *testing.T, r *Registry, res *resource.Resource, namespace, n
 	t.Helper()
 	obj := &unstructured.Unstructured{Object: map[string]any{}}
 	obj.SetName(name)
-	_, err := r.Create(t.Context(), Ref{Resource: res, Namespace: namespace}, obj, &metav1.CreateOptions{})
+	_, _, err := r.Create(t.Context(), Ref{Resource: res, Namespace: namespace}, obj, &metav1.CreateOptions{})
 	return err
 }
 

@@ -13,10 +13,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -24,6 +22,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/sqlkube/sqlkube/server/crdschema"
+	"github.com/sqlkube/sqlkube/server/registry/decode"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -119,7 +118,7 @@ func (r *Registry) patchAttempt(ctx context.Context, req *request, p *patchReque
 		return sqlstore.Object{}, err
 	}
 	switch rv := obj.GetResourceVersion(); {
-	case rv == "" && !updatePolicyOf(req.res).unconditional:
+	case rv == "" && !req.res.Strategy.AllowUnconditionalUpdate():
 		return sqlstore.Object{}, errResourceVersionRequired(req) // the patch removed it
 	case rv != "" && rv != old.GetResourceVersion():
 		return sqlstore.Object{}, apierrors.NewConflict(req.gr, req.name, errors.New(conflictMessage))
@@ -143,11 +142,11 @@ func (p *patchRequest) patchedObject(ctx context.Context, req *request, mode upd
 	if err != nil {
 		return nil, err
 	}
-	patched, err := decodePatchedJSON(patchedJSON)
+	patched, err := decode.PatchedJSON(patchedJSON)
 	if err != nil {
 		return nil, patchInvalid(string(patchedJSON), err)
 	}
-	return patched, p.decodeAsType(req.res, patched, strictErrs, string(patchedJSON), decodeAsRequestBody(req.res))
+	return patched, p.decodeAsType(req.res, patched, strictErrs, string(patchedJSON), decode.AsRequestBody(req.res))
 }
 
 // applyJSON applies a JSON patch or a JSON merge patch to a JSON document. Under
@@ -218,7 +217,7 @@ func (p *patchRequest) checksFields() bool {
 // strategicMerge applies a strategic merge patch, whose list merge keys come from the
 // built-in's Go type.
 func (p *patchRequest) strategicMerge(res *resource.Resource, old *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	goType := res.GoType
+	goType := res.GoType()
 	if goType == nil {
 		return nil, UnsupportedMediaType(PatchTypes(res))
 	}
@@ -240,49 +239,7 @@ func (p *patchRequest) strategicMerge(res *resource.Resource, old *unstructured.
 	}
 	patched := &unstructured.Unstructured{Object: patchedMap}
 	// kube-apiserver shows the patch itself, as Go prints it, in these errors.
-	return patched, p.decodeAsType(res, patched, strictErrs, fmt.Sprintf("%+v", patchMap), decodeThroughGoType(res, goType))
-}
-
-// typeDecoder decodes a patched object as the type: it returns the fields it did not know as
-// strict errors; an error means the object is not of the type.
-type typeDecoder func(obj *unstructured.Unstructured) (unknownFields []error, err error)
-
-// decodeAsRequestBody decodes as a request body of res is decoded: through the built-in's Go
-// type, or pruned and defaulted by the custom resource's schema.
-func decodeAsRequestBody(res *resource.Resource) typeDecoder {
-	return func(obj *unstructured.Unstructured) ([]error, error) {
-		if res.Decode == nil {
-			unknown, err := res.Schema.PruneAndDefault(obj)
-			return crdschema.UnknownFieldErrors(unknown), err
-		}
-		data, err := json.Marshal(obj.Object)
-		if err != nil {
-			return nil, err
-		}
-		content, unknown, err := res.Decode(data)
-		if err != nil {
-			return nil, err
-		}
-		obj.Object = content
-		return unknown, nil
-	}
-}
-
-// decodeThroughGoType converts the result of a strategic merge to the built-in's Go type, as
-// kube-apiserver does (with the converter's own errors), then decodes it as a request body.
-func decodeThroughGoType(res *resource.Resource, goType reflect.Type) typeDecoder {
-	return func(obj *unstructured.Unstructured) ([]error, error) {
-		var unknown []error
-		err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj.Object, reflect.New(goType).Interface(), true)
-		if strict, ok := runtime.AsStrictDecodingError(err); ok {
-			unknown, err = strict.Errors(), nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		_, err = decodeAsRequestBody(res)(obj)
-		return unknown, err
-	}
+	return patched, p.decodeAsType(res, patched, strictErrs, fmt.Sprintf("%+v", patchMap), decode.ThroughGoType(res, goType))
 }
 
 // strategicMergeError answers the strategic merge library's errors about the patch's format
@@ -299,33 +256,21 @@ func strategicMergeError(err error) error {
 	return err
 }
 
-// decodePatchedJSON decodes a patched document, whole numbers as int64.
-func decodePatchedJSON(data []byte) (*unstructured.Unstructured, error) {
-	var content map[string]any
-	if err := utiljson.Unmarshal(data, &content); err != nil {
-		return nil, err
-	}
-	if content == nil {
-		return nil, errors.New("Object 'Kind' is missing in 'null'")
-	}
-	return &unstructured.Unstructured{Object: content}, nil
-}
-
 // decodeAsType decodes a patched object as the type with decode. Unknown fields and the
 // patch's strict errors are warnings or, under fieldValidation=Strict, 422 Invalid showing
 // shown (the patched object, or the patch).
-func (p *patchRequest) decodeAsType(res *resource.Resource, obj *unstructured.Unstructured, strictErrs []error, shown string, decode typeDecoder) error {
-	shapeCheck := checkMetadataShape
+func (p *patchRequest) decodeAsType(res *resource.Resource, obj *unstructured.Unstructured, strictErrs []error, shown string, typeDecoder decode.TypeDecoder) error {
+	shapeCheck := decode.CheckMetadataShape
 	if res.CRDName != "" {
-		shapeCheck = checkCustomResourceShape
+		shapeCheck = decode.CheckCustomResourceShape
 	}
 	if err := shapeCheck(obj); err != nil {
 		return patchInvalid(shown, err)
 	}
-	if err := checkPatchedTypeMeta(obj, res); err != nil {
+	if err := decode.CheckPatchedTypeMeta(obj, res); err != nil {
 		return err
 	}
-	unknown, err := decode(obj)
+	unknown, err := typeDecoder(obj)
 	if err != nil {
 		return patchInvalid(shown, err)
 	}
@@ -340,17 +285,6 @@ func (p *patchRequest) decodeAsType(res *resource.Resource, obj *unstructured.Un
 		p.warnings = append(p.warnings, e.Error())
 	}
 	return nil
-}
-
-// checkPatchedTypeMeta is checkTypeMeta for a patched object, except that a patch may give a
-// custom resource another apiVersion: kube-apiserver checks a body's apiVersion, not a patched
-// object's, which it decodes by the schema of its apiVersion. (Validation then refuses it; a
-// write to /status keeps the stored object's.)
-func checkPatchedTypeMeta(obj *unstructured.Unstructured, res *resource.Resource) error {
-	if res.CRDName != "" && obj.GetAPIVersion() != "" {
-		return nil
-	}
-	return checkTypeMeta(obj, res)
 }
 
 // patchInvalid is kube-apiserver's 422 for a patched object that does not decode as the type.

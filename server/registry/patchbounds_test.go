@@ -42,7 +42,7 @@ func patchBoundRegistry(t *testing.T, value string) (*Registry, Ref, *unstructur
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "cm"}, "data": map[string]any{"a": value}}}
-	stored, err := r.Create(t.Context(), Ref{Resource: configMaps, Namespace: "default"}, obj, &metav1.CreateOptions{})
+	stored, _, err := r.Create(t.Context(), Ref{Resource: configMaps, Namespace: "default"}, obj, &metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/sqlkube/sqlkube/server/registry/continuetoken"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,12 +44,12 @@ func TestStorageErrorMapping(t *testing.T) {
 }
 
 func TestPlanList(t *testing.T) {
-	scope := listScope{resource: "configmaps", namespace: "default", namespaced: true}
+	scope := continuetoken.Scope{Resource: "configmaps", Namespace: "default", Namespaced: true}
 	after := sqlstore.Key{Resource: "configmaps", Namespace: "default", Name: "b"}
-	token := encodeContinue(scope, continuePoint{revision: 7, after: after})
-	countedToken := encodeContinue(scope, continuePoint{revision: 7, after: after, remaining: 40})
-	latestToken := encodeContinue(scope, continuePoint{revision: latestRevision, after: after})
-	countedLatestToken := encodeContinue(scope, continuePoint{revision: latestRevision, after: after, remaining: 40})
+	token := continuetoken.Encode(scope, continuetoken.Point{Revision: 7, After: after})
+	countedToken := continuetoken.Encode(scope, continuetoken.Point{Revision: 7, After: after, Remaining: 40})
+	latestToken := continuetoken.Encode(scope, continuetoken.Point{Revision: continuetoken.Latest, After: after})
+	countedLatestToken := continuetoken.Encode(scope, continuetoken.Point{Revision: continuetoken.Latest, After: after, Remaining: 40})
 	tests := []struct {
 		opts internalversion.ListOptions
 		want listPlan

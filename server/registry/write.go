@@ -57,14 +57,9 @@ func (r *Registry) create(ctx context.Context, req *request, obj *unstructured.U
 		return sqlstore.Object{}, err
 	}
 	rest.FillObjectMetaSystemFields(obj)
-	if req.res.PrepareForCreate != nil {
-		req.res.PrepareForCreate(obj)
-	}
-	if tracksGeneration(req.res) {
+	req.res.Strategy.PrepareForCreate(ctx, obj)
+	if req.res.Strategy.TracksGeneration() {
 		obj.SetGeneration(1)
-	}
-	if isNamespaces(req.res) {
-		prepareNamespaceCreate(obj)
 	}
 	if obj.GetName() != "" || obj.GetGenerateName() == "" {
 		return r.storeNew(ctx, req, obj)
@@ -77,9 +72,6 @@ func (r *Registry) createWithGeneratedName(ctx context.Context, req *request, ob
 	var err error
 	for range maxGenerateNameAttempts {
 		obj.SetName(names.SimpleNameGenerator.GenerateName(obj.GetGenerateName()))
-		if isNamespaces(req.res) {
-			setNamespaceNameLabel(obj)
-		}
 		var stored sqlstore.Object
 		stored, err = r.storeNew(ctx, req, obj)
 		if !apierrors.IsAlreadyExists(err) {
@@ -89,9 +81,10 @@ func (r *Registry) createWithGeneratedName(ctx context.Context, req *request, ob
 	return sqlstore.Object{}, err
 }
 
-// storeNew validates and writes a prepared new object.
+// storeNew validates and writes a prepared new object, whose name is final.
 func (r *Registry) storeNew(ctx context.Context, req *request, obj *unstructured.Unstructured) (sqlstore.Object, error) {
-	if err := validateCreate(req.res, obj); err != nil {
+	req.res.Strategy.Canonicalize(obj)
+	if err := validateCreate(ctx, req.res, obj); err != nil {
 		return sqlstore.Object{}, err
 	}
 	if err := r.admit(ctx, req, admission.Create, obj, nil); err != nil {
@@ -131,7 +124,7 @@ func (r *Registry) write(ctx context.Context, req *request, w sqlstore.Write) (s
 	if err != nil {
 		return sqlstore.Object{}, err
 	}
-	if isNamespaces(req.res) {
+	if r.isNamespaces(req.res) {
 		r.namespaces.wrote(stored.Revision)
 	}
 	r.afterWrite(ctx, req, stored.Revision)
@@ -193,11 +186,11 @@ func checkObjectName(obj *unstructured.Unstructured, req *request) error {
 // when a concurrent write wins the race, for the types that allow it. Types that allow it create
 // a missing object; created says so.
 func (r *Registry) update(ctx context.Context, req *request, obj *unstructured.Unstructured, mode updateMode) (stored sqlstore.Object, created bool, err error) {
-	policy := updatePolicyOf(req.res)
+	strategy := req.res.Strategy
 	expected := obj.GetResourceVersion()
 	for {
 		current, err := r.store.Get(ctx, req.key())
-		if errors.Is(err, sqlstore.ErrNotFound) && policy.createOnUpdate && mode == replaceAll {
+		if errors.Is(err, sqlstore.ErrNotFound) && strategy.AllowCreateOnUpdate() && mode == replaceAll {
 			stored, err := r.create(ctx, req, obj.DeepCopy())
 			if apierrors.IsAlreadyExists(err) {
 				continue // created meanwhile: update it
@@ -210,7 +203,7 @@ func (r *Registry) update(ctx context.Context, req *request, obj *unstructured.U
 		if err := checkUIDPrecondition(req, obj.GetUID(), current); err != nil {
 			return sqlstore.Object{}, false, err
 		}
-		if expected == "" && !policy.unconditional {
+		if expected == "" && !strategy.AllowUnconditionalUpdate() {
 			return sqlstore.Object{}, false, errResourceVersionRequired(req)
 		}
 		if expected != "" && expected != revisionString(current.Revision) {
@@ -225,28 +218,6 @@ func (r *Registry) update(ctx context.Context, req *request, obj *unstructured.U
 		}
 		return stored, false, nil
 	}
-}
-
-// updatePolicy is how kube-apiserver treats a type's updates: whether a PUT may create the
-// object, and whether it may leave metadata.resourceVersion out.
-type updatePolicy struct{ createOnUpdate, unconditional bool }
-
-func updatePolicyOf(res *resource.Resource) updatePolicy {
-	if res.CRDName != "" {
-		return updatePolicy{}
-	}
-	switch res.StorageName {
-	case "events":
-		return updatePolicy{createOnUpdate: true, unconditional: true}
-	case "leases.coordination.k8s.io":
-		return updatePolicy{createOnUpdate: true}
-	case "roles.rbac.authorization.k8s.io", "clusterroles.rbac.authorization.k8s.io",
-		"rolebindings.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io":
-		return updatePolicy{createOnUpdate: true, unconditional: true}
-	case "customresourcedefinitions.apiextensions.k8s.io":
-		return updatePolicy{}
-	}
-	return updatePolicy{unconditional: true}
 }
 
 // errResourceVersionRequired is kube-apiserver's 422 for an update without resourceVersion of a
@@ -272,10 +243,10 @@ func (r *Registry) applyUpdate(ctx context.Context, req *request, current sqlsto
 	if err := r.mutate(ctx, req, admission.Update, obj, old); err != nil {
 		return sqlstore.Object{}, err
 	}
-	if err := prepareUpdate(req, mode, obj, old); err != nil {
+	if err := prepareUpdate(ctx, req, mode, obj, old); err != nil {
 		return sqlstore.Object{}, err
 	}
-	if err := validateUpdate(req.res, mode, obj, old); err != nil {
+	if err := validateUpdate(ctx, req.res, mode, obj, old); err != nil {
 		return sqlstore.Object{}, err
 	}
 	if err := r.admit(ctx, req, admission.Update, obj, old); err != nil {
@@ -307,7 +278,7 @@ func (r *Registry) deleteWithoutFinalizers(ctx context.Context, req *request, cu
 
 // prepareUpdate carries over what an update cannot change, as kube-apiserver's BeforeUpdate does,
 // then applies the type's own rules.
-func prepareUpdate(req *request, mode updateMode, obj, old *unstructured.Unstructured) error {
+func prepareUpdate(ctx context.Context, req *request, mode updateMode, obj, old *unstructured.Unstructured) error {
 	namespace := rest.ExpectedNamespaceForScope(req.namespace, req.res.Namespaced)
 	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(namespace, obj); err != nil {
 		return err
@@ -323,16 +294,13 @@ func prepareUpdate(req *request, mode updateMode, obj, old *unstructured.Unstruc
 	if old.GetDeletionGracePeriodSeconds() != nil && obj.GetDeletionGracePeriodSeconds() == nil {
 		obj.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
 	}
-	switch {
-	case mode == replaceStatus && req.res.Schema != nil:
-		req.res.Schema.PrepareForStatusUpdate(obj, old)
-	case mode == replaceAll && req.res.PrepareForUpdate != nil:
-		req.res.PrepareForUpdate(obj, old)
+	switch mode {
+	case replaceStatus:
+		req.res.Strategy.StatusStrategy().PrepareForUpdate(ctx, obj, old)
+	case replaceAll:
+		req.res.Strategy.PrepareForUpdate(ctx, obj, old)
 	}
-	if isNamespaces(req.res) && mode == replaceAll {
-		prepareNamespaceUpdate(obj, old)
-	}
-	if tracksGeneration(req.res) && specChanged(obj, old) {
+	if req.res.Strategy.TracksGeneration() && specChanged(obj, old) {
 		obj.SetGeneration(old.GetGeneration() + 1)
 	}
 	return nil
@@ -361,16 +329,9 @@ func subresourceUpdate(res *resource.Resource, mode updateMode, body, old *unstr
 }
 
 // hasFinalizers reports whether anything still holds obj from being deleted: its finalizers,
-// and for a namespace its spec.finalizers too.
+// or what its type's strategy says does (a namespace's spec.finalizers).
 func hasFinalizers(res *resource.Resource, obj *unstructured.Unstructured) bool {
-	if len(obj.GetFinalizers()) > 0 {
-		return true
-	}
-	if !isNamespaces(res) {
-		return false
-	}
-	finalizers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "finalizers")
-	return len(finalizers) > 0
+	return len(obj.GetFinalizers()) > 0 || res.Strategy.HoldsDeletion(obj)
 }
 
 func equalObjects(a, b *unstructured.Unstructured) bool {
@@ -415,8 +376,8 @@ func (r *Registry) delete(ctx context.Context, req *request, opts *metav1.Delete
 // (a namespace's spec.finalizers among them, and the garbage collector's finalizers opts ask
 // for, which a repeated delete may change, as in kube-apiserver's store).
 func (r *Registry) deleteAttempt(ctx context.Context, req *request, current sqlstore.Object, obj *unstructured.Unstructured, opts *metav1.DeleteOptions) (sqlstore.Object, bool, error) {
-	if obj.GetDeletionTimestamp() == nil && req.res.PrepareForDelete != nil {
-		req.res.PrepareForDelete(obj)
+	if obj.GetDeletionTimestamp() == nil {
+		req.res.Strategy.PrepareForDelete(ctx, obj)
 	}
 	propagationChanged := setPropagationFinalizers(obj, opts)
 	if !hasFinalizers(req.res, obj) {
@@ -427,9 +388,7 @@ func (r *Registry) deleteAttempt(ctx context.Context, req *request, current sqls
 		return current, false, nil
 	}
 	resource.MarkDeleting(obj)
-	if isNamespaces(req.res) {
-		markNamespaceTerminating(obj)
-	}
+	req.res.Strategy.PrepareForFinalizing(obj)
 	stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
 	return stored, false, err
 }

@@ -9,7 +9,7 @@ import (
 
 // ValidateMetadata is kube-apiserver's validation of every object's metadata, with an update's
 // immutability rules when old is not nil. The registry runs it on every write; the built-ins'
-// own validation runs it on their Go types instead (see ValidateBuiltin).
+// own validation runs it on their Go types instead (see Strategy).
 func ValidateMetadata(res *Resource, obj, old metav1.Object) field.ErrorList {
 	path := field.NewPath("metadata")
 	errs := validation.ValidateObjectMetaAccessor(obj, res.Namespaced, nameValidator(res), path)

@@ -8,16 +8,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"reflect"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/discovery"
-	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/sqlkube/sqlkube/server/crdschema"
 )
@@ -64,18 +61,12 @@ type Resource struct {
 	// (a CRD version marked deprecated).
 	DeprecationWarning string
 
-	// GoType is a built-in's Go type: strategic merge patches take their merge keys from it, and
-	// OpenAPI its schema. nil for CRD versions.
-	GoType reflect.Type
+	// Strategy is the type's object rules, which the registry applies to every write (see
+	// Strategy). Every stored type has one; the reviews, which are not stored, do not.
+	Strategy Strategy
 
-	// Table gives a built-in its Table columns and rows as kube-apiserver prints them; nil
-	// for the types that use the default columns (Name, Created At) and for CRD versions,
-	// whose Schema has the printer columns.
-	Table rest.TableConvertor
-
-	// Schema is set for a CRD's versions: the custom resource strategy (pruning, defaulting,
-	// reading stored objects, /status writes, field selectors, Table). The hooks below already
-	// delegate to its PrepareForCreate, PrepareForUpdate and Validate.
+	// Schema is set for a CRD's versions: the custom resource schema (pruning, defaulting,
+	// reading stored objects, field selectors), which their Strategy also uses.
 	Schema *crdschema.Schema
 	// StorageSchema is the Schema of the CRD's storage version (see ReadStored and
 	// PruneForStorage); ReadsDefaults is set when that schema has defaults, which stored objects
@@ -88,36 +79,6 @@ type Resource struct {
 	// versions differ only by apiVersion.
 	Converter runtime.ObjectConvertor
 
-	// Per-type hooks the write path calls; each may be nil.
-	//
-	// Decode reads a request body, as JSON (for a patch, the patched object), as the type's Go
-	// type, as kube-apiserver's decoder does: it returns the object's content as the type
-	// encodes it, without the fields the type does not know, and the body's strict errors
-	// (duplicate and unknown fields, `unknown field "spec.foo"`, in document order) for the
-	// fieldValidation warnings or Strict error. An error means the body does not decode as the
-	// type: kube-apiserver answers 400 "KIND in version "V" cannot be handled as a KIND: <err>".
-	// Set for the built-ins; CRD versions have their Schema's PruneAndDefault instead.
-	Decode func(data []byte) (content map[string]any, strictErrs []error, err error)
-	//
-	// PrepareForCreate adjusts a new object before validation (for example, sets the status a
-	// type starts with).
-	PrepareForCreate func(obj *unstructured.Unstructured)
-	// PrepareForUpdate adjusts an update of the main resource before validation given the
-	// stored object (for example, keeps the stored status).
-	PrepareForUpdate func(obj, old *unstructured.Unstructured)
-	// PrepareForDelete runs on the stored object when a delete is requested for an object
-	// that has no deletionTimestamp yet. It may add finalizers: the delete then becomes an
-	// update that sets deletionTimestamp (200 with the object), as for any object with
-	// finalizers. CRDs use it to add the cleanup finalizer that deletes their objects.
-	PrepareForDelete func(obj *unstructured.Unstructured)
-	// Validate checks an object; old is nil on create. Errors become 422 Invalid through
-	// apierrors.NewInvalid(kind, name, errs).
-	Validate func(obj, old *unstructured.Unstructured) field.ErrorList
-	// ValidateBuiltin, for the built-ins kube-apiserver validates beyond metadata, replaces the
-	// generic metadata validation and Validate: it reads the object as its Go type for both.
-	ValidateBuiltin func(res *Resource, obj, old *unstructured.Unstructured) field.ErrorList
-	// Warnings returns the warnings (Warning headers) for a valid write; old is nil on create.
-	Warnings func(obj, old *unstructured.Unstructured) []string
 	// AfterWrite runs after a successful write (create, update, delete) at revision, before the
 	// reply. For CRDs it waits until the registry has seen that revision, so the type is served
 	// (or gone) when the request returns. An error means it gave up waiting: the write itself

@@ -79,7 +79,7 @@ func (b *Bootstrap) create(ctx context.Context, obj metav1.Object) error {
 		return err
 	}
 	u.SetAnnotations(map[string]string{autoUpdateAnnotation: "true"})
-	_, err = b.deps.Registry.Create(ctx, registry.Ref{Resource: r, Name: obj.GetName()}, u,
+	_, _, err = b.deps.Registry.Create(ctx, registry.Ref{Resource: r, Name: obj.GetName()}, u,
 		&metav1.CreateOptions{FieldManager: fieldManager})
 	if apierrors.IsAlreadyExists(err) {
 		return nil

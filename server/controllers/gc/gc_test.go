@@ -64,7 +64,7 @@ func createIn(t *testing.T, deps controllers.Deps, resource, name string, owners
 	obj := &unstructured.Unstructured{Object: map[string]any{}}
 	obj.SetName(name)
 	obj.SetOwnerReferences(owners)
-	stored, err := deps.Registry.Create(t.Context(), registry.Ref{Resource: res, Namespace: "default"}, obj, &metav1.CreateOptions{})
+	stored, _, err := deps.Registry.Create(t.Context(), registry.Ref{Resource: res, Namespace: "default"}, obj, &metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func (c *controller) ensure(ctx context.Context, namespace string) error {
 	ref := registry.Ref{Resource: c.obj.Resource, Namespace: namespace, Name: c.obj.Name}
 	stored, err := c.deps.Registry.Get(ctx, ref, &metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		_, err = c.deps.Registry.Create(ctx, ref, c.desired(namespace), &metav1.CreateOptions{FieldManager: controllers.FieldManager})
+		_, _, err = c.deps.Registry.Create(ctx, ref, c.desired(namespace), &metav1.CreateOptions{FieldManager: controllers.FieldManager})
 		return ignoreGone(err)
 	}
 	if err != nil || c.obj.Content == nil || c.holdsContent(stored) {

@@ -123,7 +123,7 @@ func (c *Controller) createOrReconcile(ctx context.Context, ref registry.Ref, wa
 	if err != nil {
 		return err
 	}
-	_, err = c.deps.Registry.Create(ctx, ref, u, &metav1.CreateOptions{FieldManager: bootstrapManager})
+	_, _, err = c.deps.Registry.Create(ctx, ref, u, &metav1.CreateOptions{FieldManager: bootstrapManager})
 	if !apierrors.IsAlreadyExists(err) {
 		return err
 	}

@@ -1,4 +1,4 @@
-package registry
+package fieldmanagers
 
 import (
 	"context"
@@ -30,9 +30,9 @@ func TestManagedFieldsViewSetsWhatUnstructuredDoes(t *testing.T) {
 		}}
 	}
 	ctx := context.Background()
-	created := recordManagedFields(ctx, &request{res: res, manager: "first"}, replaceAll, newObj(map[string]any{"k": "v"}), nil)
+	created := Record(ctx, res, "", "first", newObj(map[string]any{"k": "v"}), nil)
 	created.SetUID("u")
-	updated := recordManagedFields(ctx, &request{res: res, manager: "second"}, replaceAll, newObj(map[string]any{"k": "v", "l": "w"}), created)
+	updated := Record(ctx, res, "", "second", newObj(map[string]any{"k": "v", "l": "w"}), created)
 	for _, obj := range []*unstructured.Unstructured{created, updated} {
 		got, _, _ := unstructured.NestedSlice(obj.Object, "metadata", "managedFields")
 		entries := obj.GetManagedFields()

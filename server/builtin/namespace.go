@@ -1,0 +1,75 @@
+package builtin
+
+import (
+	"context"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/sqlkube/sqlkube/server/resource"
+)
+
+// namespaceStrategy is the Namespace type's strategy: a built-in whose name is also a label,
+// whose spec.finalizers (the namespace controller's) hold its deletion as metadata.finalizers
+// do, and whose phase says when it is being deleted, as kube-apiserver's namespace strategy
+// and storage have it.
+func namespaceStrategy(res *resource.Resource) resource.TypedStrategy {
+	return namespaces{typed(rules[corev1.Namespace]{validate: validateNamespace, table: namespaceTable, untracked: true})(res)}
+}
+
+type namespaces struct{ resource.TypedStrategy }
+
+// PrepareForCreate sets what kube-apiserver sets on a new namespace: the label naming it,
+// the kubernetes finalizer, and the Active phase.
+func (namespaces) PrepareForCreate(_ context.Context, ns *unstructured.Unstructured) {
+	setNamespaceNameLabel(ns)
+	// kube-apiserver keeps the finalizers the client asked for and makes sure "kubernetes" is one
+	// of them: the namespace controller removes it once the namespace is empty.
+	finalizers, _, _ := unstructured.NestedStringSlice(ns.Object, "spec", "finalizers")
+	if !slices.Contains(finalizers, "kubernetes") {
+		finalizers = append(finalizers, "kubernetes")
+	}
+	_ = unstructured.SetNestedStringSlice(ns.Object, finalizers, "spec", "finalizers")
+	ns.Object["status"] = map[string]interface{}{"phase": "Active"}
+}
+
+// Canonicalize labels the namespace with its name, which generateName may have just made.
+func (namespaces) Canonicalize(ns *unstructured.Unstructured) { setNamespaceNameLabel(ns) }
+
+// PrepareForUpdate keeps the name label, and the finalizers and status only the finalize
+// and status subresources change, as kube-apiserver's namespace strategy does.
+func (namespaces) PrepareForUpdate(_ context.Context, ns, old *unstructured.Unstructured) {
+	setNamespaceNameLabel(ns)
+	finalizers, found, _ := unstructured.NestedFieldCopy(old.Object, "spec", "finalizers")
+	if found {
+		_ = unstructured.SetNestedField(ns.Object, finalizers, "spec", "finalizers")
+	} else {
+		unstructured.RemoveNestedField(ns.Object, "spec", "finalizers")
+	}
+	if status, ok := old.Object["status"]; ok {
+		ns.Object["status"] = runtime.DeepCopyJSONValue(status)
+	}
+}
+
+// HoldsDeletion is true while spec.finalizers has any: the namespace controller empties it
+// once the namespace's content is gone.
+func (namespaces) HoldsDeletion(ns *unstructured.Unstructured) bool {
+	finalizers, _, _ := unstructured.NestedSlice(ns.Object, "spec", "finalizers")
+	return len(finalizers) > 0
+}
+
+// PrepareForFinalizing records that the namespace is being deleted.
+func (namespaces) PrepareForFinalizing(ns *unstructured.Unstructured) {
+	_ = unstructured.SetNestedField(ns.Object, "Terminating", "status", "phase")
+}
+
+func setNamespaceNameLabel(ns *unstructured.Unstructured) {
+	labels := ns.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels["kubernetes.io/metadata.name"] = ns.GetName()
+	ns.SetLabels(labels)
+}

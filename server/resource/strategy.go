@@ -1,0 +1,134 @@
+package resource
+
+import (
+	"context"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
+)
+
+// Strategy is one type's object rules, which the registry applies around every write: what
+// kube-apiserver's rest.RESTCreateStrategy, rest.RESTUpdateStrategy and rest.TableConvertor are
+// for a type, with the same method names, on the unstructured objects the registry works with.
+// Every served stored type has one (Resource.Strategy): the built-ins' come from package
+// builtin, the CustomResourceDefinition type's and the custom resources' from package crdtype.
+//
+// The registry's own steps frame the strategy's, as kube-apiserver's generic registry frames
+// its strategies' (rest.BeforeCreate, rest.BeforeUpdate):
+//
+//   - create: system metadata wiped and filled, managedFields recorded, mutating admission,
+//     then PrepareForCreate, metadata.generation set to 1 if TracksGeneration, the name
+//     generated from generateName if needed, Canonicalize, Validate (422 Invalid with its
+//     errors), validating admission, the write; the created object's WarningsOnCreate are
+//     returned with it.
+//   - update (of the main resource): the stored object's uid, creationTimestamp, generation
+//     and deletion fields carried over, then PrepareForUpdate, metadata.generation bumped if
+//     TracksGeneration and anything outside metadata and status changed, then ValidateUpdate.
+//     AllowCreateOnUpdate and AllowUnconditionalUpdate say what a PUT may leave out.
+//   - /status writes use StatusStrategy's PrepareForUpdate and ValidateUpdate instead.
+//   - delete: PrepareForDelete on an object not yet being deleted; when finalizers (or
+//     HoldsDeletion) keep it, it is marked deleting (resource.MarkDeleting) and
+//     PrepareForFinalizing runs.
+//
+// The methods run on the registry's request path: no I/O, no blocking. They may change the
+// objects they are given (the Prepare ones are meant to), never keep them. Validate's and
+// ValidateUpdate's errors become apierrors.NewInvalid(kind, name, errs); they include the
+// metadata checks the type wants (resource.ValidateMetadata), since kube's strategies also
+// validate metadata themselves.
+//
+// An adapter from one of kube's typed strategies (k8s.io/kubernetes/pkg/registry/...)
+// converts the unstructured objects to the internal type and back around each call.
+type Strategy interface {
+	rest.TableConvertor
+
+	// NamespaceScoped is true for namespaced types; it agrees with Resource.Namespaced.
+	NamespaceScoped() bool
+
+	// PrepareForCreate readies a new object before validation: it sets what the client may
+	// not (a status the type starts with, fields a create clears).
+	PrepareForCreate(ctx context.Context, obj *unstructured.Unstructured)
+	// Canonicalize makes a new object's content canonical once its name is final (a name
+	// generated from generateName is not known to PrepareForCreate).
+	Canonicalize(obj *unstructured.Unstructured)
+	// Validate checks a new object, after PrepareForCreate and Canonicalize.
+	Validate(ctx context.Context, obj *unstructured.Unstructured) field.ErrorList
+	// WarningsOnCreate are the Warning headers of a successful create of obj.
+	WarningsOnCreate(ctx context.Context, obj *unstructured.Unstructured) []string
+
+	// AllowCreateOnUpdate is true when a PUT of a missing object creates it.
+	AllowCreateOnUpdate() bool
+	// AllowUnconditionalUpdate is true when a PUT may leave metadata.resourceVersion out
+	// (then it applies to whatever is stored).
+	AllowUnconditionalUpdate() bool
+	// PrepareForUpdate readies an update of the main resource before validation, given the
+	// stored object old (for example, keeps the stored status).
+	PrepareForUpdate(ctx context.Context, obj, old *unstructured.Unstructured)
+	// ValidateUpdate checks an update (of the main resource, or of /finalize) against the
+	// stored object old, immutability rules included.
+	ValidateUpdate(ctx context.Context, obj, old *unstructured.Unstructured) field.ErrorList
+	// WarningsOnUpdate are the Warning headers of an update. The registry does not send them
+	// yet (nor did it before the strategies); kube-apiserver does.
+	WarningsOnUpdate(ctx context.Context, obj, old *unstructured.Unstructured) []string
+
+	// TracksGeneration is true for the types whose metadata.generation counts the changes of
+	// everything outside metadata and status (the registry sets and bumps it). kube's own
+	// strategies set it in their Prepare methods: an adapter answers false.
+	TracksGeneration() bool
+
+	// StatusStrategy is the rules of writes to the /status subresource, nil for a type
+	// without one.
+	StatusStrategy() StatusStrategy
+
+	// PrepareForDelete runs on the stored object when a delete is requested for an object
+	// that has no deletionTimestamp yet. It may add finalizers: the delete then marks the
+	// object deleting (200 with the object) instead of removing it. CRDs add their cleanup
+	// finalizer here.
+	PrepareForDelete(ctx context.Context, obj *unstructured.Unstructured)
+	// HoldsDeletion is true when something besides metadata.finalizers keeps obj from being
+	// removed (a namespace's spec.finalizers).
+	HoldsDeletion(obj *unstructured.Unstructured) bool
+	// PrepareForFinalizing runs when a delete marks obj deleting (its finalizers hold it),
+	// after deletionTimestamp is set: a namespace's phase becomes Terminating.
+	PrepareForFinalizing(obj *unstructured.Unstructured)
+}
+
+// StatusStrategy is the rules of a type's /status writes, as kube's status strategies are. For
+// the built-ins the registry has already taken the status from the request onto the stored
+// object; a custom resource's PrepareForUpdate does that itself.
+type StatusStrategy interface {
+	PrepareForUpdate(ctx context.Context, obj, old *unstructured.Unstructured)
+	ValidateUpdate(ctx context.Context, obj, old *unstructured.Unstructured) field.ErrorList
+}
+
+// TypedStrategy is the Strategy of a type that has a Go type (the built-ins): request bodies
+// are decoded through it, strategic merge patches take their merge keys from it, and OpenAPI
+// its schema. A custom resource's strategy is not one: its schema prunes and defaults its
+// bodies instead.
+type TypedStrategy interface {
+	Strategy
+	// GoType is the type's Go type (corev1.ConfigMap).
+	GoType() reflect.Type
+	// Decode reads a request body, as JSON (for a patch, the patched object), as the Go type,
+	// as kube-apiserver's decoder does: it returns the object's content as the type encodes
+	// it, without the fields the type does not know, and the body's strict errors (duplicate
+	// and unknown fields, `unknown field "spec.foo"`, in document order) for the
+	// fieldValidation warnings or Strict error. An error means the body does not decode as the
+	// type: kube-apiserver answers 400 "KIND in version "V" cannot be handled as a KIND: <err>".
+	Decode(data []byte) (content map[string]any, strictErrs []error, err error)
+}
+
+// GoType is r's Go type, nil for a type without one (custom resources).
+func (r *Resource) GoType() reflect.Type {
+	if typed, ok := r.Strategy.(TypedStrategy); ok {
+		return typed.GoType()
+	}
+	return nil
+}
+
+// Typed is r's strategy as a TypedStrategy, nil for a type without a Go type.
+func (r *Resource) Typed() TypedStrategy {
+	typed, _ := r.Strategy.(TypedStrategy)
+	return typed
+}
