@@ -95,6 +95,12 @@ func TestValidatingAdmissionPolicyMatchesEquivalentVersions(t *testing.T) {
 	if _, err := h.create(ctx, widgetsV2, widget("v2", "r", "red"), false); err != nil {
 		t.Error(err)
 	}
+	// The policy saw a converted copy: the request's object stays in v2.
+	req := &registry.AdmissionRequest{Resource: h.resource("example.com", "v2", "widgets"), Kind: widgetsV2.GroupVersion().WithKind("Widget"),
+		Namespace: "default", Name: "r", Object: object(t, widget("v2", "r", "red")), Operation: "CREATE", Options: &metav1.CreateOptions{}}
+	if err := h.chain.Validate(ctx, req); err != nil || req.Object.GetAPIVersion() != "example.com/v2" {
+		t.Errorf("validate: %v, object %v; want it admitted and left in v2", err, req.Object.Object)
+	}
 }
 
 // A policy's parameter may be a custom resource.
