@@ -71,14 +71,15 @@ type Chain struct {
 
 var _ registry.Admission = (*Chain)(nil)
 
-// New is the chain of the types types serves, ending with escalation's check of RBAC writes.
-// It admits by escalation alone until Start.
+// New is the chain of the types types serves, ending with escalation's check of RBAC writes
+// (whose Authorizer may be set later, before the first write). It admits by escalation alone
+// until Start.
 func New(opts Options, types *catalog.Catalog, escalation *rbac.Escalation, log *slog.Logger) *Chain {
 	return &Chain{opts: opts, log: log, catalog: types, escalation: escalation, objects: objectInterfaces{types}}
 }
 
-// Synced reports whether the chain has been started and has read its configuration objects:
-// until then it may admit a write its configuration would refuse.
+// Synced reports whether the chain has been started and has read its configuration objects,
+// for the readiness check: until then a write its plugins match waits for them.
 func (c *Chain) Synced() bool {
 	m, v := c.mutating.Load(), c.validating.Load()
 	return c.chain.Load() != nil && m.synced() && v.synced()
