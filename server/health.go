@@ -46,7 +46,7 @@ func (s *Server) postStartChecks() []healthz.HealthChecker {
 func (s *Server) informerSyncCheck() healthz.HealthChecker {
 	return doneCheck("informer-sync", func() bool {
 		rbacSynced := s.opts.Security == nil || s.rbacController.Synced()
-		return rbacSynced && (s.flowControl == nil || s.flowControlSynced()) && s.admission.synced()
+		return rbacSynced && (s.flowControl == nil || s.flowControlSynced()) && s.admission.Synced()
 	})
 }
 

@@ -28,6 +28,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/sqlkube/sqlkube/server/admission"
 	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/controllers"
 	fcbootstrap "github.com/sqlkube/sqlkube/server/controllers/flowcontrol"
@@ -78,7 +79,7 @@ type Options struct {
 	// Profiling serves Go's profiles at /debug/pprof/ to users authorized for that path.
 	Profiling bool
 	// Admission configures the admission chain (webhooks and policies).
-	Admission Admission
+	Admission admission.Options
 }
 
 // Server is the HTTP API.
@@ -99,7 +100,7 @@ type Server struct {
 	// the server's, set with it.
 	escalation *rbac.Escalation
 	// admission is the registry's admission step.
-	admission *admissionStep
+	admission *admission.Chain
 	// reviews answers the access and authentication reviews.
 	reviews *reviews.Reviewer
 	// tokens issues ServiceAccount tokens; nil when the server issues none.
@@ -133,7 +134,7 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	}
 	// CRD conversion webhooks are called as admission webhooks are: same service resolution,
 	// no client credentials.
-	converters, err := conversion.NewCRConverterFactory(webhookServiceResolver(opts.Admission.WebhookServices), webhookAuthentication())
+	converters, err := conversion.NewCRConverterFactory(admission.WebhookServiceResolver(opts.Admission.WebhookServices), admission.WebhookAuthentication())
 	if err != nil {
 		return nil, err
 	}
@@ -147,13 +148,13 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	}
 	rbacAuthorizer := rbac.NewAuthorizer()
 	escalation := &rbac.Escalation{RBAC: rbacAuthorizer}
-	admissionStep := &admissionStep{escalation: escalation, objects: admissionObjects{types}}
-	objects, err := registry.New(ctx, store, namespaces, registry.Options{Logger: opts.Logger, RevisionWait: opts.RevisionWait, Admission: admissionStep})
+	admissionChain := admission.New(opts.Admission, types, escalation, opts.Logger)
+	objects, err := registry.New(ctx, store, namespaces, registry.Options{Logger: opts.Logger, RevisionWait: opts.RevisionWait, Admission: admissionChain})
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{store: store, opts: opts, log: opts.Logger, catalog: types, registry: objects, discovery: discovery.NewCache(types),
-		rbac: rbacAuthorizer, escalation: escalation, admission: admissionStep, limits: DefaultLimits()}
+		rbac: rbacAuthorizer, escalation: escalation, admission: admissionChain, limits: DefaultLimits()}
 	if opts.Limits != nil {
 		s.limits = *opts.Limits
 	}
@@ -176,7 +177,7 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	} else {
 		genericfilters.StartMaxInFlightWatermarkMaintenance(ctx.Done())
 	}
-	if err := s.startAdmission(ctx, lb, s.authorizer); err != nil {
+	if err := s.admission.Start(ctx, lb.Config, s.authorizer); err != nil {
 		return nil, err
 	}
 	metrics.Start(ctx, s.store, s.catalog)

@@ -7,11 +7,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/admission"
 )
 
 // addAdmissionFlags declares the admission chain's flags.
-func addAdmissionFlags(fs *pflag.FlagSet, c *server.Admission) {
+func addAdmissionFlags(fs *pflag.FlagSet, c *admission.Options) {
 	fs.StringToStringVar(&c.WebhookServices, "webhook-service-resolver", nil,
 		"where admission webhooks given by service reference are called, as NAMESPACE/NAME=HOST:PORT pairs separated by commas "+
 			"(sqlkube has no cluster network; a service not listed is called at https://NAME.NAMESPACE.svc:PORT; "+
@@ -19,7 +19,7 @@ func addAdmissionFlags(fs *pflag.FlagSet, c *server.Admission) {
 }
 
 // checkAdmission refuses a --webhook-service-resolver entry that is not NAMESPACE/NAME=HOST:PORT.
-func checkAdmission(c server.Admission) error {
+func checkAdmission(c admission.Options) error {
 	for service, hostPort := range c.WebhookServices {
 		namespace, name, ok := strings.Cut(service, "/")
 		if _, _, err := net.SplitHostPort(hostPort); !ok || namespace == "" || name == "" || err != nil {

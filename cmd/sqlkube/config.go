@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/admission"
 )
 
 // envPrefix starts the environment variable that sets each flag: --db-max-conns is
@@ -30,7 +30,7 @@ type config struct {
 	Security              securityConfig
 	Audit                 auditConfig
 	Operations            operationsConfig
-	Admission             server.Admission
+	Admission             admission.Options
 	// Version asks for the version instead of serving.
 	Version bool
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
+	"github.com/sqlkube/sqlkube/cmd/sqlkube/encryption"
 	"github.com/sqlkube/sqlkube/server"
-	"github.com/sqlkube/sqlkube/server/encryption"
 	"github.com/sqlkube/sqlkube/server/metrics"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )

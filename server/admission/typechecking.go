@@ -1,4 +1,4 @@
-package server
+package admission
 
 import (
 	"context"
@@ -22,7 +22,7 @@ const typeCheckingManager = "validatingadmissionpolicy-status-controller"
 // ends, as kube-controller-manager's policy status controller does: the library's type checker
 // checks its expressions against the OpenAPI schemas of the types it matches (and of its
 // paramKind), and its warnings go to status.typeChecking, at the policy's generation.
-func (s *Server) startPolicyTypeChecking(ctx context.Context, client kubernetes.Interface, informers kubeinformers.SharedInformerFactory, mapper meta.RESTMapper) error {
+func (c *Chain) startPolicyTypeChecking(ctx context.Context, client kubernetes.Interface, informers kubeinformers.SharedInformerFactory, mapper meta.RESTMapper) error {
 	checker := &validatingpolicy.TypeChecker{SchemaResolver: &resolver.ClientDiscoveryResolver{Discovery: client.Discovery()}, RestMapper: mapper}
 	policies := informers.Admissionregistration().V1().ValidatingAdmissionPolicies()
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
@@ -43,9 +43,9 @@ func (s *Server) startPolicyTypeChecking(ctx context.Context, client kubernetes.
 			if shutdown {
 				return
 			}
-			err := s.writeTypeChecking(ctx, client, checker, policies.Lister().Get, name)
+			err := writeTypeChecking(ctx, client, checker, policies.Lister().Get, name)
 			if err != nil && ctx.Err() == nil {
-				s.log.Warn("type checking a ValidatingAdmissionPolicy", "name", name, "err", err)
+				c.log.Warn("type checking a ValidatingAdmissionPolicy", "name", name, "err", err)
 				queue.AddRateLimited(name)
 			} else {
 				queue.Forget(name)
@@ -56,7 +56,9 @@ func (s *Server) startPolicyTypeChecking(ctx context.Context, client kubernetes.
 	return nil
 }
 
-func (s *Server) writeTypeChecking(ctx context.Context, client kubernetes.Interface, checker *validatingpolicy.TypeChecker,
+// writeTypeChecking writes the type checking of the policy named name, unless it is deleted or
+// current.
+func writeTypeChecking(ctx context.Context, client kubernetes.Interface, checker *validatingpolicy.TypeChecker,
 	get func(string) (*admissionregistrationv1.ValidatingAdmissionPolicy, error), name string) error {
 	policy, err := get(name)
 	if err != nil || policy.Status.ObservedGeneration == policy.Generation {

@@ -1,4 +1,4 @@
-package server
+package admission
 
 import (
 	"fmt"
@@ -7,45 +7,45 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/admission"
+	kubeadmission "k8s.io/apiserver/pkg/admission"
 
 	"github.com/sqlkube/sqlkube/server/catalog"
 )
 
-// admissionObjects are the ObjectInterfaces of the admission chain. sqlkube's objects are all
+// objectInterfaces are the ObjectInterfaces of the admission plugins. sqlkube's objects are all
 // unstructured; a built-in is served at one version, and a custom resource's versions are
 // equivalent resources (kube's matchPolicy Equivalent), which convert by their CRD's conversion
 // webhook, or by their apiVersion alone (conversion strategy None).
-type admissionObjects struct{ catalog *catalog.Catalog }
+type objectInterfaces struct{ catalog *catalog.Catalog }
 
-var _ admission.ObjectInterfaces = admissionObjects{}
+var _ kubeadmission.ObjectInterfaces = objectInterfaces{}
 
-func (o admissionObjects) GetObjectCreater() runtime.ObjectCreater     { return o }
-func (o admissionObjects) GetObjectTyper() runtime.ObjectTyper         { return o }
-func (o admissionObjects) GetObjectDefaulter() runtime.ObjectDefaulter { return o }
-func (o admissionObjects) GetObjectConvertor() runtime.ObjectConvertor { return o }
-func (o admissionObjects) GetEquivalentResourceMapper() runtime.EquivalentResourceMapper {
+func (o objectInterfaces) GetObjectCreater() runtime.ObjectCreater     { return o }
+func (o objectInterfaces) GetObjectTyper() runtime.ObjectTyper         { return o }
+func (o objectInterfaces) GetObjectDefaulter() runtime.ObjectDefaulter { return o }
+func (o objectInterfaces) GetObjectConvertor() runtime.ObjectConvertor { return o }
+func (o objectInterfaces) GetEquivalentResourceMapper() runtime.EquivalentResourceMapper {
 	return o
 }
 
-func (admissionObjects) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+func (objectInterfaces) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
 	return u, nil
 }
 
-func (admissionObjects) ObjectKinds(obj runtime.Object) ([]schema.GroupVersionKind, bool, error) {
+func (objectInterfaces) ObjectKinds(obj runtime.Object) ([]schema.GroupVersionKind, bool, error) {
 	return []schema.GroupVersionKind{obj.GetObjectKind().GroupVersionKind()}, false, nil
 }
 
-func (admissionObjects) Recognizes(schema.GroupVersionKind) bool { return true }
+func (objectInterfaces) Recognizes(schema.GroupVersionKind) bool { return true }
 
 // Default does nothing: objects were defaulted when decoded.
-func (admissionObjects) Default(runtime.Object) {}
+func (objectInterfaces) Default(runtime.Object) {}
 
 // Convert copies in's content into out, which keeps its apiVersion and kind when it has them;
 // a custom resource whose CRD has a conversion webhook is converted by it.
-func (o admissionObjects) Convert(in, out, _ any) error {
+func (o objectInterfaces) Convert(in, out, _ any) error {
 	from, ok := in.(*unstructured.Unstructured)
 	to, ok2 := out.(*unstructured.Unstructured)
 	if !ok || !ok2 {
@@ -67,7 +67,7 @@ func (o admissionObjects) Convert(in, out, _ any) error {
 	return nil
 }
 
-func (o admissionObjects) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
+func (o objectInterfaces) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
 	gvk, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{in.GetObjectKind().GroupVersionKind()})
 	if !ok {
 		return nil, fmt.Errorf("cannot convert %v to %v", in.GetObjectKind().GroupVersionKind(), target)
@@ -76,13 +76,13 @@ func (o admissionObjects) ConvertToVersion(in runtime.Object, target runtime.Gro
 	return out, o.Convert(in, out, nil)
 }
 
-func (admissionObjects) ConvertFieldLabel(_ schema.GroupVersionKind, label, value string) (string, string, error) {
+func (objectInterfaces) ConvertFieldLabel(_ schema.GroupVersionKind, label, value string) (string, string, error) {
 	return label, value, nil
 }
 
 // EquivalentResourcesFor lists the versions a resource is served at: one for a built-in, each
 // served version for a custom resource.
-func (o admissionObjects) EquivalentResourcesFor(gvr schema.GroupVersionResource, _ string) []schema.GroupVersionResource {
+func (o objectInterfaces) EquivalentResourcesFor(gvr schema.GroupVersionResource, _ string) []schema.GroupVersionResource {
 	res, ok := o.catalog.Lookup(gvr.Group, gvr.Version, gvr.Resource)
 	if !ok {
 		return nil
@@ -101,7 +101,7 @@ func (o admissionObjects) EquivalentResourcesFor(gvr schema.GroupVersionResource
 
 // KindFor is the kind served at a resource; a subresource is admitted with its object's kind,
 // but for /scale, an autoscaling/v1 Scale.
-func (o admissionObjects) KindFor(gvr schema.GroupVersionResource, subresource string) schema.GroupVersionKind {
+func (o objectInterfaces) KindFor(gvr schema.GroupVersionResource, subresource string) schema.GroupVersionKind {
 	res, ok := o.catalog.Lookup(gvr.Group, gvr.Version, gvr.Resource)
 	switch {
 	case !ok:
