@@ -28,6 +28,7 @@ import (
 	sqlkubediscovery "github.com/sqlkube/sqlkube/server/discovery"
 	"github.com/sqlkube/sqlkube/server/rbac"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/decode"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
@@ -230,7 +231,7 @@ func (h *harness) create(ctx context.Context, gvr schema.GroupVersionResource, m
 // createAs creates manifest in res, decoded (and defaulted) as a request body is.
 func (h *harness) createAs(ctx context.Context, res *resource.Resource, manifest string, dryRun bool) (sqlstore.Object, error) {
 	h.t.Helper()
-	obj, _, err := registry.DecodeObject(res, []byte(manifest), false, metav1.FieldValidationStrict)
+	obj, _, err := decode.Object(res, []byte(manifest), false, metav1.FieldValidationStrict)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -242,7 +243,8 @@ func (h *harness) createAs(ctx context.Context, res *resource.Resource, manifest
 	if res.Namespaced {
 		ref.Namespace = "default"
 	}
-	return h.registry.Create(ctx, ref, obj, opts)
+	stored, _, err := h.registry.Create(ctx, ref, obj, opts)
+	return stored, err
 }
 
 // asAlice is ctx with alice, who holds no role, as its user: her writes are admitted.
@@ -264,8 +266,8 @@ func object(t *testing.T, manifest string) *unstructured.Unstructured {
 	return obj
 }
 
-// decode is manifest as a typed object.
-func decode[T any](t *testing.T, manifest string) *T {
+// typed is manifest as a typed object.
+func typed[T any](t *testing.T, manifest string) *T {
 	t.Helper()
 	var obj T
 	if err := json.Unmarshal([]byte(manifest), &obj); err != nil {
