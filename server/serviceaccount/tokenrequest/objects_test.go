@@ -38,7 +38,7 @@ func TestRegistryObjects(t *testing.T) {
 		sa, _ := types.Lookup("", "v1", "serviceaccounts")
 		obj := &unstructured.Unstructured{Object: map[string]any{}}
 		obj.SetName("bot")
-		created, err := reg.Create(t.Context(), registry.Ref{Resource: sa, Namespace: "default"}, obj, &metav1.CreateOptions{})
+		created, _, err := reg.Create(t.Context(), registry.Ref{Resource: sa, Namespace: "default"}, obj, &metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
