@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/registry"
@@ -171,9 +171,9 @@ func object(t testing.TB, doc string) *unstructured.Unstructured {
 // the HTTP layer adds).
 func decode(t testing.TB, stored sqlstore.Object) *unstructured.Unstructured {
 	t.Helper()
-	u := &unstructured.Unstructured{}
-	if err := utiljson.Unmarshal(stored.Value, &u.Object); err != nil { // integers as int64, as unstructured reads them
-		t.Fatalf("stored object %s: %v", stored.Value, err)
+	u, err := registry.DecodeStored(stored.Value)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return u
 }
@@ -191,4 +191,16 @@ func wantCode(t testing.TB, err error, code int32) {
 func nestedStrings(obj *unstructured.Unstructured, fields ...string) []string {
 	list, _, _ := unstructured.NestedStringSlice(obj.Object, fields...)
 	return list
+}
+
+// wantStatus fails unless err is the API error want.
+func wantStatus(t testing.TB, err error, want metav1.Status) {
+	t.Helper()
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		t.Fatalf("error %v is not a Status", err)
+	}
+	if got := status.Status(); !apiequality.Semantic.DeepEqual(got, want) {
+		t.Fatalf("Status\n got %+v\nwant %+v", got, want)
+	}
 }

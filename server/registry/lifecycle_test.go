@@ -185,3 +185,17 @@ func TestDeletePropagationFinalizers(t *testing.T) {
 		t.Fatalf("a repeated delete moved deletionTimestamp: %v, then %v", first, second)
 	}
 }
+
+// A namespace being deleted takes no new content.
+func TestNamespaceTerminatingRefusesContent(t *testing.T) {
+	r := onSQLite(t)
+	r.mustCreate("namespaces", "", `{"metadata":{"name":"demo"}}`)
+	r.mustCreate("configmaps", "demo", `{"metadata":{"name":"held","finalizers":["example.com/hold"]}}`)
+	r.mustDelete(r.ref("namespaces", "", "demo"), &metav1.DeleteOptions{})
+	_, err := r.create("configmaps", "demo", `{"metadata":{"name":"new"}}`)
+	wantStatus(t, err, metav1.Status{Status: metav1.StatusFailure,
+		Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
+		Message: `configmaps "new" is forbidden: unable to create new content in namespace demo because it is being terminated`,
+		Details: &metav1.StatusDetails{Name: "new", Kind: "configmaps"},
+	})
+}
