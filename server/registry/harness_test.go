@@ -160,11 +160,16 @@ func (r *testRegistry) revision() int64 {
 // object reads a test object written as JSON.
 func object(t testing.TB, doc string) *unstructured.Unstructured {
 	t.Helper()
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal([]byte(doc), &u.Object); err != nil {
+	u, err := parseObject(doc)
+	if err != nil {
 		t.Fatalf("test object %s: %v", doc, err)
 	}
 	return u
+}
+
+func parseObject(doc string) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	return u, json.Unmarshal([]byte(doc), &u.Object)
 }
 
 // decode reads an object as the registry stored it (a built-in type's without its kind, which
@@ -176,6 +181,11 @@ func decode(t testing.TB, stored sqlstore.Object) *unstructured.Unstructured {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// asStatus is errors.As for an API error.
+func asStatus(err error, status *apierrors.APIStatus) bool {
+	return errors.As(err, status)
 }
 
 // wantCode fails unless err is an API error with the HTTP code.
