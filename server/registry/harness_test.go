@@ -66,6 +66,10 @@ func openStore(t *testing.T, dsn string) *sqlstore.Store {
 	return store
 }
 
+// fieldManager is who the tests write as: a client, as the HTTP layer names every writer (by
+// its user agent when it does not say).
+const fieldManager = "registrytest"
+
 // ref names an object (or, with name "", a collection) of the built-in type stored as typ.
 func (r *testRegistry) ref(typ, namespace, name string) registry.Ref {
 	r.t.Helper()
@@ -79,7 +83,8 @@ func (r *testRegistry) ref(typ, namespace, name string) registry.Ref {
 // create creates the object doc (JSON) in typ's collection in namespace.
 func (r *testRegistry) create(typ, namespace, doc string) (*unstructured.Unstructured, error) {
 	r.t.Helper()
-	stored, err := r.reg.Create(r.t.Context(), r.ref(typ, namespace, ""), object(r.t, doc), &metav1.CreateOptions{})
+	ref := r.ref(typ, namespace, "")
+	stored, err := r.reg.Create(r.t.Context(), ref, typed(r.t, ref, doc), &metav1.CreateOptions{FieldManager: fieldManager})
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +124,7 @@ func (r *testRegistry) mustGet(typ, namespace, name string) *unstructured.Unstru
 // update replaces the object ref names (or its subresource) with doc.
 func (r *testRegistry) update(ref registry.Ref, doc string) (obj *unstructured.Unstructured, created bool, err error) {
 	r.t.Helper()
-	stored, created, err := r.reg.Update(r.t.Context(), ref, object(r.t, doc), &metav1.UpdateOptions{})
+	stored, created, err := r.reg.Update(r.t.Context(), ref, typed(r.t, ref, doc), &metav1.UpdateOptions{FieldManager: fieldManager})
 	if err != nil {
 		return nil, false, err
 	}
@@ -165,6 +170,18 @@ func object(t testing.TB, doc string) *unstructured.Unstructured {
 		t.Fatalf("test object %s: %v", doc, err)
 	}
 	return u
+}
+
+// typed reads a test object as the HTTP layer decodes a body for ref: with ref's apiVersion and
+// kind when it gives none.
+func typed(t testing.TB, ref registry.Ref, doc string) *unstructured.Unstructured {
+	t.Helper()
+	obj := object(t, doc)
+	if obj.GetKind() == "" {
+		obj.SetAPIVersion(ref.Resource.APIVersion())
+		obj.SetKind(ref.Resource.Kind)
+	}
+	return obj
 }
 
 func parseObject(doc string) (*unstructured.Unstructured, error) {
