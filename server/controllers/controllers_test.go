@@ -31,7 +31,7 @@ func TestToUnstructured(t *testing.T) {
 		t.Fatal(err)
 	}
 	created := controllertest.Decode(t, stored)
-	if data, _, _ := unstructured.NestedString(created.Object, "data", "k"); data != "v" || created.GetManagedFields()[0].Manager != "kube-controller-manager" {
+	if data, _, _ := unstructured.NestedString(created.Object, "data", "k"); data != "v" || len(created.GetManagedFields()) != 1 || created.GetManagedFields()[0].Manager != "kube-controller-manager" {
 		t.Fatalf("stored: %v", created.Object)
 	}
 }

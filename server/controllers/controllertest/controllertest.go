@@ -61,6 +61,13 @@ func OnStore(t testing.TB, store *sqlstore.Store) *Env {
 	return &Env{Deps: controllers.Deps{Store: store, Registry: reg, Catalog: types, Log: log}, Store: store, t: t}
 }
 
+// For is e reporting to t, for a subtest.
+func (e *Env) For(t testing.TB) *Env {
+	c := *e
+	c.t = t
+	return &c
+}
+
 // Lookup is the type of group (in its version v1) and resource the catalog serves.
 func Lookup(t testing.TB, types *catalog.Catalog, group, name string) *resource.Resource {
 	t.Helper()

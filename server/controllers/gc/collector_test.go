@@ -28,6 +28,11 @@ func startCollector(t *testing.T, env *controllertest.Env) collectorTest {
 	return collectorTest{Env: env, t: t}
 }
 
+// For is c reporting to t, for a subtest.
+func (c collectorTest) For(t *testing.T) collectorTest {
+	return collectorTest{Env: c.Env.For(t), t: t}
+}
+
 func (c collectorTest) configMap(name string) registry.Ref {
 	return c.Ref("", "configmaps", "default", name)
 }
@@ -70,7 +75,7 @@ func TestGarbageCollectorPropagation(t *testing.T) {
 		widget.Namespace, widget.Name = "default", "dependent"
 
 		t.Run("Background", func(t *testing.T) {
-			c.t = t
+			c := c.For(t)
 			c.ownerWithDependents(widgets)
 			c.Delete(c.configMap("owner"), metav1.DeletePropagationBackground)
 			c.waitGone("the dependent config map", c.configMap("dependent"))
@@ -78,7 +83,7 @@ func TestGarbageCollectorPropagation(t *testing.T) {
 		})
 
 		t.Run("Orphan", func(t *testing.T) {
-			c.t = t
+			c := c.For(t)
 			c.ownerWithDependents(widgets)
 			// The owner is kept with the orphan finalizer until its dependents are orphaned.
 			marked := c.Delete(c.configMap("owner"), metav1.DeletePropagationOrphan)
@@ -98,7 +103,7 @@ func TestGarbageCollectorPropagation(t *testing.T) {
 		})
 
 		t.Run("Foreground", func(t *testing.T) {
-			c.t = t
+			c := c.For(t)
 			owner := c.ownerWithDependents(widgets)
 			// A blocking dependent held by a finalizer keeps the owner.
 			c.CreateNamed(c.configMap(""), metav1.ObjectMeta{Name: "held", Finalizers: []string{"example.com/hold"},

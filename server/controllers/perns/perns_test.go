@@ -1,7 +1,10 @@
 package perns
 
 import (
+	"context"
+	"sync"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,6 +13,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/controllers"
 	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -18,6 +22,31 @@ func rootCA(env *controllertest.Env) Object {
 	return Object{Resource: env.Resource("", "configmaps"), Name: "kube-root-ca.crt",
 		Content:     map[string]any{"data": map[string]any{"ca.crt": "CA"}},
 		Annotations: map[string]string{"kubernetes.io/description": "the CA"}}
+}
+
+// signalling is a store that says when a resource's watch starts.
+type signalling struct {
+	controllers.Storage
+	resource string
+	watching chan struct{}
+	once     sync.Once
+}
+
+func (s *signalling) Watch(ctx context.Context, opts sqlstore.WatchOptions) (*sqlstore.Watcher, error) {
+	w, err := s.Storage.Watch(ctx, opts)
+	if err == nil && opts.Resource == s.resource {
+		s.once.Do(func() { close(s.watching) })
+	}
+	return w, err
+}
+
+// followSignalled is env's Deps on a store that closes following once the controller follows
+// resource: every change after it then reaches the controller.
+func followSignalled(env *controllertest.Env, resource string) (deps controllers.Deps, following <-chan struct{}) {
+	store := &signalling{Storage: env.Store, resource: resource, watching: make(chan struct{})}
+	deps = env.Deps
+	deps.Store = store
+	return deps, store.watching
 }
 
 // waitFor waits until the object ref names exists and ok says it is as kept.
@@ -43,15 +72,22 @@ func holdsCA(obj *unstructured.Unstructured) bool {
 func TestKeepsObjectInEveryNamespace(t *testing.T) {
 	controllertest.Backends(t, func(t *testing.T, env *controllertest.Env) {
 		kept := rootCA(env)
-		go Run(t.Context(), env.Deps, env.Resource("", "namespaces"), kept)
+		deps, following := followSignalled(env, "configmaps")
+		go Run(t.Context(), deps, env.Resource("", "namespaces"), kept)
 		inDefault := env.Ref("", "configmaps", "default", kept.Name)
 		created := waitFor(t, env, "the object is in default", inDefault, holdsCA)
-		if created.GetAnnotations()["kubernetes.io/description"] != "the CA" || created.GetManagedFields()[0].Manager != controllers.FieldManager {
+		if created.GetAnnotations()["kubernetes.io/description"] != "the CA" || !managedBy(created, controllers.FieldManager) {
 			t.Fatalf("created object: %v", created)
 		}
 		env.CreateNamed(env.Ref("", "namespaces", "", ""), metav1.ObjectMeta{Name: "fresh"})
 		waitFor(t, env, "the object is in a new namespace", env.Ref("", "configmaps", "fresh", kept.Name), holdsCA)
 
+		// A deletion is followed once the kept objects are: wait for that.
+		select {
+		case <-following:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the controller does not follow the kept objects")
+		}
 		env.Delete(inDefault, "")
 		restored := waitFor(t, env, "the deleted object is back", inDefault, holdsCA)
 		if restored.GetUID() == created.GetUID() {
@@ -96,4 +132,10 @@ func TestLeavesContentToItsOwner(t *testing.T) {
 	if _, err := env.Get(env.Ref("", "serviceaccounts", "going", "default")); !apierrors.IsNotFound(err) {
 		t.Fatalf("a namespace being deleted got the object: %v", err)
 	}
+}
+
+// managedBy reports whether obj's only manager is manager.
+func managedBy(obj *unstructured.Unstructured, manager string) bool {
+	entries := obj.GetManagedFields()
+	return len(entries) == 1 && entries[0].Manager == manager
 }
