@@ -152,3 +152,34 @@ func TestApplyConcurrentCreate(t *testing.T) {
 		}
 	})
 }
+
+// A create and an update record what their managers wrote; the system fields a create wipes are
+// nobody's.
+func TestManagedFieldsOfWrites(t *testing.T) {
+	r := onSQLite(t)
+	configMaps := r.ref("configmaps", "default", "")
+	stored, err := r.reg.Create(t.Context(), configMaps, typed(t, configMaps, `{"metadata":{"name":"m","labels":{"l":"1"}},"data":{"a":"1"}}`), &metav1.CreateOptions{FieldManager: "creator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	creators := managedEntry("creator", "Update", map[string]any{
+		"f:data":     map[string]any{".": map[string]any{}, "f:a": map[string]any{}},
+		"f:metadata": map[string]any{"f:labels": map[string]any{".": map[string]any{}, "f:l": map[string]any{}}},
+	})
+	wantManagedFields(t, decode(t, stored), []any{creators})
+	m := r.ref("configmaps", "default", "m")
+	stored, _, err = r.reg.Update(t.Context(), m, typed(t, m, `{"metadata":{"name":"m","labels":{"l":"1"}},"data":{"a":"1","b":"2"}}`), &metav1.UpdateOptions{FieldManager: "updater"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantManagedFields(t, decode(t, stored), []any{creators, managedEntry("updater", "Update", map[string]any{"f:data": map[string]any{"f:b": map[string]any{}}})})
+
+	stored, err = r.reg.Create(t.Context(), configMaps, typed(t, configMaps, `{"metadata":{"name":"sys","deletionTimestamp":"2020-01-01T00:00:00Z","deletionGracePeriodSeconds":5},"data":{"a":"1"}}`),
+		&metav1.CreateOptions{FieldManager: "creator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantManagedFields(t, decode(t, stored), []any{managedEntry("creator", "Update", map[string]any{
+		"f:data": map[string]any{".": map[string]any{}, "f:a": map[string]any{}},
+	})})
+}

@@ -15,7 +15,7 @@ func TestDryRun(t *testing.T) {
 	before := r.revision()
 	dryRun := []string{metav1.DryRunAll}
 	configMaps, d := r.ref("configmaps", "default", ""), r.ref("configmaps", "default", "d")
-	stored, err := r.reg.Create(t.Context(), configMaps, object(t, `{"metadata":{"name":"d"},"data":{"a":"1"}}`), &metav1.CreateOptions{DryRun: dryRun})
+	stored, err := r.reg.Create(t.Context(), configMaps, typed(t, configMaps, `{"metadata":{"name":"d"},"data":{"a":"1"}}`), &metav1.CreateOptions{DryRun: dryRun})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,9 +26,9 @@ func TestDryRun(t *testing.T) {
 	wantCode(t, err, http.StatusNotFound)
 
 	created := r.mustCreate("configmaps", "default", `{"metadata":{"name":"d"},"data":{"a":"1"}}`)
-	_, err = r.reg.Create(t.Context(), configMaps, object(t, `{"metadata":{"name":"d"}}`), &metav1.CreateOptions{DryRun: dryRun})
+	_, err = r.reg.Create(t.Context(), configMaps, typed(t, configMaps, `{"metadata":{"name":"d"}}`), &metav1.CreateOptions{DryRun: dryRun})
 	wantCode(t, err, http.StatusConflict)
-	stored, _, err = r.reg.Update(t.Context(), d, object(t, `{"metadata":{"name":"d"},"data":{"a":"2"}}`), &metav1.UpdateOptions{DryRun: dryRun})
+	stored, _, err = r.reg.Update(t.Context(), d, typed(t, d, `{"metadata":{"name":"d"},"data":{"a":"2"}}`), &metav1.UpdateOptions{DryRun: dryRun})
 	if updated := decode(t, stored); err != nil || dataOf(updated, "a") != "2" || updated.GetResourceVersion() != created.GetResourceVersion() {
 		t.Fatalf("dry-run update: %v, %v", updated, err)
 	}

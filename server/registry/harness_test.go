@@ -162,35 +162,30 @@ func (r *testRegistry) revision() int64 {
 	return rev
 }
 
-// object reads a test object written as JSON.
-func object(t testing.TB, doc string) *unstructured.Unstructured {
-	t.Helper()
-	u, err := parseObject(doc)
-	if err != nil {
-		t.Fatalf("test object %s: %v", doc, err)
-	}
-	return u
-}
-
-// typed reads a test object as the HTTP layer decodes a body for ref: with ref's apiVersion and
-// kind when it gives none.
+// typed reads a test object written as JSON as the HTTP layer decodes a body for ref: with
+// ref's apiVersion and kind when it gives none.
 func typed(t testing.TB, ref registry.Ref, doc string) *unstructured.Unstructured {
 	t.Helper()
-	obj := object(t, doc)
-	if obj.GetKind() == "" {
-		obj.SetAPIVersion(ref.Resource.APIVersion())
-		obj.SetKind(ref.Resource.Kind)
+	obj, err := parseObject(ref, doc)
+	if err != nil {
+		t.Fatalf("test object %s: %v", doc, err)
 	}
 	return obj
 }
 
-func parseObject(doc string) (*unstructured.Unstructured, error) {
-	u := &unstructured.Unstructured{}
-	return u, json.Unmarshal([]byte(doc), &u.Object)
+func parseObject(ref registry.Ref, doc string) (*unstructured.Unstructured, error) {
+	obj := &unstructured.Unstructured{}
+	if err := json.Unmarshal([]byte(doc), &obj.Object); err != nil {
+		return nil, err
+	}
+	if obj.GetKind() == "" {
+		obj.SetAPIVersion(ref.Resource.APIVersion())
+		obj.SetKind(ref.Resource.Kind)
+	}
+	return obj, nil
 }
 
-// decode reads an object as the registry stored it (a built-in type's without its kind, which
-// the HTTP layer adds).
+// decode reads an object as the registry stored it.
 func decode(t testing.TB, stored sqlstore.Object) *unstructured.Unstructured {
 	t.Helper()
 	u, err := registry.DecodeStored(stored.Value)

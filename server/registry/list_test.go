@@ -137,13 +137,13 @@ func TestListPagesUnderConcurrentWrites(t *testing.T) {
 func (r *testRegistry) write(create, remove, update string, i int) {
 	ctx := r.t.Context()
 	configMaps := registry.Ref{Resource: r.types["configmaps"], Namespace: "default"}
-	if obj, err := parseObject(fmt.Sprintf(`{"metadata":{"name":%q}}`, create)); err == nil {
+	if obj, err := parseObject(configMaps, fmt.Sprintf(`{"metadata":{"name":%q}}`, create)); err == nil {
 		_, _ = r.reg.Create(ctx, configMaps, obj, &metav1.CreateOptions{})
 	}
 	configMaps.Name = remove
 	_, _, _ = r.reg.Delete(ctx, configMaps, &metav1.DeleteOptions{})
 	configMaps.Name = update
-	if obj, err := parseObject(fmt.Sprintf(`{"metadata":{"name":%q},"data":{"i":"%d"}}`, update, i)); err == nil {
+	if obj, err := parseObject(configMaps, fmt.Sprintf(`{"metadata":{"name":%q},"data":{"i":"%d"}}`, update, i)); err == nil {
 		_, _, _ = r.reg.Update(ctx, configMaps, obj, &metav1.UpdateOptions{})
 	}
 }
