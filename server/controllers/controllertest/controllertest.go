@@ -54,7 +54,7 @@ func OnStore(t testing.TB, store *sqlstore.Store) *Env {
 	if err != nil {
 		t.Fatalf("catalog.New: %v", err)
 	}
-	reg, err := registry.New(t.Context(), store, Lookup(t, types, "", "namespaces"), registry.Options{Logger: log})
+	reg, err := registry.New(t.Context(), store, lookup(t, types, "", "namespaces"), registry.Options{Logger: log})
 	if err != nil {
 		t.Fatalf("registry.New: %v", err)
 	}
@@ -68,8 +68,8 @@ func (e *Env) For(t testing.TB) *Env {
 	return &c
 }
 
-// Lookup is the type of group (in its version v1) and resource the catalog serves.
-func Lookup(t testing.TB, types *catalog.Catalog, group, name string) *resource.Resource {
+// lookup is the type of group (in its version v1) and resource the catalog serves.
+func lookup(t testing.TB, types *catalog.Catalog, group, name string) *resource.Resource {
 	t.Helper()
 	res, ok := types.Lookup(group, "v1", name)
 	if !ok {
@@ -81,7 +81,7 @@ func Lookup(t testing.TB, types *catalog.Catalog, group, name string) *resource.
 // Resource is the served type group/v1 name.
 func (e *Env) Resource(group, name string) *resource.Resource {
 	e.t.Helper()
-	return Lookup(e.t, e.Catalog, group, name)
+	return lookup(e.t, e.Catalog, group, name)
 }
 
 // Ref names an object of group/v1 name (a collection, with name "").
