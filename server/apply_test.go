@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
@@ -49,53 +48,24 @@ func applyConfigMap(data string) string {
 	return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n" + data
 }
 
-func TestApply(t *testing.T) {
-	backends(t, func(t *testing.T, api *testAPI) {
-		// Apply creates the object.
-		got := api.do("PATCH", cmPath+"/a?fieldManager=alice", applyConfigMap("  one: \"1\"\n"), applyPatch).expect(t, http.StatusCreated).object(t)
-		expectField(t, got, map[string]any{"one": "1"}, "data")
-		expectManagedFields(t, got, []any{managedEntry("alice", "Apply", "v1", "", map[string]any{"f:data": map[string]any{"f:one": map[string]any{}}})})
-
-		// The same manager changes its fields; a field it no longer applies is removed.
-		got = api.do("PATCH", cmPath+"/a?fieldManager=alice", applyConfigMap("  two: \"2\"\n"), applyPatch).expect(t, http.StatusOK).object(t)
-		expectField(t, got, map[string]any{"two": "2"}, "data")
-
-		// Applying the same configuration again writes nothing.
-		before := api.currentRevision(t)
-		again := api.do("PATCH", cmPath+"/a?fieldManager=alice", applyConfigMap("  two: \"2\"\n"), applyPatch).expect(t, http.StatusOK).object(t)
-		if str(again, "metadata", "resourceVersion") != str(got, "metadata", "resourceVersion") || api.currentRevision(t) != before {
-			t.Fatalf("a repeated apply wrote: %v", again)
-		}
-
-		// Another manager setting alice's field differently conflicts, and changes nothing.
-		api.do("PATCH", cmPath+"/a?fieldManager=bob", applyConfigMap("  two: \"3\"\n"), applyPatch).expectStatus(t, metav1.Status{
-			Code: http.StatusConflict, Reason: metav1.StatusReasonConflict,
-			Message: `Apply failed with 1 conflict: conflict with "alice": .data.two`,
-			Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldManagerConflict, Message: `conflict with "alice"`, Field: ".data.two"}}}})
-		if api.currentRevision(t) != before {
-			t.Fatal("a conflicting apply wrote")
-		}
-
-		// Forced, bob takes the field over.
-		got = api.do("PATCH", cmPath+"/a?fieldManager=bob&force=true", applyConfigMap("  two: \"3\"\n"), applyPatch).expect(t, http.StatusOK).object(t)
-		expectField(t, got, "3", "data", "two")
-		expectManagedFields(t, got, []any{
-			managedEntry("bob", "Apply", "v1", "", map[string]any{"f:data": map[string]any{"f:two": map[string]any{}}}),
-		})
-
-		// An update records its manager (here from the User-Agent) next to the appliers.
-		got = api.do("PATCH", cmPath+"/a", `{"data":{"three":"4"}}`, mergePatch, "User-Agent: kubectl/v1.32.0 (linux/amd64) kubernetes/abc").expect(t, http.StatusOK).object(t)
-		expectManagedFields(t, got, []any{
-			managedEntry("bob", "Apply", "v1", "", map[string]any{"f:data": map[string]any{"f:two": map[string]any{}}}),
-			managedEntry("kubectl", "Update", "v1", "", map[string]any{"f:data": map[string]any{"f:three": map[string]any{}}}),
-		})
-
-		// A dry-run apply writes nothing.
-		api.do("PATCH", cmPath+"/b?fieldManager=alice&dryRun=All", strings.Replace(applyConfigMap("  one: \"1\"\n"), "name: a", "name: b", 1), applyPatch).expect(t, http.StatusCreated)
-		api.do("GET", cmPath+"/b", "").expect(t, http.StatusNotFound)
+// The apply rules are the registry's, tested in server/registry; HTTP answers 201 to an apply
+// that creates, reads fieldManager and force from the query, and names a manager by User-Agent.
+func TestApplyHTTP(t *testing.T) {
+	api := sqliteAPI(t)
+	got := api.do("PATCH", cmPath+"/a?fieldManager=alice", applyConfigMap("  one: \"1\"\n"), applyPatch).expect(t, http.StatusCreated).object(t)
+	expectManagedFields(t, got, []any{managedEntry("alice", "Apply", "v1", "", map[string]any{"f:data": map[string]any{"f:one": map[string]any{}}})})
+	api.do("PATCH", cmPath+"/a?fieldManager=bob", applyConfigMap("  one: \"2\"\n"), applyPatch).expect(t, http.StatusConflict)
+	got = api.do("PATCH", cmPath+"/a?fieldManager=bob&force=true", applyConfigMap("  one: \"2\"\n"), applyPatch).expect(t, http.StatusOK).object(t)
+	expectField(t, got, "2", "data", "one")
+	got = api.do("PATCH", cmPath+"/a", `{"data":{"three":"4"}}`, mergePatch, "User-Agent: kubectl/v1.32.0 (linux/amd64) kubernetes/abc").expect(t, http.StatusOK).object(t)
+	expectManagedFields(t, got, []any{
+		managedEntry("bob", "Apply", "v1", "", map[string]any{"f:data": map[string]any{"f:one": map[string]any{}}}),
+		managedEntry("kubectl", "Update", "v1", "", map[string]any{"f:data": map[string]any{"f:three": map[string]any{}}}),
 	})
 }
 
+// What a write records in managedFields is the registry's rule, tested in server/registry; HTTP
+// names the manager by the fieldManager parameter, else by User-Agent.
 func TestManagedFieldsOfWrites(t *testing.T) {
 	api := sqliteAPI(t)
 	got := api.do("POST", cmPath+"?fieldManager=creator", `{"metadata":{"name":"m","labels":{"l":"1"}},"data":{"a":"1"}}`).expect(t, http.StatusCreated).object(t)
@@ -111,12 +81,6 @@ func TestManagedFieldsOfWrites(t *testing.T) {
 		}),
 		managedEntry("updater", "Update", "v1", "", map[string]any{"f:data": map[string]any{"f:b": map[string]any{}}}),
 	})
-
-	// The system fields a create wipes are nobody's.
-	got = api.do("POST", cmPath+"?fieldManager=creator", `{"metadata":{"name":"sys","deletionTimestamp":"2020-01-01T00:00:00Z","deletionGracePeriodSeconds":5},"data":{"a":"1"}}`).expect(t, http.StatusCreated).object(t)
-	expectManagedFields(t, got, []any{managedEntry("creator", "Update", "v1", "", map[string]any{
-		"f:data": map[string]any{".": map[string]any{}, "f:a": map[string]any{}},
-	})})
 
 	// Writes through /status are recorded as such.
 	api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCRD).expect(t, http.StatusCreated)
@@ -195,33 +159,4 @@ func TestApplyCreateWhileCRDTerminating(t *testing.T) {
 		Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
 		Message: `widgets.example.com "new" is forbidden: create not allowed while custom resource definition is terminating`,
 		Details: &metav1.StatusDetails{Name: "new", Group: "example.com", Kind: "widgets"}})
-}
-
-// TestApplyConcurrentCreate: applies racing to create one object all succeed, one creating it
-// and the others applying to what it created.
-func TestApplyConcurrentCreate(t *testing.T) {
-	backends(t, func(t *testing.T, api *testAPI) {
-		const appliers = 6
-		codes := make(chan int, appliers)
-		for i := range appliers {
-			go func() {
-				config := applyConfigMap(fmt.Sprintf("  key%d: \"v\"\n", i))
-				codes <- api.do("PATCH", fmt.Sprintf("%s/a?fieldManager=m%d", cmPath, i), config, applyPatch).code
-			}()
-		}
-		created := 0
-		for range appliers {
-			switch code := <-codes; code {
-			case http.StatusCreated:
-				created++
-			case http.StatusOK:
-			default:
-				t.Fatalf("concurrent apply: %d", code)
-			}
-		}
-		got := api.do("GET", cmPath+"/a", "").expect(t, http.StatusOK).object(t)
-		if data := nested(got, "data").(map[string]any); created != 1 || len(data) != appliers || len(managedFieldsOf(t, got)) != appliers {
-			t.Fatalf("%d creates, object %v", created, got)
-		}
-	})
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
@@ -38,67 +37,6 @@ func (a *testAPI) currentRevision(t *testing.T) int64 {
 		t.Fatal(err)
 	}
 	return rev
-}
-
-func TestPatchConfigMap(t *testing.T) {
-	backends(t, func(t *testing.T, api *testAPI) {
-		api.do("POST", cmPath, `{"metadata":{"name":"p"},"data":{"a":"1","b":"2"}}`).expect(t, http.StatusCreated)
-
-		// A merge patch removes keys with null.
-		got := api.do("PATCH", cmPath+"/p", `{"data":{"a":null,"c":"3"}}`, mergePatch).expect(t, http.StatusOK).object(t)
-		expectField(t, got, map[string]any{"b": "2", "c": "3"}, "data")
-
-		// A JSON patch, its test passing.
-		got = api.do("PATCH", cmPath+"/p", `[{"op":"test","path":"/data/b","value":"2"},{"op":"add","path":"/data/d","value":"4"}]`, jsonPatch).expect(t, http.StatusOK).object(t)
-		expectField(t, got, map[string]any{"b": "2", "c": "3", "d": "4"}, "data")
-
-		got = api.do("PATCH", cmPath+"/p", `{"metadata":{"labels":{"l":"v"}},"data":{"e":"5"}}`, strategicPatch).expect(t, http.StatusOK).object(t)
-		expectField(t, got, map[string]any{"b": "2", "c": "3", "d": "4", "e": "5"}, "data")
-		expectField(t, got, map[string]any{"l": "v"}, "metadata", "labels")
-
-		// Unknown fields of the type are dropped with a warning (fieldValidation=Warn).
-		resp := api.do("PATCH", cmPath+"/p", `{"foo":1}`, mergePatch).expect(t, http.StatusOK)
-		if warnings := resp.header.Values("Warning"); !slices.Equal(warnings, []string{`299 - "unknown field \"foo\""`}) {
-			t.Fatalf("warnings %q", warnings)
-		}
-		expectField(t, resp.object(t), nil, "foo")
-		resp = api.do("PATCH", cmPath+"/p?fieldValidation=Ignore", `{"foo":1}`, mergePatch).expect(t, http.StatusOK)
-		if warnings := resp.header.Values("Warning"); len(warnings) != 0 {
-			t.Fatalf("warnings under Ignore: %q", warnings)
-		}
-
-		// A patch that changes nothing writes nothing and answers the current object.
-		rv := str(got, "metadata", "resourceVersion")
-		before := api.currentRevision(t)
-		same := api.do("PATCH", cmPath+"/p", `{"data":{"e":"5"}}`, mergePatch).expect(t, http.StatusOK).object(t)
-		if str(same, "metadata", "resourceVersion") != rv || api.currentRevision(t) != before {
-			t.Fatalf("no-op patch wrote: resourceVersion %s -> %s", rv, str(same, "metadata", "resourceVersion"))
-		}
-
-		// A resourceVersion in the patch is a precondition.
-		api.do("PATCH", cmPath+"/p", `{"metadata":{"resourceVersion":"1"},"data":{"f":"6"}}`, mergePatch).expectStatus(t, metav1.Status{
-			Code: http.StatusConflict, Reason: metav1.StatusReasonConflict,
-			Message: `Operation cannot be fulfilled on configmaps "p": the object has been modified; please apply your changes to the latest version and try again`,
-			Details: &metav1.StatusDetails{Name: "p", Kind: "configmaps"}})
-		for _, tc := range []struct{ contentType, body string }{
-			{strategicPatch, `{"metadata":{"resourceVersion":"1"},"data":{"f":"6"}}`},
-			{jsonPatch, `[{"op":"replace","path":"/metadata/resourceVersion","value":"1"}]`},
-			{applyPatch, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p\n  resourceVersion: \"1\"\n"},
-		} {
-			api.do("PATCH", cmPath+"/p?fieldManager=m", tc.body, tc.contentType).expect(t, http.StatusConflict)
-		}
-		got = api.do("PATCH", cmPath+"/p", `{"metadata":{"resourceVersion":"`+rv+`"},"data":{"f":"6"}}`, mergePatch).expect(t, http.StatusOK).object(t)
-		expectField(t, got, "6", "data", "f")
-
-		// A dry run answers the patched object and writes nothing.
-		before = api.currentRevision(t)
-		dry := api.do("PATCH", cmPath+"/p?dryRun=All", `{"data":{"g":"7"}}`, mergePatch).expect(t, http.StatusOK).object(t)
-		expectField(t, dry, "7", "data", "g")
-		stored := api.do("GET", cmPath+"/p", "").expect(t, http.StatusOK).object(t)
-		if nested(stored, "data", "g") != nil || api.currentRevision(t) != before {
-			t.Fatalf("dry-run patch wrote: %v", stored)
-		}
-	})
 }
 
 // TestPatchErrors checks the answers to bad patches, none of which changes anything.
@@ -168,21 +106,6 @@ func TestPatchErrors(t *testing.T) {
 	}
 }
 
-// TestPatchStrategicMergeList merges a list by its merge key, as the Go type says
-// (ServiceAccount.secrets by name), where a merge patch replaces it.
-func TestPatchStrategicMergeList(t *testing.T) {
-	api := sqliteAPI(t)
-	const sa = "/api/v1/namespaces/default/serviceaccounts"
-	api.do("POST", sa, `{"metadata":{"name":"s"},"secrets":[{"name":"a"},{"name":"b"}]}`).expect(t, http.StatusCreated)
-	got := api.do("PATCH", sa+"/s", `{"secrets":[{"name":"c"}]}`, strategicPatch).expect(t, http.StatusOK).object(t)
-	// The patch's items come first, as the strategic merge library orders them.
-	expectField(t, got, []any{map[string]any{"name": "c"}, map[string]any{"name": "a"}, map[string]any{"name": "b"}}, "secrets")
-	got = api.do("PATCH", sa+"/s", `{"secrets":[{"$patch":"delete","name":"a"}]}`, strategicPatch).expect(t, http.StatusOK).object(t)
-	expectField(t, got, []any{map[string]any{"name": "c"}, map[string]any{"name": "b"}}, "secrets")
-	got = api.do("PATCH", sa+"/s", `{"secrets":[{"name":"d"}]}`, mergePatch).expect(t, http.StatusOK).object(t)
-	expectField(t, got, []any{map[string]any{"name": "d"}}, "secrets")
-}
-
 func TestPatchCustomResource(t *testing.T) {
 	backends(t, func(t *testing.T, api *testAPI) {
 		api.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCRD).expect(t, http.StatusCreated)
@@ -239,50 +162,31 @@ func TestPatchCustomResource(t *testing.T) {
 	})
 }
 
-// TestPatchConcurrent sends patches without a resourceVersion at once: each is re-applied to
-// the object a concurrent one wrote, so none is lost.
-func TestPatchConcurrent(t *testing.T) {
-	backends(t, func(t *testing.T, api *testAPI) {
-		api.do("POST", cmPath, `{"metadata":{"name":"c"}}`).expect(t, http.StatusCreated)
-		const writers = 8
-		codes := make(chan int, writers)
-		for i := range writers {
-			go func() {
-				codes <- api.do("PATCH", cmPath+"/c", fmt.Sprintf(`{"data":{"k%d":"v"}}`, i), mergePatch).code
-			}()
-		}
-		for range writers {
-			if code := <-codes; code != http.StatusOK {
-				t.Fatalf("concurrent patch: %d", code)
-			}
-		}
-		if data := nested(api.do("GET", cmPath+"/c", "").object(t), "data").(map[string]any); len(data) != writers {
-			t.Fatalf("data after %d patches: %v", writers, data)
-		}
-	})
-}
-
-func TestPatchImmutableMetadata(t *testing.T) {
+// The patch rules are the registry's, tested in server/registry; HTTP picks the patch type by
+// Content-Type, reads fieldValidation and dryRun from the query, and sends warnings as headers.
+func TestPatchHTTP(t *testing.T) {
 	api := sqliteAPI(t)
-	created := api.do("POST", cmPath, `{"metadata":{"name":"i"}}`).expect(t, http.StatusCreated).object(t)
-	api.do("PATCH", cmPath+"/i", `{"metadata":{"uid":"other"}}`, mergePatch).expectStatus(t, metav1.Status{
-		Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
-		Message: `ConfigMap "i" is invalid: metadata.uid: Invalid value: "other": field is immutable`,
-		Details: &metav1.StatusDetails{Name: "i", Kind: "ConfigMap", Causes: []metav1.StatusCause{{
-			Type: metav1.CauseTypeFieldValueInvalid, Message: `Invalid value: "other": field is immutable`, Field: "metadata.uid"}}}})
-	// creationTimestamp is kept whatever the patch says, so this patch changes nothing.
-	got := api.do("PATCH", cmPath+"/i", `{"metadata":{"creationTimestamp":"2000-01-01T00:00:00Z"}}`, mergePatch).expect(t, http.StatusOK).object(t)
-	expectField(t, got, nested(created, "metadata", "creationTimestamp"), "metadata", "creationTimestamp")
-	expectField(t, got, nested(created, "metadata", "resourceVersion"), "metadata", "resourceVersion")
-}
+	api.do("POST", cmPath, `{"metadata":{"name":"p"},"data":{"a":"1"}}`).expect(t, http.StatusCreated)
+	got := api.do("PATCH", cmPath+"/p", `{"data":{"a":null,"b":"2"}}`, mergePatch).expect(t, http.StatusOK).object(t)
+	expectField(t, got, map[string]any{"b": "2"}, "data")
+	got = api.do("PATCH", cmPath+"/p", `[{"op":"add","path":"/data/c","value":"3"}]`, jsonPatch).expect(t, http.StatusOK).object(t)
+	expectField(t, got, map[string]any{"b": "2", "c": "3"}, "data")
+	got = api.do("PATCH", cmPath+"/p", `{"data":{"d":"4"}}`, strategicPatch).expect(t, http.StatusOK).object(t)
+	expectField(t, got, map[string]any{"b": "2", "c": "3", "d": "4"}, "data")
+	got = api.do("PATCH", cmPath+"/p?fieldManager=m", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p\ndata:\n  e: \"5\"\n", applyPatch).expect(t, http.StatusOK).object(t)
+	expectField(t, got, "5", "data", "e")
 
-// TestPatchRemovesLastFinalizer: removing the last finalizer of an object being deleted
-// deletes it.
-func TestPatchRemovesLastFinalizer(t *testing.T) {
-	api := sqliteAPI(t)
-	api.do("POST", cmPath, `{"metadata":{"name":"f","finalizers":["example.com/x"]}}`).expect(t, http.StatusCreated)
-	api.do("DELETE", cmPath+"/f", "").expect(t, http.StatusOK)
-	got := api.do("PATCH", cmPath+"/f", `{"metadata":{"finalizers":null}}`, mergePatch).expect(t, http.StatusOK).object(t)
-	expectField(t, got, nil, "metadata", "finalizers")
-	api.do("GET", cmPath+"/f", "").expect(t, http.StatusNotFound)
+	resp := api.do("PATCH", cmPath+"/p", `{"foo":1}`, mergePatch).expect(t, http.StatusOK)
+	if warnings := resp.header.Values("Warning"); !slices.Equal(warnings, []string{`299 - "unknown field \"foo\""`}) {
+		t.Fatalf("warnings %q", warnings)
+	}
+	resp = api.do("PATCH", cmPath+"/p?fieldValidation=Ignore", `{"foo":1}`, mergePatch).expect(t, http.StatusOK)
+	if warnings := resp.header.Values("Warning"); len(warnings) != 0 {
+		t.Fatalf("warnings under Ignore: %q", warnings)
+	}
+	before := api.currentRevision(t)
+	dry := api.do("PATCH", cmPath+"/p?dryRun=All", `{"data":{"g":"7"}}`, mergePatch).expect(t, http.StatusOK).object(t)
+	if expectField(t, dry, "7", "data", "g"); api.currentRevision(t) != before {
+		t.Fatal("a dry-run patch wrote")
+	}
 }

@@ -52,6 +52,9 @@ type Storage interface {
 	Ready(ctx context.Context) error
 }
 
+// The store this package is run on implements Storage.
+var _ Storage = (*sqlstore.Store)(nil)
+
 // Options configure a Server.
 type Options struct {
 	Logger *slog.Logger

@@ -29,6 +29,9 @@ type Storage interface {
 	Watch(ctx context.Context, opts sqlstore.WatchOptions) (*sqlstore.Watcher, error)
 }
 
+// The store this package is run on implements Storage.
+var _ Storage = (*sqlstore.Store)(nil)
+
 // Catalog holds the served resources: the built-ins and the established CRDs' versions. It
 // keeps the CRD types in sync with storage (see syncCRDs), so every replica sharing a database
 // serves the same types.

@@ -32,6 +32,9 @@ type Storage interface {
 	Get(ctx context.Context, key sqlstore.Key) (sqlstore.Object, error)
 }
 
+// The store this package is run on implements Storage.
+var _ Storage = (*sqlstore.Store)(nil)
+
 // Deps are what a controller runs on.
 type Deps struct {
 	Store    Storage

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -142,6 +144,9 @@ func TestDefinitionStrategy(t *testing.T) {
 	crds := definitions(t)
 	u := fromYAML(t, widgetsCRD)
 	crds.Strategy.PrepareForCreate(t.Context(), u)
+	if prepared, err := Decode(u.Object); err != nil || !apihelpers.IsCRDConditionTrue(prepared, apiextensionsv1.Established) || prepared.Status.AcceptedNames.Plural != "widgets" {
+		t.Errorf("prepared: %+v, %v", prepared.Status, err)
+	}
 	if crds.Typed() == nil || crds.Strategy.AllowUnconditionalUpdate() || !crds.Strategy.TracksGeneration() {
 		t.Errorf("the CRD type's strategy lost its Go type's rules")
 	}

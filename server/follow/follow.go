@@ -18,6 +18,9 @@ type Storage interface {
 	Watch(ctx context.Context, opts sqlstore.WatchOptions) (*sqlstore.Watcher, error)
 }
 
+// The store this package is run on implements Storage.
+var _ Storage = (*sqlstore.Store)(nil)
+
 // Retry is how long followers wait before relisting after a watch failed, and
 // before looking again at work that could not finish (objects held by finalizers, conflicts).
 const Retry = time.Second

@@ -17,6 +17,8 @@ type StatsSource interface {
 	Stats(ctx context.Context) (sqlstore.Stats, error)
 }
 
+var _ StatsSource = (*sqlstore.Store)(nil)
+
 // statsTimeout bounds the database read a scrape makes.
 const statsTimeout = 5 * time.Second
 

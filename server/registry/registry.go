@@ -29,6 +29,9 @@ type Storage interface {
 	Watch(ctx context.Context, opts sqlstore.WatchOptions) (*sqlstore.Watcher, error)
 }
 
+// The store this package is run on implements Storage.
+var _ Storage = (*sqlstore.Store)(nil)
+
 // Options configure a Registry.
 type Options struct {
 	Logger *slog.Logger

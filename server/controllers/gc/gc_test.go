@@ -2,12 +2,11 @@ package gc
 
 import (
 	"errors"
-	"log/slog"
 	"slices"
 	"testing"
 
-	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/controllers"
+	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
@@ -38,23 +37,7 @@ func TestGarbageCollectorConfirmsDependentsFromStorage(t *testing.T) {
 
 // newTestDeps are a catalog and a registry on a new SQLite store, until the test ends.
 func newTestDeps(t *testing.T) controllers.Deps {
-	t.Helper()
-	log := slog.New(slog.DiscardHandler)
-	store, err := sqlstore.Open(t.Context(), sqlstore.Options{DSN: sqltest.SQLiteDSN(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	types, err := catalog.New(t.Context(), store, nil, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	namespaces, _ := types.Lookup("", "v1", "namespaces")
-	reg, err := registry.New(t.Context(), store, namespaces, registry.Options{Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return controllers.Deps{Store: store, Registry: reg, Catalog: types, Log: log}
+	return controllertest.New(t, sqltest.SQLiteDSN(t)).Deps
 }
 
 // createIn creates a core/v1 object of resource in the default namespace, through the registry.
