@@ -146,7 +146,8 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	rbacAuthorizer := rbac.NewAuthorizer()
 	escalation := &rbac.Escalation{RBAC: rbacAuthorizer}
 	admissionStep := &admissionStep{escalation: escalation, objects: admissionObjects{types}}
-	objects, err := registry.New(ctx, store, namespaces, registry.Options{Logger: opts.Logger, RevisionWait: opts.RevisionWait, Admission: admissionStep})
+	objects, err := registry.New(ctx, store, namespaces, registry.Options{Logger: opts.Logger, RevisionWait: opts.RevisionWait, Admission: admissionStep,
+		WatchBookmarkInterval: opts.WatchBookmarkInterval})
 	if err != nil {
 		return nil, err
 	}
