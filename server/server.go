@@ -27,6 +27,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/controllers"
+	"github.com/sqlkube/sqlkube/server/controllers/crdcleanup"
 	fcbootstrap "github.com/sqlkube/sqlkube/server/controllers/flowcontrol"
 	"github.com/sqlkube/sqlkube/server/controllers/gc"
 	"github.com/sqlkube/sqlkube/server/controllers/namespace"
@@ -193,6 +194,11 @@ func (s *Server) startControllers(ctx context.Context, deps controllers.Deps, na
 	if err != nil {
 		return nil, err
 	}
+	crdCleanup, err := crdcleanup.New(deps)
+	if err != nil {
+		return nil, err
+	}
+	go crdCleanup.Run(ctx)
 	go namespace.Run(ctx, deps, namespaces)
 	go gc.Run(ctx, deps)
 	go rbacController.Run(ctx, !s.opts.NoDefaultObjects)
