@@ -40,7 +40,7 @@ func TestWatchListGivesInitialEventsThenChanges(t *testing.T) {
 
 		mustCreate(t, r, configMaps, "default", "c")
 		c := wantEvent(t, w, watch.Added, "c")
-	if changed, initial := mustParseRevision(t, c.ResourceVersion), mustParseRevision(t, bookmark.ResourceVersion); changed <= initial {
+		if changed, initial := mustParseRevision(t, c.ResourceVersion), mustParseRevision(t, bookmark.ResourceVersion); changed <= initial {
 			t.Errorf("change at %s, not after the bookmark's %s", c.ResourceVersion, bookmark.ResourceVersion)
 		}
 		wantPause(t, w)
