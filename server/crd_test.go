@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -180,7 +179,7 @@ func TestCRDGetsNamesFreedByAnotherOne(t *testing.T) {
 		writeCRD(t, g, store, crdYAML("widgets", "Widget", "v1"))
 		writeCRD(t, g, store, crdYAML("gizmos", "Widget", "v1"))
 
-		markCRDDeleted(t, g, store, "widgets.example.com")
+		deleteStoredCRD(t, g, store, "widgets.example.com")
 		eventually(t, "gizmos are served once widgets are gone", func() bool {
 			r, served := g.Lookup("example.com", "v1", "gizmos")
 			return served && r.Kind == "Widget"
@@ -254,99 +253,18 @@ func TestAfterWriteGivesUpAtItsDeadline(t *testing.T) {
 	}
 }
 
-func TestCRDDeletionDeletesObjectsThenTheCRD(t *testing.T) {
-	sqltest.Backends(t, func(t *testing.T, dsn string) {
-		store := openTestStore(t, dsn)
-		g := startRegistry(t, store)
-		writeCRD(t, g, store, crdYAML("widgets", "Widget", "v1"))
-		ctx := context.Background()
-		plain := storeWidget(t, store, "a", nil)
-		finalized := storeWidget(t, store, "b", []string{"example.com/keep"})
-
-		crdKey := markCRDDeleted(t, g, store, "widgets.example.com")
-		if r := mustLookup(t, g, "example.com", "v1", "widgets"); !r.Terminating || !slices.Equal(r.Verbs, []string{"delete", "deletecollection", "get", "list", "watch"}) {
-			t.Errorf("the type of a CRD being deleted: Terminating %t, verbs %v", r.Terminating, r.Verbs)
-		}
-
-		eventually(t, "the object without finalizers is deleted", func() bool {
-			_, err := store.Get(ctx, plain)
-			return errors.Is(err, sqlstore.ErrNotFound)
-		})
-		var marked *unstructured.Unstructured
-		eventually(t, "the object with a finalizer is marked for deletion", func() bool {
-			marked, _ = readObject(t, store, finalized)
-			return marked.GetDeletionTimestamp() != nil
-		})
-		if u, _ := readObject(t, store, crdKey); len(u.GetFinalizers()) == 0 {
-			t.Fatal("the CRD lost its finalizer while an object remains")
-		}
-
-		// Its controller lets the object go: the CRD follows.
-		_, last := readObject(t, store, finalized)
-		if _, err := store.Write(ctx, sqlstore.Write{Op: sqlstore.OpDelete, Key: finalized, ExpectedRevision: last.Revision, Render: renderAtRevision(marked)}); err != nil {
-			t.Fatal(err)
-		}
-		eventually(t, "the CRD is deleted", func() bool {
-			_, err := store.Get(ctx, crdKey)
-			return errors.Is(err, sqlstore.ErrNotFound)
-		})
-		eventually(t, "the type is no longer served", func() bool {
-			_, served := g.Lookup("example.com", "v1", "widgets")
-			return !served
-		})
-	})
-}
-
-func TestCRDCleanupLeavesOtherFinalizers(t *testing.T) {
-	store := openTestStore(t, sqltest.SQLiteDSN(t))
-	g := startRegistry(t, store)
-	doc := strings.Replace(crdYAML("widgets", "Widget", "v1"), "metadata:\n", "metadata:\n  finalizers: [example.com/keep]\n", 1)
-	writeCRD(t, g, store, doc)
-	key := markCRDDeleted(t, g, store, "widgets.example.com")
-
-	var crd *apiextensionsv1.CustomResourceDefinition
-	eventually(t, "the cleanup finalizer is removed", func() bool {
-		u, _ := readObject(t, store, key)
-		crd, _ = crdtype.Decode(u.Object)
-		return !slices.Contains(crd.Finalizers, crdtype.CleanupFinalizer)
-	})
-	if !slices.Equal(crd.Finalizers, []string{"example.com/keep"}) {
-		t.Errorf("finalizers %v, want the other one kept", crd.Finalizers)
-	}
-	wantCondition(t, crd, apiextensionsv1.Terminating, apiextensionsv1.ConditionFalse, "InstanceDeletionCompleted", "removed all instances")
-}
-
-// markCRDDeleted deletes a CRD as the delete handler does: PrepareForDelete adds the cleanup
-// finalizer, so the CRD is only marked deleted.
-func markCRDDeleted(t *testing.T, g *catalog.Catalog, store Storage, name string) sqlstore.Key {
+// deleteStoredCRD deletes a CRD from storage, as its cleanup does once its objects are gone
+// (controllers/crdcleanup), and waits until the catalog has seen it.
+func deleteStoredCRD(t *testing.T, g *catalog.Catalog, store Storage, name string) {
 	t.Helper()
-	crds := mustLookup(t, g, builtin.APIExtensionsGroup, "v1", "customresourcedefinitions")
 	key := sqlstore.Key{Resource: builtin.CRDStorageName, Name: name}
 	u, stored := readObject(t, store, key)
-	crds.Strategy.PrepareForDelete(t.Context(), u)
-	now := metav1.Now()
-	u.SetDeletionTimestamp(&now)
 	ctx := context.Background()
-	o, err := store.Write(ctx, sqlstore.Write{Op: sqlstore.OpUpdate, Key: key, ExpectedRevision: stored.Revision, Render: renderAtRevision(u)})
+	o, err := store.Write(ctx, sqlstore.Write{Op: sqlstore.OpDelete, Key: key, ExpectedRevision: stored.Revision, Render: renderAtRevision(u)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := crds.AfterWrite(ctx, o.Revision); err != nil {
+	if err := g.WaitForRevision(ctx, o.Revision); err != nil {
 		t.Fatal(err)
 	}
-	return key
-}
-
-// storeWidget writes a Widget straight to storage.
-func storeWidget(t *testing.T, store Storage, name string, finalizers []string) sqlstore.Key {
-	t.Helper()
-	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget"}}
-	u.SetNamespace("default")
-	u.SetName(name)
-	u.SetFinalizers(finalizers)
-	key := sqlstore.Key{Resource: "widgets.example.com", Namespace: "default", Name: name}
-	if _, err := store.Write(context.Background(), sqlstore.Write{Op: sqlstore.OpCreate, Key: key, Render: renderAtRevision(u)}); err != nil {
-		t.Fatal(err)
-	}
-	return key
 }

@@ -215,7 +215,7 @@ func TestDiscoveryFollowsCRDs(t *testing.T) {
 			t.Errorf("aggregated example.com: %+v", last)
 		}
 
-		markCRDDeleted(t, g, store, "widgets.example.com")
+		deleteStoredCRD(t, g, store, "widgets.example.com")
 		eventually(t, "example.com leaves discovery", func() bool {
 			_, found := g.Lookup("example.com", "v1", "widgets")
 			return !found

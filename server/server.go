@@ -31,6 +31,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/admission"
 	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/controllers"
+	"github.com/sqlkube/sqlkube/server/controllers/crdcleanup"
 	fcbootstrap "github.com/sqlkube/sqlkube/server/controllers/flowcontrol"
 	"github.com/sqlkube/sqlkube/server/controllers/gc"
 	"github.com/sqlkube/sqlkube/server/controllers/namespace"
@@ -152,7 +153,8 @@ func New(ctx context.Context, store Storage, opts Options) (*Server, error) {
 	rbacAuthorizer := rbac.NewAuthorizer()
 	escalation := &rbac.Escalation{RBAC: rbacAuthorizer}
 	admissionChain := admission.New(opts.Admission, types, escalation, opts.Logger)
-	objects, err := registry.New(ctx, store, namespaces, registry.Options{Logger: opts.Logger, RevisionWait: opts.RevisionWait, Admission: admissionChain})
+	objects, err := registry.New(ctx, store, namespaces, registry.Options{Logger: opts.Logger, RevisionWait: opts.RevisionWait, Admission: admissionChain,
+		WatchBookmarkInterval: opts.WatchBookmarkInterval})
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +200,11 @@ func (s *Server) startControllers(ctx context.Context, deps controllers.Deps, na
 	if err != nil {
 		return nil, err
 	}
+	crdCleanup, err := crdcleanup.New(deps)
+	if err != nil {
+		return nil, err
+	}
+	go crdCleanup.Run(ctx)
 	go namespace.Run(ctx, deps, namespaces)
 	go gc.Run(ctx, deps)
 	go rbacController.Run(ctx, !s.opts.NoDefaultObjects)

@@ -9,35 +9,20 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	endpointsmetrics "k8s.io/apiserver/pkg/endpoints/metrics"
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	compbasemetrics "k8s.io/component-base/metrics"
 
 	"github.com/sqlkube/sqlkube/server/metrics"
 	"github.com/sqlkube/sqlkube/server/registry"
-	"github.com/sqlkube/sqlkube/server/resource"
-	"github.com/sqlkube/sqlkube/sqlstore"
-)
-
-const (
-	// defaultBookmarkInterval is how often kube-apiserver's cacher sends a watch a bookmark.
-	defaultBookmarkInterval = time.Minute
-	// bookmarkBeforeTimeout: the cacher also sends one this long before a watch's deadline, so
-	// that the client resumes from a recent revision.
-	bookmarkBeforeTimeout = 2 * time.Second
 )
 
 // watchWriteTimeout bounds each write to a watch client. A client that stops reading is
@@ -45,11 +30,23 @@ const (
 // and the store's bounded queue (which ends the watch on its own once it is full).
 var watchWriteTimeout = 10 * time.Second
 
+// watchIdleAfter is how long after its write deadline was set a stream with nothing to send
+// clears it: shortly before it expires, since over HTTP/2 an expired deadline resets the stream
+// even with no write pending.
+func watchIdleAfter() time.Duration { return watchWriteTimeout * 9 / 10 }
+
 // serveWatch answers a watch: a chunked stream of JSON watch events, one per line. Bad
 // parameters are answered with a Status; once the stream has started, errors (a compacted start
 // revision among them) are sent as an ERROR event, as kube-apiserver does.
 func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request) {
-	ws, opts, err := s.newWatchStream(w, r, req)
+	opts, out, err := parseWatchRequest(r, req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), watchTimeout(opts, s.limits.MinRequestTimeout))
+	defer cancel()
+	ws, err := s.newWatchStream(ctx, w, r, req, opts, out)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -61,25 +58,9 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request
 	// the last event's, which may have passed, nor none, which would let a client that stopped
 	// reading hold the handler.
 	defer ws.setWriteDeadline()
-	ctx, cancel := context.WithTimeout(r.Context(), watchTimeout(opts, s.limits.MinRequestTimeout))
-	defer cancel()
-	defer ws.watch.Close()
+	defer ws.watch.Stop()
 	defer metrics.WatcherOpened(req.res.Group, req.res.Kind)()
-	if err := ws.watch.Start(ctx, ws.send); err != nil {
-		ws.sendError(err)
-		return
-	}
-	if err := ws.flush(); err != nil {
-		return
-	}
-	// As in kube-apiserver, the header goes out once the watch has its starting point: a client
-	// that has it sees every later write.
-	ws.begin()
-	// Priority and fairness counts a watch against its concurrency only until here.
-	utilflowcontrol.WatchInitialized(r.Context())
-	if err := ws.follow(ctx); err != nil {
-		ws.sendError(err)
-	}
+	ws.stream(r)
 }
 
 // watchTimeout is timeoutSeconds, or as kube-apiserver a random time between minRequestTimeout
@@ -101,12 +82,15 @@ type watchStream struct {
 	rc    *http.ResponseController
 	req   *request
 	watch *registry.Watch
-	// encode turns an object as stored into the view the client asked for.
-	encode func(value []byte) ([]byte, error)
+	// encode turns an object as served into the view the client asked for.
+	encode func(served []byte) ([]byte, error)
 	// fullObjects is true when the client asked for whole objects (not a Table or metadata).
 	fullObjects bool
-	bookmarks   bool
 	begun       bool
+	// initialized is true once the watch has its starting point and the client was told so.
+	initialized bool
+	// unflushed is true when events were written since the last flush.
+	unflushed bool
 	// gzip compresses a watch list's stream; each flush ends one gzip member, so that every
 	// event is readable as soon as it is flushed.
 	gzip     bool
@@ -122,21 +106,21 @@ type watchStream struct {
 	eventSizes compbasemetrics.ObserverMetric
 }
 
-// newWatchStream reads a watch request: the same options, selectors and negotiation as a list.
-func (s *Server) newWatchStream(w http.ResponseWriter, r *http.Request, req *request) (*watchStream, *internalversion.ListOptions, error) {
+// parseWatchRequest reads a watch request: the same options and negotiation as a list.
+func parseWatchRequest(r *http.Request, req *request) (*internalversion.ListOptions, output, error) {
 	if req.subresource != "" {
-		return nil, nil, errNotFoundPath()
+		return nil, output{}, errNotFoundPath()
 	}
 	out, err := negotiateOutput(r, false)
 	if err != nil {
-		return nil, nil, err
+		return nil, output{}, err
 	}
 	if out.yaml {
-		return nil, nil, errNotAcceptable() // YAML has no stream framing
+		return nil, output{}, errNotAcceptable() // YAML has no stream framing
 	}
 	opts, err := parseListOptions(r)
 	if err != nil {
-		return nil, nil, err
+		return nil, output{}, err
 	}
 	if req.legacyWatch && !opts.Watch {
 		// A /watch/ path watches whatever its query says: from resourceVersion "" or "0" it
@@ -144,21 +128,27 @@ func (s *Server) newWatchStream(w http.ResponseWriter, r *http.Request, req *req
 		opts.Watch = true
 		internalversion.SetListOptionsDefaults(opts, watchListEnabled)
 	}
-	watch, err := s.registry.NewWatch(req.ref(), opts)
+	return opts, out, nil
+}
+
+// newWatchStream starts a watch response: the registry's watch, running until ctx ends (its
+// selectors checked), and the encoder of the negotiated view.
+func (s *Server) newWatchStream(ctx context.Context, w http.ResponseWriter, r *http.Request, req *request, opts *internalversion.ListOptions, out output) (*watchStream, error) {
+	watch, err := s.registry.Watch(ctx, req.ref(), opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	encode, err := s.watchEncoder(r, req, out)
 	if err != nil {
-		return nil, nil, err
+		watch.Stop()
+		return nil, err
 	}
 	ws := &watchStream{s: s, w: w, rc: http.NewResponseController(w), req: req, watch: watch, encode: encode,
-		fullObjects: out.view == viewObject,
-		bookmarks:   opts.AllowWatchBookmarks, gzip: isWatchList(opts) && acceptsGzip(r)}
+		fullObjects: out.view == viewObject, gzip: isWatchList(opts) && acceptsGzip(r)}
 	labels := []string{req.res.Group, req.res.Version, req.res.Name}
 	ws.events = endpointsmetrics.WatchEvents.WithContext(r.Context()).WithLabelValues(labels...)
 	ws.eventSizes = endpointsmetrics.WatchEventsSizes.WithContext(r.Context()).WithLabelValues(labels...)
-	return ws, opts, nil
+	return ws, nil
 }
 
 // watchEncoder gives how event objects are encoded for the negotiated view. A Table carries its
@@ -166,24 +156,14 @@ func (s *Server) newWatchStream(w http.ResponseWriter, r *http.Request, req *req
 func (s *Server) watchEncoder(r *http.Request, req *request, out output) (func([]byte) ([]byte, error), error) {
 	switch out.view {
 	case viewPartial:
-		return func(value []byte) ([]byte, error) {
-			served, err := registry.ServedJSON(req.res, value)
-			if err != nil {
-				return nil, err
-			}
-			return partialMetadataJSON(served, out.metaVersion)
-		}, nil
+		return func(served []byte) ([]byte, error) { return partialMetadataJSON(served, out.metaVersion) }, nil
 	case viewTable:
 		tc, err := s.newTableConverter(r, req, out.metaVersion)
 		if err != nil {
 			return nil, err
 		}
 		headers := true
-		return func(value []byte) ([]byte, error) {
-			served, err := registry.ServedJSON(req.res, value)
-			if err != nil {
-				return nil, err
-			}
+		return func(served []byte) ([]byte, error) {
 			row, obj, err := tc.row(r.Context(), served)
 			if err != nil {
 				return nil, err
@@ -198,7 +178,7 @@ func (s *Server) watchEncoder(r *http.Request, req *request, out output) (func([
 			return json.Marshal(table)
 		}, nil
 	}
-	return func(value []byte) ([]byte, error) { return registry.ServedJSON(req.res, value) }, nil
+	return func(served []byte) ([]byte, error) { return served, nil }, nil
 }
 
 // begin sends the response header, once: from here on the answer is 200 and errors are events.
@@ -217,82 +197,69 @@ func (ws *watchStream) begin() {
 	_ = ws.flush()
 }
 
-// follow streams the watch's events until it times out, the client goes away, a write fails, or
-// the store ends the watch.
-func (ws *watchStream) follow(ctx context.Context) error {
-	watcher := ws.watch
-	bookmarks := newBookmarkSchedule(ctx, ws.bookmarks, ws.s.bookmarkInterval())
-	defer bookmarks.stop()
+// stream sends the watch's events until the watch ends (an ERROR event, the store's end, or
+// ctx's timeout), the client goes away, or a write fails.
+func (ws *watchStream) stream(r *http.Request) {
 	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-bookmarks.c():
-			watcher.RequestProgress()
-			bookmarks.next()
-		case <-ws.idleC():
-			ws.clearWriteDeadline()
-		case ev, ok := <-watcher.Events():
-			if !ok {
-				return watcher.Err()
+		ev, ok := ws.watch.Next(ws.idleC())
+		if !ok {
+			if ws.watch.Done() || ws.pause(r) != nil {
+				return
 			}
-			if err := ws.sendEvent(ev); err != nil {
-				return unservable(err)
-			}
-			if len(watcher.Events()) == 0 {
-				if err := ws.flush(); err != nil {
-					return nil
-				}
-			}
+			continue
+		}
+		if ev.Type == watch.Error {
+			ws.sendError(ev.Err)
+			return
+		}
+		if err := ws.send(ev); err != nil {
+			ws.sendFailed(err)
+			return
 		}
 	}
 }
 
-// unservable is the error that ends a watch when an event could not be sent: an event that
-// cannot be served (its conversion webhook failed) ends it with an ERROR event; otherwise the
-// client is gone or not reading, and nothing more can reach it.
-func unservable(err error) error {
-	if errors.As(err, new(apierrors.APIStatus)) {
-		return err
+// pause is what the stream does while the watch has nothing ready: it sends what was written;
+// the first time, the watch has its starting point, and as in kube-apiserver the header goes out
+// then (a client that has it sees every later write) and priority and fairness stops counting
+// the watch against its concurrency; and it clears a write deadline about to expire.
+func (ws *watchStream) pause(r *http.Request) error {
+	if ws.unflushed {
+		if err := ws.flush(); err != nil {
+			return err
+		}
+	}
+	if !ws.initialized && ws.watch.Started() {
+		ws.initialized = true
+		ws.begin()
+		utilflowcontrol.WatchInitialized(r.Context())
+	}
+	if !ws.deadlineSet.IsZero() && time.Since(ws.deadlineSet) >= watchIdleAfter() {
+		ws.clearWriteDeadline()
 	}
 	return nil
 }
 
-func (s *Server) bookmarkInterval() time.Duration {
-	if s.opts.WatchBookmarkInterval > 0 {
-		return s.opts.WatchBookmarkInterval
+// sendFailed ends a watch whose event could not be sent. Before the watch has its starting
+// point, the error is sent as an ERROR event; after, only an event that cannot be served is
+// (it cannot be encoded in the client's view), and otherwise the client is gone or not reading,
+// and nothing more can reach it.
+func (ws *watchStream) sendFailed(err error) {
+	if !ws.initialized || errors.As(err, new(apierrors.APIStatus)) {
+		ws.sendError(err)
 	}
-	return defaultBookmarkInterval
 }
 
-// sendEvent sends one event of the store's feed as the client's selection sees it.
-func (ws *watchStream) sendEvent(ev *sqlstore.Event) error {
-	out, ok, err := ws.watch.Next(ev)
-	if err != nil || !ok {
-		return err
-	}
-	return ws.send(out)
-}
-
-// send sends one event to the client: an initial one or a change.
+// send sends one event, encoded for the client's view.
 func (ws *watchStream) send(ev registry.WatchEvent) error {
-	if ev.Type == watch.Bookmark {
-		return ws.sendBookmark(ev.Revision, ev.InitialEventsEnd)
+	if ev.Type == watch.Bookmark && ws.fullObjects {
+		return ws.sendEncoded(ev.Type, ev.Object)
 	}
-	return ws.sendObject(ev.Type, ev.Value)
-}
-
-// sendObject sends one event carrying a stored object, encoded for the client's view.
-func (ws *watchStream) sendObject(eventType watch.EventType, value []byte) error {
-	object, err := ws.encode(value)
-	if errors.As(err, new(*registry.NotDecodableError)) {
-		// As kube-apiserver's storage answers an event it cannot decode.
-		return apierrors.NewInternalError(err)
-	}
+	object, err := ws.encode(ev.Object)
 	if err != nil {
 		return err
 	}
-	return ws.sendEncoded(eventType, object)
+	return ws.sendEncoded(ev.Type, object)
 }
 
 // sendEncoded sends one event whose object is encoded already.
@@ -300,45 +267,6 @@ func (ws *watchStream) sendEncoded(eventType watch.EventType, object []byte) err
 	ws.events.Inc()
 	ws.eventSizes.Observe(float64(len(object)))
 	return ws.write(eventType, object)
-}
-
-// sendBookmark sends a BOOKMARK at revision; the one that ends a watch list's initial events
-// carries the k8s.io/initial-events-end annotation.
-func (ws *watchStream) sendBookmark(revision int64, initialEventsEnd bool) error {
-	object, err := bookmarkObject(ws.req.res, revision, initialEventsEnd)
-	if err != nil {
-		return err
-	}
-	if ws.fullObjects {
-		// Sent as built: the served view would give it a stored object's defaults (generation).
-		return ws.sendEncoded(watch.Bookmark, object)
-	}
-	return ws.sendObject(watch.Bookmark, object)
-}
-
-// bookmarkObject is the object of a BOOKMARK event as kube-apiserver encodes it: an empty object
-// of the type, with only kind, apiVersion and metadata.resourceVersion (and the initial-events-end
-// annotation). Built-in types are encoded from their Go type, so that their fields without
-// omitempty appear as they do there; custom resources are bare unstructured objects.
-func bookmarkObject(res *resource.Resource, revision int64, initialEventsEnd bool) ([]byte, error) {
-	gvk := schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind}
-	obj, err := clientgoscheme.Scheme.New(gvk)
-	if err != nil || res.Schema != nil {
-		obj = &unstructured.Unstructured{Object: map[string]any{}}
-	}
-	obj.GetObjectKind().SetGroupVersionKind(gvk)
-	accessor, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, err
-	}
-	accessor.SetResourceVersion(strconv.FormatInt(revision, 10))
-	if initialEventsEnd {
-		accessor.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
-	}
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		return json.Marshal(u.Object) // what kube-apiserver's unstructured encoder writes
-	}
-	return json.Marshal(obj)
 }
 
 // sendError sends err as the stream's last event: an ERROR event carrying its Status.
@@ -354,6 +282,7 @@ func (ws *watchStream) sendError(err error) {
 func (ws *watchStream) write(eventType watch.EventType, object []byte) error {
 	ws.begin()
 	ws.setWriteDeadline()
+	ws.unflushed = true
 	body := ws.body()
 	if _, err := body.Write(eventOpenings[eventType]); err != nil {
 		return err
@@ -395,6 +324,7 @@ func (ws *watchStream) flush() error {
 	if !ws.begun {
 		return nil // nothing to send yet; flushing would send a header without its Content-Type
 	}
+	ws.unflushed = false
 	if err := ws.closeGzipMember(); err != nil {
 		return err
 	}
@@ -444,11 +374,10 @@ func (ws *watchStream) setWriteDeadline() {
 	}
 	ws.deadlineSet = now
 	_ = ws.rc.SetWriteDeadline(now.Add(watchWriteTimeout)) // unsupported only in tests' recorders
-	before := watchWriteTimeout * 9 / 10
 	if ws.idle == nil {
-		ws.idle = time.NewTimer(before)
+		ws.idle = time.NewTimer(watchIdleAfter())
 	} else {
-		ws.idle.Reset(before)
+		ws.idle.Reset(watchIdleAfter())
 	}
 }
 
@@ -472,55 +401,5 @@ func (ws *watchStream) idleC() <-chan time.Time {
 func (ws *watchStream) stopIdleTimer() {
 	if ws.idle != nil {
 		ws.idle.Stop()
-	}
-}
-
-// bookmarkSchedule times a watch's bookmarks as kube-apiserver's cacher does: every interval, and
-// once more shortly before the watch's deadline.
-type bookmarkSchedule struct {
-	timer    *time.Timer
-	interval time.Duration
-	deadline time.Time
-}
-
-func newBookmarkSchedule(ctx context.Context, enabled bool, interval time.Duration) *bookmarkSchedule {
-	b := &bookmarkSchedule{interval: interval}
-	if !enabled {
-		return b
-	}
-	b.deadline, _ = ctx.Deadline()
-	b.timer = time.NewTimer(time.Hour)
-	b.next()
-	return b
-}
-
-// next arms the timer for the next bookmark, if there is one before the deadline.
-func (b *bookmarkSchedule) next() {
-	now := time.Now()
-	at := now.Add(b.interval)
-	if !b.deadline.IsZero() {
-		if last := b.deadline.Add(-bookmarkBeforeTimeout); last.Before(at) {
-			at = last
-		}
-	}
-	if at.Before(now) {
-		b.stop()
-		return
-	}
-	b.timer.Reset(at.Sub(now))
-}
-
-// c is the channel the next bookmark is due on; nil (never ready) without bookmarks.
-func (b *bookmarkSchedule) c() <-chan time.Time {
-	if b.timer == nil {
-		return nil
-	}
-	return b.timer.C
-}
-
-func (b *bookmarkSchedule) stop() {
-	if b.timer != nil {
-		b.timer.Stop()
-		b.timer = nil
 	}
 }

@@ -1,7 +1,7 @@
 // Package catalog keeps the set of served resources: the built-ins and the versions of the
 // established CRDs, kept in sync with the CRDs in storage (whoever wrote them: this replica or
-// another on the same database), with the CRD controllers apiextensions-apiserver runs in-process
-// (naming, and deleting the objects of a deleted CRD).
+// another on the same database), with the naming controller apiextensions-apiserver runs
+// in-process. Deleting the objects of a deleted CRD is controllers/crdcleanup's.
 package catalog
 
 import (
@@ -17,13 +17,11 @@ import (
 	"github.com/sqlkube/sqlkube/sqlstore"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // Storage is what the catalog needs from the database layer. *sqlstore.Store implements it.
 type Storage interface {
-	Get(ctx context.Context, key sqlstore.Key) (sqlstore.Object, error)
 	Write(ctx context.Context, w sqlstore.Write) (sqlstore.Object, error)
 	List(ctx context.Context, opts sqlstore.ListOptions, each func(sqlstore.Object) error) (sqlstore.ListResult, error)
 	Watch(ctx context.Context, opts sqlstore.WatchOptions) (*sqlstore.Watcher, error)
@@ -50,17 +48,13 @@ type Catalog struct {
 	// whenever seen moves, waking AfterWrite waiters.
 	seen     int64
 	advanced chan struct{}
-
-	// cleaning holds the UIDs of the deleted CRDs whose objects this process is deleting.
-	cleaningMu sync.Mutex
-	cleaning   map[types.UID]bool
 }
 
 // New serves the built-ins and the CRDs already stored, then keeps the CRD types in sync with
 // storage until ctx ends. converters builds the CRDs' conversion webhook converters; without
 // them (nil) CRDs with conversion strategy Webhook are not served.
 func New(ctx context.Context, store Storage, converters crdtype.Converters, log *slog.Logger) (*Catalog, error) {
-	g := &Catalog{store: store, converters: converters, log: log, advanced: make(chan struct{}), cleaning: map[types.UID]bool{}}
+	g := &Catalog{store: store, converters: converters, log: log, advanced: make(chan struct{})}
 	g.builtins = builtin.Resources(g.bindCRDHooks)
 	revision, err := g.loadCRDs(ctx)
 	if err != nil {

@@ -40,6 +40,9 @@ type Options struct {
 	RevisionWait time.Duration
 	// Admission, if set, is the admission step of writes.
 	Admission Admission
+	// WatchBookmarkInterval is how often a watch that asked for bookmarks gets one; 0 picks
+	// kube-apiserver's minute.
+	WatchBookmarkInterval time.Duration
 }
 
 const defaultRevisionWait = 3 * time.Second
