@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"fmt"
@@ -12,6 +12,8 @@ import (
 	auditinternal "k8s.io/apiserver/pkg/apis/audit"
 	"k8s.io/apiserver/pkg/audit/policy"
 
+	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
@@ -34,7 +36,7 @@ func BenchmarkAuditedCreate(b *testing.B) {
 }
 
 func benchmarkCreate(b *testing.B, audit auditlog.Config) {
-	api := newTestAPI(b, sqltest.SQLiteDSN(b), Options{Audit: audit})
+	api := newTestAPI(b, sqltest.SQLiteDSN(b), apiserver.Options{Options: server.Options{Audit: audit}})
 	payload := strings.Repeat("x", 1024)
 	var seq atomic.Int64
 	b.ReportAllocs()

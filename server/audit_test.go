@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	auditinternal "k8s.io/apiserver/pkg/apis/audit"
 	"k8s.io/apiserver/pkg/audit/policy"
 
+	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
@@ -60,11 +62,11 @@ func eventStages(events []*auditinternal.Event) []auditinternal.Stage {
 func auditedAPI(t *testing.T, level auditinternal.Level) (*testAPI, *recordedEvents) {
 	events := &recordedEvents{}
 	evaluator := policy.NewPolicyRuleEvaluator(&auditinternal.Policy{Rules: []auditinternal.PolicyRule{{Level: level}}})
-	return newTestAPI(t, sqltest.SQLiteDSN(t), Options{Audit: auditlog.Config{Policy: evaluator, Backend: events}}), events
+	return newTestAPI(t, sqltest.SQLiteDSN(t), apiserver.Options{Options: server.Options{Audit: auditlog.Config{Policy: evaluator, Backend: events}}}), events
 }
 
 // panickingGets is a store whose reads of an object named "boom" panic.
-type panickingGets struct{ Storage }
+type panickingGets struct{ apiserver.Storage }
 
 func (s panickingGets) Get(ctx context.Context, key sqlstore.Key) (sqlstore.Object, error) {
 	if key.Name == "boom" {
@@ -85,7 +87,7 @@ func TestAuditPanic(t *testing.T) {
 	defer store.Close()
 	events := &recordedEvents{}
 	evaluator := policy.NewPolicyRuleEvaluator(&auditinternal.Policy{Rules: []auditinternal.PolicyRule{{Level: auditinternal.LevelMetadata}}})
-	srv, err := New(ctx, panickingGets{store}, Options{NoDefaultObjects: true, Audit: auditlog.Config{Policy: evaluator, Backend: events}})
+	srv, err := apiserver.New(ctx, panickingGets{store}, apiserver.Options{NoDefaultObjects: true, Options: server.Options{Audit: auditlog.Config{Policy: evaluator, Backend: events}}})
 	if err != nil {
 		t.Fatal(err)
 	}

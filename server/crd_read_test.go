@@ -1,9 +1,10 @@
-package server
+package server_test
 
 import (
 	"net/http"
 	"testing"
 
+	"github.com/sqlkube/sqlkube/server"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -59,7 +60,7 @@ func TestDefaultsAppliedOnRead(t *testing.T) {
 // exampleResource finds an example.com/v1 resource the test's CRD serves.
 func (a *testAPI) exampleResource(t *testing.T, name string) *resource.Resource {
 	t.Helper()
-	return mustLookup(t, a.server.catalog, "example.com", "v1", name)
+	return mustLookup(t, server.CatalogOf(a.server), "example.com", "v1", name)
 }
 
 // doodadCRD serves v1 (storage) and v2, whose schemas differ; v1 has no default yet.

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/crdtype"
@@ -105,7 +106,7 @@ func TestCRDValidationErrors(t *testing.T) {
 			_ = unstructured.SetNestedSlice(u.Object, versions, "spec", "versions")
 		},
 		causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.versions",
-			Message: `Invalid value: [{"Name":"v1","Served":true,"Storage":false,"Deprecated":false,"DeprecationWarning":null,"Schema":null,"Subresources":null,"AdditionalPrinterColumns":null,"SelectableFields":null}]: must have exactly one version marked as storage version`},
+			Message: `Invalid value: [{"Name":"v1","Served":true,"apiserver.Storage":false,"Deprecated":false,"DeprecationWarning":null,"Schema":null,"Subresources":null,"AdditionalPrinterColumns":null,"SelectableFields":null}]: must have exactly one version marked as storage version`},
 			// Without a storage version, the create records no stored version either.
 			{Type: metav1.CauseTypeFieldValueInvalid, Field: "status.storedVersions", Message: "Invalid value: null: must have at least one stored version"}},
 	}, {
@@ -255,7 +256,7 @@ func TestAfterWriteGivesUpAtItsDeadline(t *testing.T) {
 
 // deleteStoredCRD deletes a CRD from storage, as its cleanup does once its objects are gone
 // (controllers/crdcleanup), and waits until the catalog has seen it.
-func deleteStoredCRD(t *testing.T, g *catalog.Catalog, store Storage, name string) {
+func deleteStoredCRD(t *testing.T, g *catalog.Catalog, store apiserver.Storage, name string) {
 	t.Helper()
 	key := sqlstore.Key{Resource: builtin.CRDStorageName, Name: name}
 	u, stored := readObject(t, store, key)

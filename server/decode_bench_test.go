@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sqlkube/sqlkube/server"
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/crdtype"
 	"github.com/sqlkube/sqlkube/server/resource"
@@ -31,13 +32,12 @@ func BenchmarkDecodeObject(b *testing.B) {
 }
 
 func benchmarkDecodeObject(b *testing.B, res *resource.Resource, body []byte) {
-	s := &Server{opts: Options{MaxRequestBodyBytes: defaultMaxRequestBodyBytes}}
 	b.ReportAllocs()
 	defer reportCPU(b)()
 	for b.Loop() {
 		r, _ := http.NewRequest("POST", "/", bytes.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
-		if _, _, err := s.decodeObject(r, res, ""); err != nil {
+		if err := server.DecodeRequestObject(r, res); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -54,7 +54,7 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errNotAcceptable())
 		return
 	}
-	doc, isAggregated, found := s.discovery.Docs().Find(r, aggregated)
+	doc, isAggregated, found := s.api.Discovery.Docs().Find(r, aggregated)
 	if !found {
 		s.writeError(w, r, errNotFoundPath())
 		return
@@ -121,7 +121,7 @@ func (s *Server) routeOpenAPI(r *mux.Router) {
 }
 
 func (s *Server) serveOpenAPIRoot(w http.ResponseWriter, r *http.Request) {
-	docs, err := s.discovery.Docs().OpenAPI()
+	docs, err := s.api.Discovery.Docs().OpenAPI()
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -130,7 +130,7 @@ func (s *Server) serveOpenAPIRoot(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveOpenAPIGroupVersion(w http.ResponseWriter, r *http.Request) {
-	docs, err := s.discovery.Docs().OpenAPI()
+	docs, err := s.api.Discovery.Docs().OpenAPI()
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -149,7 +149,7 @@ func (s *Server) serveOpenAPIGroupVersion(w http.ResponseWriter, r *http.Request
 // header, gzip, and an ETag that If-None-Match answers with 304.
 func (s *Server) routeOpenAPIV2(r *mux.Router) {
 	service := handler.NewOpenAPIServiceLazy(cached.Func(func() (*spec.Swagger, string, error) {
-		return s.discovery.Docs().OpenAPIV2()
+		return s.api.Discovery.Docs().OpenAPIV2()
 	}))
 	paths := http.NewServeMux()
 	service.RegisterOpenAPIVersionedService("/openapi/v2", paths)

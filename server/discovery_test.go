@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"encoding/json"
@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/kube-openapi/pkg/spec3"
 
+	"github.com/sqlkube/sqlkube/server"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -60,9 +61,9 @@ func TestLegacyDiscoveryOfBuiltins(t *testing.T) {
 	srv := serveDiscoveryForTest(t, startRegistry(t, openTestStore(t, sqltest.SQLiteDSN(t))))
 	host := srv.Listener.Addr().String()
 
-	sameJSON(t, "/api", getDoc(t, srv.URL+"/api", "", 200, mediaTypeJSON),
+	sameJSON(t, "/api", getDoc(t, srv.URL+"/api", "", 200, server.MediaTypeJSON),
 		`{"kind":"APIVersions","versions":["v1"],"serverAddressByClientCIDRs":[{"clientCIDR":"0.0.0.0/0","serverAddress":"`+host+`"}]}`)
-	sameJSON(t, "/api/v1", getDoc(t, srv.URL+"/api/v1", "application/json", 200, mediaTypeJSON), `{
+	sameJSON(t, "/api/v1", getDoc(t, srv.URL+"/api/v1", "application/json", 200, server.MediaTypeJSON), `{
 	"kind":"APIResourceList","groupVersion":"v1","resources":[
 	{"name":"configmaps","singularName":"configmap","namespaced":true,"kind":"ConfigMap","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["cm"],"storageVersionHash":"qFsyl6wFWjQ="},
 	{"name":"events","singularName":"event","namespaced":true,"kind":"Event","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["ev"],"storageVersionHash":"r2yiGXH7wu8="},
@@ -72,7 +73,7 @@ func TestLegacyDiscoveryOfBuiltins(t *testing.T) {
 	{"name":"secrets","singularName":"secret","namespaced":true,"kind":"Secret","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"S6u1pOWzb84="},
 	{"name":"serviceaccounts","singularName":"serviceaccount","namespaced":true,"kind":"ServiceAccount","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["sa"],"storageVersionHash":"pbx9ZvyFpBE="},
 	{"name":"serviceaccounts/token","singularName":"","namespaced":true,"group":"authentication.k8s.io","version":"v1","kind":"TokenRequest","verbs":["create"]}]}`)
-	sameJSON(t, "/apis", getDoc(t, srv.URL+"/apis", "", 200, mediaTypeJSON), `{"kind":"APIGroupList","apiVersion":"v1","groups":[
+	sameJSON(t, "/apis", getDoc(t, srv.URL+"/apis", "", 200, server.MediaTypeJSON), `{"kind":"APIGroupList","apiVersion":"v1","groups":[
 	{"name":"authentication.k8s.io","versions":[{"groupVersion":"authentication.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"authentication.k8s.io/v1","version":"v1"}},
 	{"name":"authorization.k8s.io","versions":[{"groupVersion":"authorization.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"authorization.k8s.io/v1","version":"v1"}},
 	{"name":"rbac.authorization.k8s.io","versions":[{"groupVersion":"rbac.authorization.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"rbac.authorization.k8s.io/v1","version":"v1"}},
@@ -81,18 +82,18 @@ func TestLegacyDiscoveryOfBuiltins(t *testing.T) {
 	{"name":"coordination.k8s.io","versions":[{"groupVersion":"coordination.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"coordination.k8s.io/v1","version":"v1"}},
 	{"name":"flowcontrol.apiserver.k8s.io","versions":[{"groupVersion":"flowcontrol.apiserver.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"flowcontrol.apiserver.k8s.io/v1","version":"v1"}}]}`)
 	// The reviews are served without storage: create only, no storageVersionHash.
-	sameJSON(t, "/apis/authorization.k8s.io/v1", getDoc(t, srv.URL+"/apis/authorization.k8s.io/v1", "", 200, mediaTypeJSON), `{
+	sameJSON(t, "/apis/authorization.k8s.io/v1", getDoc(t, srv.URL+"/apis/authorization.k8s.io/v1", "", 200, server.MediaTypeJSON), `{
 	"kind":"APIResourceList","apiVersion":"v1","groupVersion":"authorization.k8s.io/v1","resources":[
 	{"name":"localsubjectaccessreviews","singularName":"localsubjectaccessreview","namespaced":true,"kind":"LocalSubjectAccessReview","verbs":["create"]},
 	{"name":"selfsubjectaccessreviews","singularName":"selfsubjectaccessreview","namespaced":false,"kind":"SelfSubjectAccessReview","verbs":["create"]},
 	{"name":"selfsubjectrulesreviews","singularName":"selfsubjectrulesreview","namespaced":false,"kind":"SelfSubjectRulesReview","verbs":["create"]},
 	{"name":"subjectaccessreviews","singularName":"subjectaccessreview","namespaced":false,"kind":"SubjectAccessReview","verbs":["create"]}]}`)
-	sameJSON(t, "/apis/coordination.k8s.io", getDoc(t, srv.URL+"/apis/coordination.k8s.io", "", 200, mediaTypeJSON),
+	sameJSON(t, "/apis/coordination.k8s.io", getDoc(t, srv.URL+"/apis/coordination.k8s.io", "", 200, server.MediaTypeJSON),
 		`{"kind":"APIGroup","apiVersion":"v1","name":"coordination.k8s.io","versions":[{"groupVersion":"coordination.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"coordination.k8s.io/v1","version":"v1"}}`)
-	sameJSON(t, "/apis/coordination.k8s.io/v1", getDoc(t, srv.URL+"/apis/coordination.k8s.io/v1", "", 200, mediaTypeJSON),
+	sameJSON(t, "/apis/coordination.k8s.io/v1", getDoc(t, srv.URL+"/apis/coordination.k8s.io/v1", "", 200, server.MediaTypeJSON),
 		`{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"coordination.k8s.io/v1","resources":[
 	{"name":"leases","singularName":"lease","namespaced":true,"kind":"Lease","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"gqkMMb/YqFM="}]}`)
-	sameJSON(t, "/apis/apiextensions.k8s.io/v1", getDoc(t, srv.URL+"/apis/apiextensions.k8s.io/v1", "", 200, mediaTypeJSON),
+	sameJSON(t, "/apis/apiextensions.k8s.io/v1", getDoc(t, srv.URL+"/apis/apiextensions.k8s.io/v1", "", 200, server.MediaTypeJSON),
 		`{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"apiextensions.k8s.io/v1","resources":[
 	{"name":"customresourcedefinitions","singularName":"customresourcedefinition","namespaced":false,"kind":"CustomResourceDefinition","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["crd","crds"],"categories":["api-extensions"],"storageVersionHash":"jfWCUB31mvA="},
 	{"name":"customresourcedefinitions/status","singularName":"","namespaced":false,"kind":"CustomResourceDefinition","verbs":["get","patch","update"]}]}`)
@@ -102,8 +103,8 @@ func TestLegacyDiscoveryOfBuiltins(t *testing.T) {
 			t.Fatalf("%s: %q", path, doc)
 		}
 	}
-	getDoc(t, srv.URL+"/api/v1", "application/vnd.kubernetes.protobuf", 406, mediaTypeJSON)
-	resp, err := http.Post(srv.URL+"/apis", mediaTypeJSON, strings.NewReader("{}"))
+	getDoc(t, srv.URL+"/api/v1", "application/vnd.kubernetes.protobuf", 406, server.MediaTypeJSON)
+	resp, err := http.Post(srv.URL+"/apis", server.MediaTypeJSON, strings.NewReader("{}"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestLegacyDiscoveryOfBuiltins(t *testing.T) {
 	resp.Body.Close()
 	sameJSON(t, "POST /apis", body, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
 	"message":"the server does not allow this method on the requested resource","reason":"MethodNotAllowed","details":{},"code":405}`)
-	if body := getDoc(t, srv.URL+"/apis", "application/yaml", 200, mediaTypeYAML); !strings.HasPrefix(string(body), "apiVersion: v1\ngroups:") {
+	if body := getDoc(t, srv.URL+"/apis", "application/yaml", 200, server.MediaTypeYAML); !strings.HasPrefix(string(body), "apiVersion: v1\ngroups:") {
 		t.Errorf("YAML /apis:\n%s", body)
 	}
 }
@@ -120,7 +121,7 @@ func TestAggregatedDiscoveryOfBuiltins(t *testing.T) {
 	srv := serveDiscoveryForTest(t, startRegistry(t, openTestStore(t, sqltest.SQLiteDSN(t))))
 	const accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
 
-	sameJSON(t, "aggregated /api", getDoc(t, srv.URL+"/api", accept, 200, mediaTypeAggregatedDiscovery), `{
+	sameJSON(t, "aggregated /api", getDoc(t, srv.URL+"/api", accept, 200, server.MediaTypeAggregatedDiscovery), `{
 	"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","metadata":{},"items":[{"metadata":{},"versions":[{"version":"v1","freshness":"Current","resources":[
 	{"resource":"configmaps","responseKind":{"group":"","version":"","kind":"ConfigMap"},"scope":"Namespaced","singularResource":"configmap","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["cm"]},
 	{"resource":"events","responseKind":{"group":"","version":"","kind":"Event"},"scope":"Namespaced","singularResource":"event","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["ev"]},
@@ -131,8 +132,8 @@ func TestAggregatedDiscoveryOfBuiltins(t *testing.T) {
 	 "subresources":[{"subresource":"token","responseKind":{"group":"authentication.k8s.io","version":"v1","kind":"TokenRequest"},"verbs":["create"]}]}]}]}]}`)
 
 	// The legacy document answers a plain Accept, and /apis/GROUP has no aggregated form.
-	getDoc(t, srv.URL+"/apis", "application/json", 200, mediaTypeJSON)
-	getDoc(t, srv.URL+"/apis/coordination.k8s.io", accept, 200, mediaTypeJSON)
+	getDoc(t, srv.URL+"/apis", "application/json", 200, server.MediaTypeJSON)
+	getDoc(t, srv.URL+"/apis/coordination.k8s.io", accept, 200, server.MediaTypeJSON)
 
 	// client-go's discovery client (kubectl's) reads the aggregated documents.
 	client := discovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL})
@@ -179,11 +180,11 @@ func TestDiscoveryFollowsCRDs(t *testing.T) {
 		srv := serveDiscoveryForTest(t, g)
 		writeCRD(t, g, store, crdYAML("widgets", "Widget", "v1alpha1", "v1", "v2beta1", "v1beta1"))
 
-		sameJSON(t, "/apis/example.com", getDoc(t, srv.URL+"/apis/example.com", "", 200, mediaTypeJSON), `{"kind":"APIGroup","apiVersion":"v1","name":"example.com","versions":[
+		sameJSON(t, "/apis/example.com", getDoc(t, srv.URL+"/apis/example.com", "", 200, server.MediaTypeJSON), `{"kind":"APIGroup","apiVersion":"v1","name":"example.com","versions":[
 		{"groupVersion":"example.com/v1","version":"v1"},{"groupVersion":"example.com/v2beta1","version":"v2beta1"},
 		{"groupVersion":"example.com/v1beta1","version":"v1beta1"},{"groupVersion":"example.com/v1alpha1","version":"v1alpha1"}],
 		"preferredVersion":{"groupVersion":"example.com/v1","version":"v1"}}`)
-		sameJSON(t, "/apis/example.com/v1beta1", getDoc(t, srv.URL+"/apis/example.com/v1beta1", "", 200, mediaTypeJSON), `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"example.com/v1beta1","resources":[
+		sameJSON(t, "/apis/example.com/v1beta1", getDoc(t, srv.URL+"/apis/example.com/v1beta1", "", 200, server.MediaTypeJSON), `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"example.com/v1beta1","resources":[
 		{"name":"widgets","singularName":"widget","namespaced":true,"kind":"Widget","verbs":["delete","deletecollection","get","list","patch","create","update","watch"],"storageVersionHash":"`+endpointsdiscovery.StorageVersionHash("example.com", "v1", "Widget")+`"},
 		{"name":"widgets/status","singularName":"","namespaced":true,"kind":"Widget","verbs":["get","patch","update"]}]}`)
 
@@ -193,7 +194,7 @@ func TestDiscoveryFollowsCRDs(t *testing.T) {
 			t.Fatalf("client-go sees example.com/v1: %+v, %v", list, err)
 		}
 		const accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-		aggregated := getDoc(t, srv.URL+"/apis", accept, 200, mediaTypeAggregatedDiscovery)
+		aggregated := getDoc(t, srv.URL+"/apis", accept, 200, server.MediaTypeAggregatedDiscovery)
 		var doc struct {
 			Items []struct {
 				Metadata struct{ Name string }

@@ -1,9 +1,10 @@
-package server
+package server_test
 
 import (
 	"net/http"
 	"testing"
 
+	"github.com/sqlkube/sqlkube/server"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -43,12 +44,11 @@ func TestHealthAndRecovery(t *testing.T) {
 			t.Fatalf("%s: %q", path, resp.body)
 		}
 	}
-	panicking := api.server.withRecovery(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
-	api.server.handler = panicking
+	server.ServeWithRecovery(api.server, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
 	api.do("GET", "/anything", "").expectStatus(t, metav1.Status{Code: 500, Reason: metav1.StatusReasonInternalError,
-		Message: "Internal error occurred: " + errPanicked.Error(), Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Message: errPanicked.Error()}}}})
+		Message: "Internal error occurred: " + server.ErrPanicked.Error(), Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Message: server.ErrPanicked.Error()}}}})
 	_ = api.store.Close()
-	api.server.handler = api.server.routes()
+	server.ServeRoutesOnly(api.server)
 	resp := api.do("GET", "/readyz", "").expect(t, http.StatusInternalServerError)
 	if len(resp.body) == 0 {
 		t.Fatal("readyz failed without a reason")

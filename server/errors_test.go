@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"database/sql"
@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -94,7 +96,7 @@ func TestRequestErrors(t *testing.T) {
 }
 
 func TestBodyTooLarge(t *testing.T) {
-	api := newTestAPI(t, sqltest.SQLiteDSN(t), Options{MaxRequestBodyBytes: 1024})
+	api := newTestAPI(t, sqltest.SQLiteDSN(t), apiserver.Options{Options: server.Options{MaxRequestBodyBytes: 1024}})
 	body := `{"metadata":{"name":"big"},"data":{"a":"` + strings.Repeat("x", 2048) + `"}}`
 	api.do("POST", cmPath, body).expectStatus(t, metav1.Status{Code: 413, Reason: metav1.StatusReasonRequestEntityTooLarge, Message: "Request entity too large: limit is 1024"})
 }
@@ -118,7 +120,7 @@ func TestYAMLBodyAndResponse(t *testing.T) {
 // its own text (SQL, table names, the driver's words) is for the server's log, never the client.
 func TestDatabaseFaultTextStaysInTheLog(t *testing.T) {
 	dsn := sqltest.SQLiteDSN(t)
-	api := newTestAPI(t, dsn, Options{RevisionWait: 300 * time.Millisecond})
+	api := newTestAPI(t, dsn, apiserver.Options{RevisionWait: 300 * time.Millisecond})
 	db, err := sql.Open("sqlite", strings.TrimPrefix(dsn, "sqlite://"))
 	if err != nil {
 		t.Fatal(err)
@@ -127,6 +129,6 @@ func TestDatabaseFaultTextStaysInTheLog(t *testing.T) {
 	if _, err := db.Exec(`ALTER TABLE objects RENAME TO objects_gone`); err != nil {
 		t.Fatal(err)
 	}
-	api.do("GET", cmPath, "").expectStatus(t, apierrors.NewInternalError(errDatabaseFault).ErrStatus)
-	api.do("GET", cmPath+"/x", "").expectStatus(t, apierrors.NewInternalError(errDatabaseFault).ErrStatus)
+	api.do("GET", cmPath, "").expectStatus(t, apierrors.NewInternalError(server.ErrDatabaseFault).ErrStatus)
+	api.do("GET", cmPath+"/x", "").expectStatus(t, apierrors.NewInternalError(server.ErrDatabaseFault).ErrStatus)
 }

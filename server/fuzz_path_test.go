@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -45,7 +46,7 @@ func FuzzPathAndQuery(f *testing.F) {
 	for _, seed := range pathAndQuerySeeds {
 		f.Add(seed.verb, seed.collection, seed.namespace, seed.name, seed.query)
 	}
-	api := newTestAPI(f, sqltest.SQLiteDSN(f), Options{RevisionWait: 50 * time.Millisecond})
+	api := newTestAPI(f, sqltest.SQLiteDSN(f), apiserver.Options{RevisionWait: 50 * time.Millisecond})
 	api.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"fuzz"}}`).expect(f, http.StatusCreated)
 	f.Fuzz(func(t *testing.T, verb, collection uint8, namespace, name, query string) {
 		checkServerFault(t, api.server, fuzzRequest(verb, collection, namespace, name, query))

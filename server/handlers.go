@@ -22,7 +22,7 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, req *request) 
 	if err != nil {
 		return err
 	}
-	obj, err := s.registry.Get(r.Context(), req.ref(), getOptions(r))
+	obj, err := s.api.Registry.Get(r.Context(), req.ref(), getOptions(r))
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req *reques
 	}
 	addWarnings(w, warnings)
 	opts.FieldManager = req.manager
-	stored, warnings, err := s.registry.Create(r.Context(), req.ref(), obj, opts)
+	stored, warnings, err := s.api.Registry.Create(r.Context(), req.ref(), obj, opts)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, req *reques
 	}
 	addWarnings(w, warnings)
 	opts.FieldManager = req.manager
-	stored, created, err := s.registry.Update(r.Context(), req.ref(), obj, opts)
+	stored, created, err := s.api.Registry.Update(r.Context(), req.ref(), obj, opts)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req *reques
 	if err != nil {
 		return err
 	}
-	stored, deleted, err := s.registry.Delete(r.Context(), req.ref(), opts)
+	stored, deleted, err := s.api.Registry.Delete(r.Context(), req.ref(), opts)
 	if err != nil {
 		return err
 	}
@@ -148,7 +148,7 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, r
 	if err != nil {
 		return err
 	}
-	meta, err := s.registry.DeleteCollection(r.Context(), req.ref(), opts, deleteOpts, lw.item)
+	meta, err := s.api.Registry.DeleteCollection(r.Context(), req.ref(), opts, deleteOpts, lw.item)
 	if err != nil {
 		return lw.fail(err)
 	}

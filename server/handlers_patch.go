@@ -65,7 +65,7 @@ func (s *Server) patchWithin(ctx context.Context, req *request, p *patchRequest)
 	defer cancelWait()
 	result := &patchResult{}
 	_, err := finisher.FinishRequest(waitCtx, func() (runtime.Object, error) {
-		result.stored, result.created, result.warnings, result.err = s.registry.Patch(workCtx, req.ref(), p.patchType, p.body, p.opts)
+		result.stored, result.created, result.warnings, result.err = s.api.Registry.Patch(workCtx, req.ref(), p.patchType, p.body, p.opts)
 		return &metav1.Status{Status: metav1.StatusSuccess}, nil // the patch's own error is in result
 	})
 	if err != nil {

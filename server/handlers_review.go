@@ -26,7 +26,7 @@ const (
 // routeReviews adds the review endpoints ahead of the generic API routes; the reviews package
 // answers them.
 func (s *Server) routeReviews(m *mux.Router) {
-	rv := s.reviews
+	rv := s.api.Reviews
 	m.Path(authorizationPrefix + "selfsubjectaccessreviews").HandlerFunc(s.review("selfsubjectaccessreviews", decoded(rv.SelfSubjectAccessReview)))
 	m.Path(authorizationPrefix + "subjectaccessreviews").HandlerFunc(s.review("subjectaccessreviews", decoded(rv.SubjectAccessReview)))
 	m.Path(authorizationPrefix + "namespaces/{namespace}/localsubjectaccessreviews").HandlerFunc(s.review("localsubjectaccessreviews", s.localSubjectAccessReview))
@@ -90,5 +90,5 @@ func (s *Server) localSubjectAccessReview(r *http.Request, body []byte) (any, er
 	if err := decodeReview(body, review); err != nil {
 		return nil, err
 	}
-	return s.reviews.LocalSubjectAccessReview(r.Context(), mux.Vars(r)["namespace"], review)
+	return s.api.Reviews.LocalSubjectAccessReview(r.Context(), mux.Vars(r)["namespace"], review)
 }

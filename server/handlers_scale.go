@@ -26,7 +26,7 @@ func (s *Server) serveGetScale(w http.ResponseWriter, r *http.Request, req *requ
 	if err != nil {
 		return err
 	}
-	scale, err := s.registry.GetScale(r.Context(), req.ref(), getOptions(r))
+	scale, err := s.api.Registry.GetScale(r.Context(), req.ref(), getOptions(r))
 	if err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func (s *Server) serveUpdateScale(w http.ResponseWriter, r *http.Request, req *r
 	}
 	addWarnings(w, warnings)
 	opts.FieldManager = req.manager
-	written, err := s.registry.UpdateScale(r.Context(), req.ref(), scale, opts)
+	written, err := s.api.Registry.UpdateScale(r.Context(), req.ref(), scale, opts)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (s *Server) servePatchScale(w http.ResponseWriter, r *http.Request, req *re
 	if err != nil {
 		return err
 	}
-	written, warnings, err := s.registry.PatchScale(r.Context(), req.ref(), p.patchType, p.body, p.opts)
+	written, warnings, err := s.api.Registry.PatchScale(r.Context(), req.ref(), p.patchType, p.body, p.opts)
 	addWarnings(w, warnings)
 	if err != nil {
 		return err

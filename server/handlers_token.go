@@ -6,38 +6,15 @@ import (
 	"github.com/gorilla/mux"
 	authenticationv1 "k8s.io/api/authentication/v1"
 
-	"github.com/sqlkube/sqlkube/server/auth"
 	"github.com/sqlkube/sqlkube/server/serviceaccount"
-	"github.com/sqlkube/sqlkube/server/serviceaccount/tokenrequest"
 )
-
-// withServiceAccountTokens adds the ServiceAccount token verifier to sec's authentication and
-// sets up TokenRequest; both find the objects a token names through the registry.
-func (s *Server) withServiceAccountTokens(sec *Security) (auth.Authentication, error) {
-	a := sec.Authentication
-	sa := sec.ServiceAccounts
-	if sa == nil {
-		return a, nil
-	}
-	audiences := sec.APIAudiences
-	if len(audiences) == 0 {
-		audiences = []string{sa.Issuer}
-	}
-	objects := tokenrequest.NewRegistryObjects(s.catalog, s.registry)
-	tokens, err := tokenrequest.New(sa, audiences, objects)
-	if err != nil {
-		return a, err
-	}
-	s.tokens, a.ServiceAccountTokens = tokens, serviceaccount.NewVerifier(sa.Issuer, sa.PublicKeys, objects)
-	return a, nil
-}
 
 // routeServiceAccountTokens adds TokenRequest and the issuer discovery documents.
 func (s *Server) routeServiceAccountTokens(m *mux.Router) {
-	if s.tokens == nil {
+	if s.api.Tokens == nil {
 		return
 	}
-	docs := s.tokens.Discovery()
+	docs := s.api.Tokens.Discovery()
 	m.Path("/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token").HandlerFunc(s.review("serviceaccounts", s.tokenRequest))
 	m.Path("/.well-known/openid-configuration").HandlerFunc(s.onlyGet(serveBytes(docs.OpenIDConfiguration, "application/json")))
 	m.Path(serviceaccount.JWKSPath).HandlerFunc(s.onlyGet(serveBytes(docs.JWKS, "application/jwk-set+json")))
@@ -57,5 +34,5 @@ func (s *Server) tokenRequest(r *http.Request, body []byte) (any, error) {
 		return nil, err
 	}
 	vars := mux.Vars(r)
-	return s.tokens.Issue(r.Context(), vars["namespace"], vars["name"], tr)
+	return s.api.Tokens.Issue(r.Context(), vars["namespace"], vars["name"], tr)
 }

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
@@ -22,11 +24,11 @@ import (
 type testAPI struct {
 	t      testing.TB
 	store  *sqlstore.Store
-	server *Server
+	server *server.Server
 	http   *httptest.Server
 }
 
-func newTestAPI(t testing.TB, dsn string, opts Options) *testAPI {
+func newTestAPI(t testing.TB, dsn string, opts apiserver.Options) *testAPI {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	store, err := sqlstore.Open(ctx, sqlstore.Options{DSN: dsn})
@@ -35,7 +37,7 @@ func newTestAPI(t testing.TB, dsn string, opts Options) *testAPI {
 	}
 	// The object rules are tested on exact revisions: no object of the server's own.
 	opts.NoDefaultObjects = true
-	srv, err := New(ctx, store, opts)
+	srv, err := apiserver.New(ctx, store, opts)
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
@@ -51,13 +53,13 @@ func newTestAPI(t testing.TB, dsn string, opts Options) *testAPI {
 // backends runs fn against a Server on SQLite and on PostgreSQL.
 func backends(t *testing.T, fn func(t *testing.T, api *testAPI)) {
 	sqltest.Backends(t, func(t *testing.T, dsn string) {
-		fn(t, newTestAPI(t, dsn, Options{RevisionWait: 300 * time.Millisecond}))
+		fn(t, newTestAPI(t, dsn, apiserver.Options{RevisionWait: 300 * time.Millisecond}))
 	})
 }
 
 // sqliteAPI is a Server on SQLite only, for tests about the HTTP layer alone.
 func sqliteAPI(t testing.TB) *testAPI {
-	return newTestAPI(t, sqltest.SQLiteDSN(t), Options{RevisionWait: 300 * time.Millisecond})
+	return newTestAPI(t, sqltest.SQLiteDSN(t), apiserver.Options{RevisionWait: 300 * time.Millisecond})
 }
 
 type response struct {
@@ -169,7 +171,7 @@ func str(m map[string]any, path ...string) string {
 func typesUID(s string) types.UID { return types.UID(s) }
 
 // serveForTest serves srv, on store, over HTTP until the test ends.
-func serveForTest(t *testing.T, store *sqlstore.Store, srv *Server) *testAPI {
+func serveForTest(t *testing.T, store *sqlstore.Store, srv *server.Server) *testAPI {
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	return &testAPI{t: t, store: store, server: srv, http: hs}

@@ -1,18 +1,12 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"time"
 
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/storage"
-	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	flowcontrolrequest "k8s.io/apiserver/pkg/util/flowcontrol/request"
-
-	"github.com/sqlkube/sqlkube/server/controllers"
-	fcbootstrap "github.com/sqlkube/sqlkube/server/controllers/flowcontrol"
-	"github.com/sqlkube/sqlkube/server/loopback"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
@@ -71,10 +65,10 @@ func (s *Server) withTimeouts(next http.Handler) http.Handler {
 // kube-apiserver's two plain in-flight limits.
 func (s *Server) withOverloadProtection(next http.Handler) http.Handler {
 	l := s.limits
-	if s.flowControl != nil {
+	if s.api.FlowControl != nil {
 		estimate := flowcontrolrequest.NewWorkEstimator(unknownObjectCount, noWatchCount,
-			flowcontrolrequest.DefaultWorkEstimatorConfig(), s.flowControl.GetMaxSeats)
-		return genericfilters.WithPriorityAndFairness(next, longRunning, s.flowControl, estimate, l.RequestTimeout/4)
+			flowcontrolrequest.DefaultWorkEstimatorConfig(), s.api.FlowControl.GetMaxSeats)
+		return genericfilters.WithPriorityAndFairness(next, longRunning, s.api.FlowControl, estimate, l.RequestTimeout/4)
 	}
 	return genericfilters.WithMaxInFlightLimit(next, l.MaxRequestsInFlight, l.MaxMutatingRequestsInFlight, longRunning)
 }
@@ -88,24 +82,3 @@ func unknownObjectCount(string) (storage.Stats, error) {
 // noWatchCount: a write's cost does not grow with the watches it reaches, which are sent events
 // from the change feed, not from the write's request.
 func noWatchCount(*genericrequest.RequestInfo) int { return 0 }
-
-// startPriorityAndFairness runs kube's API priority and fairness until ctx ends: the bootstrap
-// configuration objects are written, and the library's configuration controller follows them
-// through the loopback client and shares the server's concurrency (both in-flight limits
-// together) out to the priority levels.
-func (s *Server) startPriorityAndFairness(ctx context.Context, deps controllers.Deps, lb *loopback.Client) {
-	s.flowControlBootstrap = fcbootstrap.NewBootstrap(deps, !s.opts.NoDefaultObjects)
-	go func() {
-		if err := s.flowControlBootstrap.Run(ctx); err != nil && ctx.Err() == nil {
-			s.log.Error("writing the priority and fairness configuration", "err", err)
-		}
-	}()
-	concurrency := s.limits.MaxRequestsInFlight + s.limits.MaxMutatingRequestsInFlight
-	s.flowControl = utilflowcontrol.New(lb.Informers, lb.Client.FlowcontrolV1(), concurrency)
-	schemas := lb.Informers.Flowcontrol().V1().FlowSchemas().Informer()
-	levels := lb.Informers.Flowcontrol().V1().PriorityLevelConfigurations().Informer()
-	s.flowControlSynced = func() bool { return schemas.HasSynced() && levels.HasSynced() }
-	lb.Informers.Start(ctx.Done())
-	go func() { _ = s.flowControl.Run(ctx.Done()) }()
-	genericfilters.StartPriorityAndFairnessWatermarkMaintenance(ctx.Done())
-}

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -16,18 +16,19 @@ import (
 	genericfilters "k8s.io/apiserver/pkg/endpoints/filters"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 
+	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
 // limitedChain serves inner behind the server's request limits and timeouts, for a user that is
 // not in system:masters (which the in-flight limit never refuses).
-func limitedChain(s *Server, inner http.Handler) *httptest.Server {
-	h := s.withOverloadProtection(inner)
-	h = s.withTimeouts(h)
+func limitedChain(s *server.Server, inner http.Handler) *httptest.Server {
+	h := server.Limited(s, inner)
 	asUser := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(genericrequest.WithUser(r.Context(), &user.DefaultInfo{Name: "alice", Groups: []string{user.AllAuthenticated}})))
 	})
-	srv := httptest.NewServer(genericfilters.WithRequestInfo(asUser, requestInfoResolver))
+	srv := httptest.NewServer(genericfilters.WithRequestInfo(asUser, server.RequestInfoResolver))
 	return srv
 }
 
@@ -43,7 +44,7 @@ func get(t *testing.T, url string) (int, http.Header, string) {
 }
 
 func TestInFlightLimitRefusesBeyondItButNotWatches(t *testing.T) {
-	api := newTestAPI(t, sqltest.SQLiteDSN(t), Options{Limits: &Limits{MaxRequestsInFlight: 1, MaxMutatingRequestsInFlight: 1, RequestTimeout: time.Minute}})
+	api := newTestAPI(t, sqltest.SQLiteDSN(t), apiserver.Options{Options: server.Options{Limits: &server.Limits{MaxRequestsInFlight: 1, MaxMutatingRequestsInFlight: 1, RequestTimeout: time.Minute}}})
 	inside, release := make(chan struct{}), make(chan struct{})
 	srv := limitedChain(api.server, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("block") != "" {
@@ -76,7 +77,7 @@ func TestInFlightLimitRefusesBeyondItButNotWatches(t *testing.T) {
 }
 
 func TestRequestTimeout(t *testing.T) {
-	api := newTestAPI(t, sqltest.SQLiteDSN(t), Options{Limits: &Limits{RequestTimeout: 100 * time.Millisecond}})
+	api := newTestAPI(t, sqltest.SQLiteDSN(t), apiserver.Options{Options: server.Options{Limits: &server.Limits{RequestTimeout: 100 * time.Millisecond}}})
 	abandoned := make(chan error, 2)
 	srv := limitedChain(api.server, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done() // the handler's context ends at the deadline, abandoning its work
@@ -102,7 +103,7 @@ func TestUnservedWellKnownTypesSayWhy(t *testing.T) {
 	api.do("GET", "/apis/apps/v1/namespaces/default/deployments", "").expectStatus(t, metav1.Status{
 		Code: 404, Reason: metav1.StatusReasonNotFound, Details: &metav1.StatusDetails{},
 		Message: "the server could not find the requested resource: sqlkube does not serve deployments.apps, because " +
-			reasonWorkloads + " (README.md lists what it serves)"})
+			server.ReasonWorkloads + " (README.md lists what it serves)"})
 	if msg := string(api.do("GET", "/api/v1/pods", "").expect(t, 404).body); !strings.Contains(msg, "sqlkube does not serve pods, because it runs no workloads") {
 		t.Errorf("pods: %s", msg)
 	}

@@ -37,7 +37,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req *request)
 	if err != nil {
 		return err
 	}
-	meta, err := s.registry.List(r.Context(), req.ref(), opts, lw.item)
+	meta, err := s.api.Registry.List(r.Context(), req.ref(), opts, lw.item)
 	if err == nil {
 		err = lw.failures.Err()
 	}

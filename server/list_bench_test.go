@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
@@ -29,7 +30,7 @@ func BenchmarkList(b *testing.B) {
 }
 
 func benchmarkList(b *testing.B, dsn string) {
-	api := newTestAPI(b, dsn, Options{})
+	api := newTestAPI(b, dsn, apiserver.Options{})
 	fillConfigMaps(b, api.store, benchObjects)
 	for _, bc := range []struct{ name, query string }{
 		{"all", ""},

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -48,7 +50,7 @@ func (h *recordingHandler) requestLines() map[int64]slog.Level {
 
 func TestRequestLog(t *testing.T) {
 	logs := &recordingHandler{}
-	api := newTestAPI(t, sqltest.SQLiteDSN(t), Options{Logger: slog.New(logs), RequestLogLevel: slog.LevelDebug})
+	api := newTestAPI(t, sqltest.SQLiteDSN(t), apiserver.Options{Options: server.Options{Logger: slog.New(logs), RequestLogLevel: slog.LevelDebug}})
 	api.do("GET", cmPath, "").expect(t, http.StatusOK)
 	api.do("GET", cmPath+"/missing", "").expect(t, http.StatusNotFound)
 	_ = api.store.Close()
@@ -68,7 +70,7 @@ func TestRequestLog(t *testing.T) {
 // A request the client abandoned fails, but that is not a server error: it is logged at debug.
 func TestRequestLogClientGone(t *testing.T) {
 	logs := &recordingHandler{}
-	api := newTestAPI(t, sqltest.SQLiteDSN(t), Options{Logger: slog.New(logs), RequestLogLevel: slog.LevelDebug})
+	api := newTestAPI(t, sqltest.SQLiteDSN(t), apiserver.Options{Options: server.Options{Logger: slog.New(logs), RequestLogLevel: slog.LevelDebug}})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	rec := httptest.NewRecorder()

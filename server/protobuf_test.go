@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/sqlkube/sqlkube/server"
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/resource"
 )
@@ -21,10 +22,10 @@ func TestProtobufBodies(t *testing.T) {
 	send := func(method, path string, obj runtime.Object) response {
 		t.Helper()
 		var body bytes.Buffer
-		if err := protobufDecoder.Encode(obj, &body); err != nil {
+		if err := server.ProtobufDecoder.Encode(obj, &body); err != nil {
 			t.Fatal(err)
 		}
-		return api.do(method, path, body.String(), "Content-Type: "+mediaTypeProtobuf)
+		return api.do(method, path, body.String(), "Content-Type: "+server.MediaTypeProtobuf)
 	}
 	secret := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{Name: "s", Labels: map[string]string{"a": "b"}},
@@ -39,14 +40,14 @@ func TestProtobufBodies(t *testing.T) {
 	send("POST", cmPath, cm).expect(t, http.StatusUnprocessableEntity)
 	send("POST", cmPath, secret).expectStatus(t, metav1.Status{Code: http.StatusBadRequest, Reason: metav1.StatusReasonBadRequest,
 		Message: `Secret in version "v1" cannot be handled as a ConfigMap: converting (v1.Secret) to (core.ConfigMap): unknown conversion`})
-	api.do("POST", cmPath, "not protobuf", "Content-Type: "+mediaTypeProtobuf).expect(t, http.StatusBadRequest)
+	api.do("POST", cmPath, "not protobuf", "Content-Type: "+server.MediaTypeProtobuf).expect(t, http.StatusBadRequest)
 }
 
 // Every built-in type's body may come as protobuf, as kubectl sends it.
 func TestEveryBuiltinDecodesFromProtobuf(t *testing.T) {
 	for _, r := range builtin.Resources(func(*resource.Resource) {}) {
 		gvk := schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
-		if !protobufScheme.Recognizes(gvk) {
+		if !server.ProtobufScheme.Recognizes(gvk) {
 			t.Errorf("%s is not in the protobuf scheme", gvk)
 		}
 	}

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -10,15 +10,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorilla/mux"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/catalog"
-	"github.com/sqlkube/sqlkube/server/discovery"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -35,7 +35,7 @@ func openTestStore(t *testing.T, dsn string) *sqlstore.Store {
 }
 
 // startRegistry runs a catalog on store until the test ends.
-func startRegistry(t *testing.T, store Storage) *catalog.Catalog {
+func startRegistry(t *testing.T, store apiserver.Storage) *catalog.Catalog {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -49,10 +49,7 @@ func startRegistry(t *testing.T, store Storage) *catalog.Catalog {
 // serveDiscoveryForTest serves only the discovery routes of a server on g.
 func serveDiscoveryForTest(t *testing.T, g *catalog.Catalog) *httptest.Server {
 	t.Helper()
-	s := &Server{log: slog.New(slog.DiscardHandler), catalog: g, discovery: discovery.NewCache(g)}
-	r := mux.NewRouter()
-	s.routeDiscovery(r)
-	srv := httptest.NewServer(r)
+	srv := httptest.NewServer(server.DiscoveryRoutes(g))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -114,7 +111,7 @@ spec:
 
 // writeCRD creates a CRD as the create handler does: the type's hooks, then storage, then
 // AfterWrite. It fails the test on validation errors.
-func writeCRD(t *testing.T, g *catalog.Catalog, store Storage, doc string) sqlstore.Object {
+func writeCRD(t *testing.T, g *catalog.Catalog, store apiserver.Storage, doc string) sqlstore.Object {
 	t.Helper()
 	crds := mustLookup(t, g, builtin.APIExtensionsGroup, "v1", "customresourcedefinitions")
 	u := fromYAML(t, doc)
@@ -138,7 +135,7 @@ func writeCRD(t *testing.T, g *catalog.Catalog, store Storage, doc string) sqlst
 }
 
 // readObject reads a stored object.
-func readObject(t *testing.T, store Storage, key sqlstore.Key) (*unstructured.Unstructured, sqlstore.Object) {
+func readObject(t *testing.T, store apiserver.Storage, key sqlstore.Key) (*unstructured.Unstructured, sqlstore.Object) {
 	t.Helper()
 	o, err := store.Get(context.Background(), key)
 	if err != nil {

@@ -75,7 +75,7 @@ func (s *Server) resolve(group, version, rest string) (*request, error) {
 	if len(parts) == 0 || containsEmpty(parts) {
 		return nil, errNotFoundPath()
 	}
-	res, ok := s.catalog.Lookup(group, version, parts[0])
+	res, ok := s.api.Catalog.Lookup(group, version, parts[0])
 	if !ok {
 		return nil, errUnknownResource(group, parts[0])
 	}

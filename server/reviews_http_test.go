@@ -1,10 +1,11 @@
-package server
+package server_test
 
 import (
 	"encoding/json"
 	"net/http"
 	"testing"
 
+	"github.com/sqlkube/sqlkube/server"
 	authorizationv1 "k8s.io/api/authorization/v1"
 )
 
@@ -14,16 +15,16 @@ import (
 func TestReviewRoutes(t *testing.T) {
 	api := sqliteAPI(t)
 	const ssar = `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"resourceAttributes":{"verb":"get","resource":"pods"}}}`
-	resp := api.do("POST", authorizationPrefix+"selfsubjectaccessreviews", ssar).expect(t, http.StatusCreated)
+	resp := api.do("POST", server.AuthorizationPrefix+"selfsubjectaccessreviews", ssar).expect(t, http.StatusCreated)
 	var review authorizationv1.SelfSubjectAccessReview
 	if err := json.Unmarshal(resp.body, &review); err != nil || !review.Status.Allowed || review.Kind != "SelfSubjectAccessReview" {
 		t.Errorf("answer %s (%v), want an allowed SelfSubjectAccessReview", resp.body, err)
 	}
-	api.do("GET", authorizationPrefix+"selfsubjectaccessreviews", "").expect(t, http.StatusMethodNotAllowed)
-	api.do("POST", authenticationPrefix+"tokenreviews", `{"spec":`).expect(t, http.StatusBadRequest)
+	api.do("GET", server.AuthorizationPrefix+"selfsubjectaccessreviews", "").expect(t, http.StatusMethodNotAllowed)
+	api.do("POST", server.AuthenticationPrefix+"tokenreviews", `{"spec":`).expect(t, http.StatusBadRequest)
 	const lsar = `{"spec":{"user":"bob","resourceAttributes":{"namespace":"a","verb":"get","resource":"pods"}}}`
-	api.do("POST", authorizationPrefix+"namespaces/a/localsubjectaccessreviews", lsar).expect(t, http.StatusCreated)
-	api.do("POST", authorizationPrefix+"namespaces/b/localsubjectaccessreviews", lsar).expect(t, http.StatusBadRequest)
-	api.do("POST", authenticationPrefix+"selfsubjectreviews", `{}`).expect(t, http.StatusCreated)
-	api.do("POST", authorizationPrefix+"selfsubjectrulesreviews", `{"spec":{"namespace":"a"}}`).expect(t, http.StatusCreated)
+	api.do("POST", server.AuthorizationPrefix+"namespaces/a/localsubjectaccessreviews", lsar).expect(t, http.StatusCreated)
+	api.do("POST", server.AuthorizationPrefix+"namespaces/b/localsubjectaccessreviews", lsar).expect(t, http.StatusBadRequest)
+	api.do("POST", server.AuthenticationPrefix+"selfsubjectreviews", `{}`).expect(t, http.StatusCreated)
+	api.do("POST", server.AuthorizationPrefix+"selfsubjectrulesreviews", `{"spec":{"namespace":"a"}}`).expect(t, http.StatusCreated)
 }

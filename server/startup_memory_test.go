@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"fmt"
@@ -11,6 +11,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
@@ -82,9 +84,9 @@ func fillStore(t *testing.T, store *sqlstore.Store, n int) {
 	}
 }
 
-func mustNew(t *testing.T, store Storage) *Server {
+func mustNew(t *testing.T, store apiserver.Storage) *server.Server {
 	t.Helper()
-	srv, err := New(t.Context(), store, Options{})
+	srv, err := apiserver.New(t.Context(), store, apiserver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"crypto"
@@ -11,6 +11,8 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 
+	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/server/auth"
 	"github.com/sqlkube/sqlkube/server/serviceaccount"
 	"github.com/sqlkube/sqlkube/server/serviceaccount/tokenrequest"
@@ -25,7 +27,7 @@ func TestTokenRequestRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	sa := &tokenrequest.ServiceAccounts{Issuer: "https://sqlkube.test", SigningKey: key, PublicKeys: []crypto.PublicKey{key.Public()}}
-	api := newTestAPI(t, sqltest.SQLiteDSN(t), Options{Security: &Security{Authentication: auth.Authentication{Anonymous: true},
+	api := newTestAPI(t, sqltest.SQLiteDSN(t), apiserver.Options{Security: &apiserver.Security{Authentication: auth.Authentication{Anonymous: true},
 		AuthorizationModes: []string{auth.ModeAlwaysAllow}, ServiceAccounts: sa}})
 	api.do("POST", "/api/v1/namespaces/default/serviceaccounts", `{"metadata":{"name":"bot"}}`).expect(t, http.StatusCreated)
 	resp := api.do("POST", "/api/v1/namespaces/default/serviceaccounts/bot/token", `{}`).expect(t, http.StatusCreated)
@@ -33,7 +35,7 @@ func TestTokenRequestRoutes(t *testing.T) {
 	if err := json.Unmarshal(resp.body, &tr); err != nil || tr.Status.Token == "" || tr.Kind != "TokenRequest" {
 		t.Fatalf("answer %s (%v), want a TokenRequest with a token", resp.body, err)
 	}
-	resp = api.do("POST", authenticationPrefix+"selfsubjectreviews", `{}`, "Authorization: Bearer "+tr.Status.Token).expect(t, http.StatusCreated)
+	resp = api.do("POST", server.AuthenticationPrefix+"selfsubjectreviews", `{}`, "Authorization: Bearer "+tr.Status.Token).expect(t, http.StatusCreated)
 	var self authenticationv1.SelfSubjectReview
 	if err := json.Unmarshal(resp.body, &self); err != nil || self.Status.UserInfo.Username != "system:serviceaccount:default:bot" {
 		t.Errorf("the token's user: %s (%v)", resp.body, err)

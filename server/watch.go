@@ -134,7 +134,7 @@ func parseWatchRequest(r *http.Request, req *request) (*internalversion.ListOpti
 // newWatchStream starts a watch response: the registry's watch, running until ctx ends (its
 // selectors checked), and the encoder of the negotiated view.
 func (s *Server) newWatchStream(ctx context.Context, w http.ResponseWriter, r *http.Request, req *request, opts *internalversion.ListOptions, out output) (*watchStream, error) {
-	watch, err := s.registry.Watch(ctx, req.ref(), opts)
+	watch, err := s.api.Registry.Watch(ctx, req.ref(), opts)
 	if err != nil {
 		return nil, err
 	}

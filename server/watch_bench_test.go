@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -32,7 +33,7 @@ func BenchmarkWatchDelivery(b *testing.B) {
 	}{{"sqlite", sqltest.SQLiteDSN}, {"postgres", sqltest.PostgresDSN}} {
 		for _, watchers := range []int{1, 100, 1000} {
 			b.Run(fmt.Sprintf("%s/watchers=%d", backend.name, watchers), func(b *testing.B) {
-				benchmarkDelivery(b, newTestAPI(b, backend.dsn(b), Options{}), watchers)
+				benchmarkDelivery(b, newTestAPI(b, backend.dsn(b), apiserver.Options{}), watchers)
 			})
 		}
 	}
@@ -157,7 +158,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // connections that hold no client-side buffers or goroutines, so the growth is the server's.
 func BenchmarkWatchIdleMemory(b *testing.B) {
 	const watchers = 1000
-	api := newTestAPI(b, sqltest.SQLiteDSN(b), Options{})
+	api := newTestAPI(b, sqltest.SQLiteDSN(b), apiserver.Options{})
 	path := configMapsPath + "?watch=1&resourceVersion=" + api.listRV()
 	before := heapInUse()
 	conns := make([]net.Conn, 0, watchers)
@@ -202,7 +203,7 @@ func heapInUse() int64 {
 // run it with e.g. -benchtime=300x.
 func BenchmarkWatchFanOut(b *testing.B) {
 	const watchers = 100
-	api := newTestAPI(b, sqltest.SQLiteDSN(b), Options{})
+	api := newTestAPI(b, sqltest.SQLiteDSN(b), apiserver.Options{})
 	path := configMapsPath + "?watch=1&resourceVersion=" + api.listRV()
 	var wg sync.WaitGroup
 	for range watchers {

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"bufio"
@@ -19,6 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
@@ -352,7 +354,7 @@ func (ww *wireWatch) nextChange(idle string) wireEvent {
 
 func TestWatchBookmarks(t *testing.T) {
 	sqltest.Backends(t, func(t *testing.T, dsn string) {
-		api := newTestAPI(t, dsn, Options{WatchBookmarkInterval: 50 * time.Millisecond})
+		api := newTestAPI(t, dsn, apiserver.Options{WatchBookmarkInterval: 50 * time.Millisecond})
 		start := api.listRV()
 		ww := api.watch(configMapsPath + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + start)
 		rv := api.put("a", nil, "1")
@@ -475,7 +477,7 @@ func newStoreAPI(t *testing.T, storeOpts sqlstore.Options) (*testAPI, *sync.Map)
 	if err != nil {
 		t.Fatalf("opening store: %v", err)
 	}
-	srv, err := New(ctx, store, Options{})
+	srv, err := apiserver.New(ctx, store, apiserver.Options{})
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
@@ -544,8 +546,7 @@ func (r idleTimeoutReader) Read(p []byte) (int, error) {
 }
 
 func TestWatchSlowConsumerIsDisconnected(t *testing.T) {
-	defer func(d time.Duration) { watchWriteTimeout = d }(watchWriteTimeout)
-	watchWriteTimeout = time.Second
+	defer server.SetWatchWriteTimeout(time.Second)()
 	api, closedConns := newStoreAPI(t, sqlstore.Options{DSN: sqltest.SQLiteDSN(t), WatchBuffer: 16})
 	path := configMapsPath + "?watch=1&resourceVersion=" + api.listRV()
 	slow := rawWatch(t, api, path)
@@ -701,8 +702,7 @@ func TestWatchClientGoneEndsHandler(t *testing.T) {
 // deadline either. It did: the Python client (no bookmarks, timeoutSeconds=10) saw "bad record
 // mac" over TLS, and idle HTTP/2 watches were reset after 10 s.
 func TestWatchIdleLongerThanWriteTimeout(t *testing.T) {
-	defer func(d time.Duration) { watchWriteTimeout = d }(watchWriteTimeout)
-	watchWriteTimeout = 200 * time.Millisecond
+	defer server.SetWatchWriteTimeout(200 * time.Millisecond)()
 	api := sqliteAPI(t)
 	tlsServer := httptest.NewUnstartedServer(api.server)
 	tlsServer.EnableHTTP2 = true
@@ -725,7 +725,7 @@ func TestWatchIdleLongerThanWriteTimeout(t *testing.T) {
 				t.Fatalf("watch answered %d over %s, want 200 over %s", resp.StatusCode, resp.Proto, tc.proto)
 			}
 			// Idle past the write timeout, before and after an event.
-			time.Sleep(3 * watchWriteTimeout)
+			time.Sleep(3 * server.WatchWriteTimeout())
 			name := "idle-" + tc.name
 			created := api.put(name, nil, "1")
 			body, err := io.ReadAll(resp.Body)

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkWrite(b *testing.B) {
 }
 
 func benchmarkWrite(b *testing.B, dsn string) {
-	api := newTestAPI(b, dsn, Options{})
+	api := newTestAPI(b, dsn, apiserver.Options{})
 	payload := strings.Repeat("x", 1024)
 	body := func(name, rv string) []byte {
 		return fmt.Appendf(nil, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"resourceVersion":%q},"data":{"payload":%q}}`, name, rv, payload)

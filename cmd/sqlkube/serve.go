@@ -17,6 +17,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/cmd/sqlkube/encryption"
 	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/server/metrics"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -94,8 +95,8 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 
 	ops := cfg.Operations
-	opts := server.Options{Logger: log, WatchBookmarkInterval: cfg.WatchBookmarkInterval, Limits: &ops.Limits,
-		RequestLogLevel: ops.RequestLogLevel, Profiling: ops.Profiling, Admission: cfg.Admission}
+	opts := apiserver.Options{WatchBookmarkInterval: cfg.WatchBookmarkInterval, Admission: cfg.Admission,
+		Options: server.Options{Logger: log, Limits: &ops.Limits, RequestLogLevel: ops.RequestLogLevel, Profiling: ops.Profiling}}
 	if err := checkAdmission(cfg.Admission); err != nil {
 		return err
 	}
@@ -110,7 +111,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	if opts.Audit.Backend != nil {
 		defer runAuditBackend(opts.Audit.Backend)()
 	}
-	api, err := server.New(ctx, store, opts)
+	api, err := apiserver.New(ctx, store, opts)
 	if err != nil {
 		return fmt.Errorf("start API server: %w", err)
 	}
@@ -125,7 +126,7 @@ func storeOptions(cfg config, log *slog.Logger) sqlstore.Options {
 		Retention:             cfg.Retention,
 		RetentionMinRevisions: cfg.RetentionMinRevisions,
 		CompactionInterval:    cfg.CompactionInterval,
-		Mark:                  server.StoreMark,
+		Mark:                  apiserver.StoreMark,
 		Observer:              metrics.Observer{},
 	}
 }

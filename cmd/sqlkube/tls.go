@@ -15,7 +15,7 @@ import (
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	cliflag "k8s.io/component-base/cli/flag"
 
-	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/server/auth"
 	"github.com/sqlkube/sqlkube/server/pki"
 	"github.com/sqlkube/sqlkube/server/serviceaccount"
@@ -150,7 +150,7 @@ func prepareSecurity(ctx context.Context, c securityConfig, listen net.Addr, log
 
 // options are the server's authentication and authorization. JWT issuers' keys are fetched in
 // the background until ctx ends.
-func (s *secureServing) options(ctx context.Context, c securityConfig) (*server.Security, error) {
+func (s *secureServing) options(ctx context.Context, c securityConfig) (*apiserver.Security, error) {
 	jwt, err := jwtAuthenticators(ctx, c.AuthenticationConfig, []string{c.SAIssuer})
 	if err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ func (s *secureServing) options(ctx context.Context, c securityConfig) (*server.
 	if err != nil {
 		return nil, err
 	}
-	return &server.Security{
+	return &apiserver.Security{
 		RootCA:          s.caBundle,
 		ServiceAccounts: sa,
 		Authentication: auth.Authentication{

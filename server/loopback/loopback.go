@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"k8s.io/apiserver/pkg/authentication/user"
-	genericfilters "k8s.io/apiserver/pkg/endpoints/filters"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -25,45 +24,45 @@ var User = &user.DefaultInfo{Name: user.APIServerUser, Groups: []string{user.Sys
 
 // Client is what the in-process users of the API get: one client configuration of the server's
 // own routes, a client, and one informer factory they share, so that each type is listed and
-// watched once.
+// watched once. Its requests wait until Serve is called: the users can be built before the
+// routes they will reach.
 type Client struct {
 	// Config reaches the routes; a user may build other clients from it (dynamic, metadata).
 	Config *rest.Config
 	// Client is the typed client of Config.
 	Client kubernetes.Interface
-	// Informers is the shared informer factory; each of its users starts it once it has asked
-	// for its informers.
+	// Informers is the shared informer factory; the assembly starts it once its users have
+	// asked for their informers.
 	Informers kubeinformers.SharedInformerFactory
+	pipes     *pipeListener
 }
 
-// Start serves routes to in-process clients until ctx ends. They reach the routes over
-// in-memory pipes, without TLS, credentials or the request limits, as User; each request's
-// information is resolved by resolver first, as the routes expect.
-func Start(ctx context.Context, routes http.Handler, resolver genericrequest.RequestInfoResolver) (*Client, error) {
-	config := serve(ctx, routes, resolver)
+// New makes the in-process client; its connections are in-memory pipes that Serve answers,
+// without TLS, credentials or the request limits.
+func New() (*Client, error) {
+	pipes := newPipeListener()
+	config := &rest.Config{
+		Host:  "http://loopback",
+		Dial:  pipes.dial,
+		QPS:   -1, // no client-side rate limit: the server is itself
+		Burst: -1,
+	}
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{Config: config, Client: client, Informers: kubeinformers.NewSharedInformerFactory(client, 0)}, nil
+	return &Client{Config: config, Client: client, Informers: kubeinformers.NewSharedInformerFactory(client, 0), pipes: pipes}, nil
 }
 
-// serve serves routes to in-process clients until ctx ends, and returns their client
-// configuration.
-func serve(ctx context.Context, routes http.Handler, resolver genericrequest.RequestInfoResolver) *rest.Config {
-	ln := newPipeListener()
+// Serve answers the client's requests with routes, as User, until ctx ends; routes resolve the
+// request's information themselves.
+func (c *Client) Serve(ctx context.Context, routes http.Handler) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		routes.ServeHTTP(w, r.WithContext(genericrequest.WithUser(r.Context(), User)))
 	})
-	srv := &http.Server{Handler: genericfilters.WithRequestInfo(h, resolver), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(c.pipes) }()
 	context.AfterFunc(ctx, func() { _ = srv.Close() })
-	return &rest.Config{
-		Host:  "http://loopback",
-		Dial:  ln.dial,
-		QPS:   -1, // no client-side rate limit: the server is itself
-		Burst: -1,
-	}
 }
 
 // pipeListener is a net.Listener whose connections are in-memory pipes made by dial.

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authentication/user"
+	genericfilters "k8s.io/apiserver/pkg/endpoints/filters"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 )
 
@@ -33,16 +34,24 @@ func namespaceRoutes(requests chan<- seen) http.Handler {
 	})
 }
 
-// TestStartServesRoutesAsAPIServer: the client reaches the routes with the request resolved and
-// as system:apiserver in system:masters.
-func TestStartServesRoutesAsAPIServer(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	requests := make(chan seen, 1)
-	lb, err := Start(ctx, namespaceRoutes(requests), resolver)
+// start makes a client and serves routes, resolving the request's information first as the
+// server's routes do.
+func start(ctx context.Context, t *testing.T, routes http.Handler) *Client {
+	lb, err := New()
 	if err != nil {
 		t.Fatal(err)
 	}
+	lb.Serve(ctx, genericfilters.WithRequestInfo(routes, resolver))
+	return lb
+}
+
+// TestServesRoutesAsAPIServer: the client reaches the routes as system:apiserver in
+// system:masters.
+func TestServesRoutesAsAPIServer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	requests := make(chan seen, 1)
+	lb := start(ctx, t, namespaceRoutes(requests))
 	ns, err := lb.Client.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{})
 	if err != nil || ns.Name != "kube-system" {
 		t.Fatalf("get: %v, %v", ns, err)
@@ -63,10 +72,7 @@ func TestStartServesRoutesAsAPIServer(t *testing.T) {
 func TestStopsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	requests := make(chan seen, 1)
-	lb, err := Start(ctx, namespaceRoutes(requests), resolver)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lb := start(ctx, t, namespaceRoutes(requests))
 	cancel()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -116,5 +122,27 @@ func TestPipeListener(t *testing.T) {
 	cancel()
 	if _, err := newPipeListener().dial(ctx, "tcp", "loopback"); err == nil {
 		t.Error("dial with an ended context succeeded")
+	}
+}
+
+// TestRequestsWaitForServe: a request sent before the routes are served is answered once they
+// are, so that the client's users can be built first.
+func TestRequestsWaitForServe(t *testing.T) {
+	lb, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan error, 1)
+	go func() {
+		_, err := lb.Client.CoreV1().Namespaces().Get(t.Context(), "early", metav1.GetOptions{})
+		answered <- err
+	}()
+	requests := make(chan seen, 1)
+	lb.Serve(t.Context(), genericfilters.WithRequestInfo(namespaceRoutes(requests), resolver))
+	if err := <-answered; err != nil {
+		t.Fatal(err)
+	}
+	if got := <-requests; got.info.Name != "early" {
+		t.Errorf("request info %+v", got.info)
 	}
 }
