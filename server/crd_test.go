@@ -106,7 +106,7 @@ func TestCRDValidationErrors(t *testing.T) {
 			_ = unstructured.SetNestedSlice(u.Object, versions, "spec", "versions")
 		},
 		causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.versions",
-			Message: `Invalid value: [{"Name":"v1","Served":true,"apiserver.Storage":false,"Deprecated":false,"DeprecationWarning":null,"Schema":null,"Subresources":null,"AdditionalPrinterColumns":null,"SelectableFields":null}]: must have exactly one version marked as storage version`},
+			Message: `Invalid value: [{"Name":"v1","Served":true,"Storage":false,"Deprecated":false,"DeprecationWarning":null,"Schema":null,"Subresources":null,"AdditionalPrinterColumns":null,"SelectableFields":null}]: must have exactly one version marked as storage version`},
 			// Without a storage version, the create records no stored version either.
 			{Type: metav1.CauseTypeFieldValueInvalid, Field: "status.storedVersions", Message: "Invalid value: null: must have at least one stored version"}},
 	}, {
