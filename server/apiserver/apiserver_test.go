@@ -1,0 +1,132 @@
+package apiserver_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/apiserver"
+	"github.com/sqlkube/sqlkube/server/auth"
+	"github.com/sqlkube/sqlkube/sqlstore"
+	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
+)
+
+// started is a server New assembled on a real store, reached over HTTP.
+type started struct {
+	t   *testing.T
+	url string
+}
+
+func start(t *testing.T, dsn string, opts apiserver.Options) *started {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	store, err := sqlstore.Open(ctx, sqlstore.Options{DSN: dsn, Mark: apiserver.StoreMark})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := apiserver.New(ctx, store, opts)
+	if err != nil {
+		t.Fatalf("apiserver.New: %v", err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		hs.Close()
+		cancel()
+		_ = store.Close()
+	})
+	return &started{t: t, url: hs.URL}
+}
+
+// get answers GET path with token as the bearer ("" for none).
+func (s *started) get(path, token string) (int, string) {
+	s.t.Helper()
+	req, err := http.NewRequest("GET", s.url+path, nil)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// waitFor waits up to 30 s for GET path to answer code.
+func (s *started) waitFor(path, token string, code int) string {
+	s.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, body := s.get(path, token)
+		if got == code {
+			return body
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("GET %s: %d %s, want %d", path, got, body, code)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestAssembledWithoutSecurity: the whole program on each backend becomes ready with
+// kube-apiserver's checks, runs its controllers (the flow-control configuration is written, a
+// new namespace gets its default ServiceAccount), and serves every request as an admin.
+func TestAssembledWithoutSecurity(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn, apiserver.Options{})
+		ready := s.waitFor("/readyz?verbose", "", http.StatusOK)
+		for _, check := range []string{"[+]database ok", "[+]poststarthook/apiserver/bootstrap-system-flowcontrol-configuration ok", "[+]informer-sync ok", "[+]shutdown ok"} {
+			if !strings.Contains(ready, check) {
+				t.Errorf("/readyz?verbose lacks %q:\n%s", check, ready)
+			}
+		}
+		if strings.Contains(ready, "rbac/bootstrap-roles") {
+			t.Errorf("an unsecured server waits for the RBAC policy:\n%s", ready)
+		}
+		s.waitFor("/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/exempt", "", http.StatusOK)
+		req, _ := http.NewRequest("POST", s.url+"/api/v1/namespaces", strings.NewReader(`{"metadata":{"name":"demo"}}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != http.StatusCreated {
+			t.Fatalf("creating a namespace: %v %v", resp, err)
+		}
+		resp.Body.Close()
+		s.waitFor("/api/v1/namespaces/demo/serviceaccounts/default", "", http.StatusOK)
+	})
+}
+
+// TestAssembledWithSecurity: with authentication and RBAC, readiness also waits for the
+// bootstrap policy; a token's user is authorized by it (system:masters may do anything, an
+// unknown token is 401, a user the policy grants nothing is 403).
+func TestAssembledWithSecurity(t *testing.T) {
+	tokens := filepath.Join(t.TempDir(), "tokens.csv")
+	if err := os.WriteFile(tokens, []byte("admin-token,admin,1,system:masters\nalice-token,alice,2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, sqltest.SQLiteDSN(t), apiserver.Options{
+		Security: &apiserver.Security{Authentication: auth.Authentication{TokenAuthFile: tokens}, AuthorizationModes: []string{auth.ModeRBAC}},
+		Options:  server.Options{Limits: &server.Limits{MaxRequestsInFlight: 10, MaxMutatingRequestsInFlight: 10, RequestTimeout: time.Minute}},
+	})
+	ready := s.waitFor("/readyz?verbose", "admin-token", http.StatusOK)
+	if !strings.Contains(ready, "[+]poststarthook/rbac/bootstrap-roles ok") || strings.Contains(ready, "flowcontrol") {
+		t.Errorf("/readyz?verbose with RBAC and without priority and fairness:\n%s", ready)
+	}
+	s.waitFor("/api/v1/namespaces/default/configmaps", "admin-token", http.StatusOK)
+	if code, _ := s.get("/api/v1/namespaces/default/configmaps", "wrong-token"); code != http.StatusUnauthorized {
+		t.Errorf("an unknown token: %d, want 401", code)
+	}
+	if code, _ := s.get("/api/v1/namespaces/default/configmaps", "alice-token"); code != http.StatusForbidden {
+		t.Errorf("a user without a role: %d, want 403", code)
+	}
+}
