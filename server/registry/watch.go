@@ -409,7 +409,7 @@ func (w *Watch) selected(ev *sqlstore.Event) (now, before bool) {
 	if w.selectsAll {
 		return ev.Op != sqlstore.OpDelete, hasBefore
 	}
-	m := ev.Memo(func() any { return decodeEventMeta(ev) }).(*eventMeta)
+	m := ev.Memo(func() any { return decodeEventMeta(w.req.res, ev) }).(*eventMeta)
 	now = ev.Op != sqlstore.OpDelete && w.sel.Matches(m.object)
 	if ev.Prev != nil {
 		before = w.sel.Matches(m.prev)
@@ -425,10 +425,10 @@ type eventMeta struct {
 	object, prev *selection.Decoded
 }
 
-func decodeEventMeta(ev *sqlstore.Event) any {
-	m := &eventMeta{object: selection.Decode(ev.Object.Key.Resource, ev.Object.Value)}
+func decodeEventMeta(res *resource.Resource, ev *sqlstore.Event) any {
+	m := &eventMeta{object: selection.Decode(res, ev.Object.Value)}
 	if ev.Prev != nil {
-		m.prev = selection.Decode(ev.Object.Key.Resource, ev.Prev.Value)
+		m.prev = selection.Decode(res, ev.Prev.Value)
 	}
 	return m
 }

@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/sqlkube/sqlkube/server/resource"
 )
 
 // Decoded is a stored object as selections read it, decoded once for every selection that
@@ -15,14 +17,14 @@ type Decoded struct {
 	value []byte
 	// meta is nil when value does not decode: such an object is never selected.
 	meta *objectMeta
-	// tableFields reads every selectable field of the object's type (selectableFields), once.
+	// tableFields reads every selectable field its type's strategy lists, once.
 	tableFields func() (fields.Set, error)
 }
 
-// Decode reads value, a stored object of the type storageName stores (sqlstore.Key.Resource),
-// for matching by any selection of that type.
-func Decode(storageName string, value []byte) *Decoded {
-	paths := selectableFields[storageName]
+// Decode reads value, a stored object of res, for matching by any selection of the type stored
+// as res is (one built-in resource per storage name).
+func Decode(res *resource.Resource, value []byte) *Decoded {
+	paths := selectableFields(res)
 	d := &Decoded{value: value, tableFields: sync.OnceValues(func() (fields.Set, error) { return fieldValues(value, paths) })}
 	var meta objectMeta
 	if json.Unmarshal(value, &meta) == nil {

@@ -5,27 +5,18 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/sqlkube/sqlkube/server/resource"
 )
 
-// selectableFields are the field selector labels each built-in type supports beyond
-// metadata.name and metadata.namespace, keyed by storage name, each with the path of the field
-// it reads. Custom resources' selectableFields come from their schema instead.
-var selectableFields = map[string]map[string][]string{
-	"secrets":    {"type": {"type"}},
-	"namespaces": {"status.phase": {"status", "phase"}},
-	"events": {
-		"involvedObject.kind":            {"involvedObject", "kind"},
-		"involvedObject.namespace":       {"involvedObject", "namespace"},
-		"involvedObject.name":            {"involvedObject", "name"},
-		"involvedObject.uid":             {"involvedObject", "uid"},
-		"involvedObject.apiVersion":      {"involvedObject", "apiVersion"},
-		"involvedObject.resourceVersion": {"involvedObject", "resourceVersion"},
-		"involvedObject.fieldPath":       {"involvedObject", "fieldPath"},
-		"reason":                         {"reason"},
-		"reportingComponent":             {"reportingComponent"},
-		"source":                         {"source", "component"},
-		"type":                           {"type"},
-	},
+// selectableFields are the field selector labels a built-in type supports beyond metadata.name
+// and metadata.namespace, each with the path of the field it reads: its strategy says them. A
+// resource without a strategy (a test's) has none.
+func selectableFields(res *resource.Resource) map[string][]string {
+	if typed := res.Typed(); typed != nil {
+		return typed.SelectableFields()
+	}
+	return nil
 }
 
 // fieldValues reads the selected non-metadata fields; a missing field is "". Only the objects

@@ -31,7 +31,7 @@ func FuzzSelectors(f *testing.F) {
 		matches := sel.Filter()
 		for _, value := range []string{`{"metadata":{"name":"x","namespace":"y","labels":{"env":"a"}}}`, `{"metadata":7}`} {
 			matches(sqlstore.Object{Value: []byte(value)})
-			sel.Matches(Decode(configMaps.StorageName, []byte(value)))
+			sel.Matches(Decode(configMaps, []byte(value)))
 		}
 	})
 }

@@ -28,8 +28,8 @@ type Selection struct {
 	fields fields.Selector
 	// typeFields reads the fields beyond metadata the field selector uses; nil when it uses none.
 	typeFields func(value []byte) (fields.Set, error)
-	// tableFields: typeFields reads fields of the selectableFields table, the same for every
-	// watch of the type, so that a watch event's Decoded can read them once for all its watchers.
+	// tableFields: typeFields reads fields the type's strategy lists, the same for every watch
+	// of the type, so that a watch event's Decoded can read them once for all its watchers.
 	tableFields bool
 }
 
@@ -66,9 +66,10 @@ func isMetadataField(label string) bool {
 	return label == "metadata.name" || label == "metadata.namespace"
 }
 
-// builtinFields checks a field selector against the selectableFields table.
+// builtinFields checks a field selector against the fields a built-in's strategy lists.
 func builtinFields(res *resource.Resource, selector fields.Selector) (func([]byte) (fields.Set, error), error) {
-	typeFields, hasTypeFields := selectableFields[res.StorageName]
+	typeFields := selectableFields(res)
+	hasTypeFields := len(typeFields) > 0
 	paths := map[string][]string{}
 	for _, req := range selector.Requirements() {
 		// Types with field labels of their own list metadata.namespace only when namespaced.

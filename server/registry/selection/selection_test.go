@@ -14,17 +14,23 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/crdschema"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
-var (
-	configMaps = &resource.Resource{Version: "v1", Name: "configmaps", Kind: "ConfigMap", ListKind: "ConfigMapList", Namespaced: true, StorageName: "configmaps", StorageVersion: "v1"}
-	secrets    = &resource.Resource{Version: "v1", Name: "secrets", Kind: "Secret", ListKind: "SecretList", Namespaced: true, StorageName: "secrets", StorageVersion: "v1"}
-	events     = &resource.Resource{Version: "v1", Name: "events", Kind: "Event", ListKind: "EventList", Namespaced: true, StorageName: "events", StorageVersion: "v1"}
-	namespaces = &resource.Resource{Version: "v1", Name: "namespaces", Kind: "Namespace", ListKind: "NamespaceList", StorageName: "namespaces", StorageVersion: "v1"}
-)
+// The built-in types the tests select, with their strategies.
+var configMaps, secrets, events, namespaces = builtinResource("configmaps"), builtinResource("secrets"), builtinResource("events"), builtinResource("namespaces")
+
+func builtinResource(name string) *resource.Resource {
+	for _, res := range builtin.Resources(func(*resource.Resource) {}) {
+		if res.Name == name {
+			return res
+		}
+	}
+	panic("no built-in " + name)
+}
 
 // mustSelect is the selection of res by the label and field selectors given as query strings.
 func mustSelect(t *testing.T, res *resource.Resource, labelSelector, fieldSelector string, served ServedDecoder) *Selection {
@@ -45,7 +51,7 @@ func mustSelect(t *testing.T, res *resource.Resource, labelSelector, fieldSelect
 func selects(t *testing.T, sel *Selection, res *resource.Resource, value string) bool {
 	t.Helper()
 	filtered := sel.Filter()(sqlstore.Object{Value: []byte(value)})
-	if matched := sel.Matches(Decode(res.StorageName, []byte(value))); matched != filtered {
+	if matched := sel.Matches(Decode(res, []byte(value))); matched != filtered {
 		t.Fatalf("%s: Filter says %v, Matches says %v", value, filtered, matched)
 	}
 	return filtered
@@ -146,7 +152,7 @@ func TestNamespacePinsNameEmpty(t *testing.T) {
 
 // One Decoded serves several selections of its type, each reading the fields it selects on.
 func TestDecodedIsShared(t *testing.T) {
-	d := Decode("events", []byte(`{"metadata":{"name":"e"},"reason":"Started","type":"Normal"}`))
+	d := Decode(events, []byte(`{"metadata":{"name":"e"},"reason":"Started","type":"Normal"}`))
 	for selector, want := range map[string]bool{"reason=Started": true, "type=Warning": false, "metadata.name=e": true} {
 		if got := mustSelect(t, events, "", selector, nil).Matches(d); got != want {
 			t.Errorf("%s: %v, want %v", selector, got, want)
