@@ -45,6 +45,7 @@ func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
 		}), func(r *resource.Resource) { r.ShortNames = []string{"cm"} }),
 		builtin("", "v1", "secrets", "Secret", true, verbsAll, typed(rules[corev1.Secret]{
 			adjust: decodeSecret, validate: validateSecret, table: secretTable, untracked: true,
+			fields: map[string][]string{"type": {"type"}},
 		}), nil),
 		builtin("", "v1", "serviceaccounts", "ServiceAccount", true, verbsAll, typed(rules[corev1.ServiceAccount]{
 			validate: validateServiceAccount, table: serviceAccountTable, untracked: true,
@@ -53,7 +54,7 @@ func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
 			r.TokenRequest = true
 		}),
 		builtin("", "v1", "events", "Event", true, verbsAll, typed(rules[corev1.Event]{
-			validate: validateEvent, table: eventTable, untracked: true, createOnUpdate: true,
+			validate: validateEvent, table: eventTable, untracked: true, createOnUpdate: true, fields: eventFields,
 		}), func(r *resource.Resource) { r.ShortNames = []string{"ev"} }),
 		builtin(CoordinationGroup, "v1", "leases", "Lease", true, verbsAll, typed(rules[coordinationv1.Lease]{
 			validate: validateLease, table: leaseTable, untracked: true, createOnUpdate: true, conditional: true,
@@ -130,6 +131,21 @@ func builtin(group, version, plural, kind string, namespaced bool, verbs []strin
 }
 
 func withStatus(r *resource.Resource) { r.Status = true }
+
+// eventFields are the field selector labels of core/v1 events beyond metadata.
+var eventFields = map[string][]string{
+	"involvedObject.kind":            {"involvedObject", "kind"},
+	"involvedObject.namespace":       {"involvedObject", "namespace"},
+	"involvedObject.name":            {"involvedObject", "name"},
+	"involvedObject.uid":             {"involvedObject", "uid"},
+	"involvedObject.apiVersion":      {"involvedObject", "apiVersion"},
+	"involvedObject.resourceVersion": {"involvedObject", "resourceVersion"},
+	"involvedObject.fieldPath":       {"involvedObject", "fieldPath"},
+	"reason":                         {"reason"},
+	"reportingComponent":             {"reportingComponent"},
+	"source":                         {"source", "component"},
+	"type":                           {"type"},
+}
 
 // StorageName keys a type in storage: "plural.group", or just "plural" in the core group.
 func StorageName(plural, group string) string {

@@ -16,7 +16,8 @@ import (
 // do, and whose phase says when it is being deleted, as kube-apiserver's namespace strategy
 // and storage have it.
 func namespaceStrategy(res *resource.Resource) resource.TypedStrategy {
-	return namespaces{typed(rules[corev1.Namespace]{validate: validateNamespace, table: namespaceTable, untracked: true})(res)}
+	return namespaces{typed(rules[corev1.Namespace]{validate: validateNamespace, table: namespaceTable, untracked: true,
+		fields: map[string][]string{"status.phase": {"status", "phase"}}})(res)}
 }
 
 type namespaces struct{ resource.TypedStrategy }

@@ -28,6 +28,8 @@ type rules[T any] struct {
 	createOnUpdate bool
 	// conditional: a PUT must name the resourceVersion it replaces.
 	conditional bool
+	// fields are the type's field selector labels beyond metadata (SelectableFields).
+	fields map[string][]string
 }
 
 // newStrategy makes a built-in's strategy, given its description.
@@ -97,6 +99,8 @@ func (s *typeStrategy[T, PT]) WarningsOnUpdate(context.Context, *unstructured.Un
 }
 
 func (s *typeStrategy[T, PT]) TracksGeneration() bool { return !s.rules.untracked }
+
+func (s *typeStrategy[T, PT]) SelectableFields() map[string][]string { return s.rules.fields }
 
 // StatusStrategy validates a /status write as any update: kube's status strategies of the
 // built-ins served run the type's update validation.

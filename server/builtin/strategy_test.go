@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -11,14 +12,20 @@ import (
 
 // TestStrategiesFollowKube checks each built-in's strategy against what kube-apiserver's
 // strategy of the type says: whether it counts metadata.generation, whether a PUT may create
-// the object or leave out its resourceVersion, and that its scope, /status rules and Go type
-// agree with the resource.
+// the object or leave out its resourceVersion, which field selector labels it has beyond
+// metadata, and that its scope, /status rules and Go type agree with the resource.
 func TestStrategiesFollowKube(t *testing.T) {
 	untracked := []string{"configmaps", "secrets", "namespaces", "serviceaccounts", "events", "leases." + CoordinationGroup,
 		"roles." + RBACGroup, "clusterroles." + RBACGroup, "rolebindings." + RBACGroup, "clusterrolebindings." + RBACGroup}
 	createOnUpdate := []string{"events", "leases." + CoordinationGroup,
 		"roles." + RBACGroup, "clusterroles." + RBACGroup, "rolebindings." + RBACGroup, "clusterrolebindings." + RBACGroup}
 	conditional := []string{"leases." + CoordinationGroup, CRDStorageName}
+	fieldLabels := map[string][]string{
+		"secrets":    {"type"},
+		"namespaces": {"status.phase"},
+		"events": {"involvedObject.apiVersion", "involvedObject.fieldPath", "involvedObject.kind", "involvedObject.name",
+			"involvedObject.namespace", "involvedObject.resourceVersion", "involvedObject.uid", "reason", "reportingComponent", "source", "type"},
+	}
 	for _, r := range Resources(func(*resource.Resource) {}) {
 		s := r.Strategy
 		if got, want := s.TracksGeneration(), !slices.Contains(untracked, r.StorageName); got != want {
@@ -32,6 +39,9 @@ func TestStrategiesFollowKube(t *testing.T) {
 		}
 		if s.NamespaceScoped() != r.Namespaced || (s.StatusStrategy() != nil) != r.Status {
 			t.Errorf("%s: NamespaceScoped %t, StatusStrategy %v; resource namespaced %t, status %t", r.StorageName, s.NamespaceScoped(), s.StatusStrategy(), r.Namespaced, r.Status)
+		}
+		if got, want := slices.Sorted(maps.Keys(r.Typed().SelectableFields())), fieldLabels[r.StorageName]; !slices.Equal(got, want) {
+			t.Errorf("%s: SelectableFields %q, want %q", r.StorageName, got, want)
 		}
 		if goType := r.GoType(); goType == nil || goType.Name() != r.Kind {
 			t.Errorf("%s: Go type %v", r.StorageName, goType)

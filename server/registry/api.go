@@ -18,6 +18,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/registry/continuetoken"
 	"github.com/sqlkube/sqlkube/server/registry/fieldmanagers"
 	"github.com/sqlkube/sqlkube/server/registry/scales"
+	"github.com/sqlkube/sqlkube/server/registry/selection"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -141,10 +142,10 @@ func (r *Registry) DeleteCollection(ctx context.Context, ref Ref, listOpts *inte
 }
 
 // selectedObjects lists the objects sel selects in ref's collection, and the revision read.
-func (r *Registry) selectedObjects(ctx context.Context, ref Ref, sel *selection) ([]sqlstore.Object, int64, error) {
+func (r *Registry) selectedObjects(ctx context.Context, ref Ref, sel *selection.Selection) ([]sqlstore.Object, int64, error) {
 	opts := sqlstore.ListOptions{Resource: ref.Resource.StorageName, Namespace: ref.Namespace}
-	if !sel.empty() {
-		opts.Filter = sel.filter()
+	if !sel.Empty() {
+		opts.Filter = sel.Filter()
 	}
 	var objects []sqlstore.Object
 	result, err := r.store.List(ctx, opts, func(o sqlstore.Object) error {
@@ -167,7 +168,7 @@ func (r *Registry) List(ctx context.Context, ref Ref, opts *internalversion.List
 	}
 	scope := continuetoken.Scope{Resource: ref.Resource.StorageName, Namespace: ref.Namespace, Namespaced: ref.Resource.Namespaced}
 	if scope.Namespace == "" && ref.Resource.Namespaced {
-		scope.Namespace = sel.namespace() // cheaper in storage than as a filter
+		scope.Namespace = sel.Namespace() // cheaper in storage than as a filter
 	}
 	plan, err := planList(opts, scope)
 	if err != nil {
@@ -183,12 +184,12 @@ func (r *Registry) List(ctx context.Context, ref Ref, opts *internalversion.List
 	// kube-apiserver serves resourceVersion=0 from its watch cache, which ignores limit, and
 	// reads a list whose selector pins one name (in a namespace, or of a cluster-scoped type)
 	// as that one key, unpaged.
-	singleKey := sel.pinsName() && (ref.Namespace != "" || !ref.Resource.Namespaced)
+	singleKey := sel.PinsName() && (ref.Namespace != "" || !ref.Resource.Namespaced)
 	if opts.Limit > 0 && opts.ResourceVersion != "0" && !singleKey {
 		storeOpts.Limit = opts.Limit
 	}
-	if !sel.empty() {
-		storeOpts.Filter = sel.filter()
+	if !sel.Empty() {
+		storeOpts.Filter = sel.Filter()
 	}
 	var last sqlstore.Key
 	result, err := r.store.List(ctx, storeOpts, func(o sqlstore.Object) error {
@@ -201,7 +202,7 @@ func (r *Registry) List(ctx context.Context, ref Ref, opts *internalversion.List
 	meta := metav1.ListMeta{ResourceVersion: revisionString(result.Revision)}
 	if result.More {
 		meta.Continue = continuetoken.Encode(scope, continuetoken.Point{Revision: result.Revision, After: last, Remaining: result.Remaining})
-		if sel.empty() && result.Remaining >= 0 {
+		if sel.Empty() && result.Remaining >= 0 {
 			meta.RemainingItemCount = &result.Remaining
 		}
 	}

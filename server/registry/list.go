@@ -7,9 +7,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apiserver/pkg/storage"
 
 	"github.com/sqlkube/sqlkube/server/registry/continuetoken"
+	"github.com/sqlkube/sqlkube/server/registry/selection"
+	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -78,4 +81,10 @@ func listError(err error, ref Ref, scope continuetoken.Scope, plan listPlan) err
 		return apierrors.NewBadRequest(fmt.Sprintf("invalid continue token: %v", storage.ErrGenericInvalidKey))
 	}
 	return listStorageError(err, ref.Resource)
+}
+
+// newSelection checks a list's or watch's selectors against what res supports; a custom
+// resource's selectable fields are read from its objects as served.
+func newSelection(res *resource.Resource, opts *internalversion.ListOptions) (*selection.Selection, error) {
+	return selection.New(res, opts, func(value []byte) (*unstructured.Unstructured, error) { return DecodeServed(res, value) })
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"iter"
 	"strconv"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/sqlkube/sqlkube/server/registry/selection"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -54,9 +54,9 @@ type Watch struct {
 	reg  *Registry
 	ctx  context.Context
 	req  *request
-	sel  *selection
+	sel  *selection.Selection
 	opts *internalversion.ListOptions
-	// selectsAll is sel.empty(), asked once rather than for every event.
+	// selectsAll is sel.Empty(), asked once rather than for every event.
 	selectsAll bool
 	namespace  string // the namespace storage narrows the watch to
 	// floor is the revision the changes sent start after: the one asked for, or the snapshot of
@@ -92,9 +92,9 @@ func (r *Registry) Watch(ctx context.Context, ref Ref, opts *internalversion.Lis
 		return nil, err
 	}
 	w := &Watch{reg: r, ctx: ctx, req: newRequest(Ref{Resource: ref.Resource, Namespace: ref.Namespace}, nil, "", nil), sel: sel,
-		selectsAll: sel.empty(), namespace: ref.Namespace, opts: opts, floor: start}
+		selectsAll: sel.Empty(), namespace: ref.Namespace, opts: opts, floor: start}
 	if w.namespace == "" && ref.Resource.Namespaced {
-		w.namespace = sel.namespace()
+		w.namespace = sel.Namespace()
 	}
 	w.initial, w.stopInitial = iter.Pull(w.startEvents)
 	return w, nil
@@ -217,7 +217,7 @@ func (w *Watch) sendInitialEvents(minRevision int64, yield func(WatchEvent) bool
 	}
 	opts := sqlstore.ListOptions{Resource: w.req.res.StorageName, Namespace: w.namespace}
 	if !w.selectsAll {
-		opts.Filter = w.sel.filter()
+		opts.Filter = w.sel.Filter()
 	}
 	// stopped is why the initial events stopped before the list's end: an object that cannot be
 	// served, or the caller's stop.
@@ -409,54 +409,28 @@ func (w *Watch) selected(ev *sqlstore.Event) (now, before bool) {
 	if w.selectsAll {
 		return ev.Op != sqlstore.OpDelete, hasBefore
 	}
-	m := ev.Memo(func() any { return decodeEventMeta(ev) }).(*eventMeta)
-	now = ev.Op != sqlstore.OpDelete && m.object != nil && w.sel.matchesMeta(m.object, w.typeFields(m.objectFields, ev.Object.Value))
+	m := ev.Memo(func() any { return decodeEventMeta(w.req.res, ev) }).(*eventMeta)
+	now = ev.Op != sqlstore.OpDelete && w.sel.Matches(m.object)
 	if ev.Prev != nil {
-		before = m.prev != nil && w.sel.matchesMeta(m.prev, w.typeFields(m.prevFields, ev.Prev.Value))
+		before = w.sel.Matches(m.prev)
 	} else if ev.Op == sqlstore.OpDelete {
-		before = m.object != nil && w.sel.matchesMeta(m.object, w.typeFields(m.objectFields, ev.Object.Value))
+		before = w.sel.Matches(m.object)
 	}
 	return now, before
 }
 
-// typeFields gives the fields beyond metadata the watch's field selector reads from value: the
-// event's shared reading of a built-in type's fields, or the selection's own.
-func (w *Watch) typeFields(shared func() (fields.Set, error), value []byte) func() (fields.Set, error) {
-	if w.sel.tableFields {
-		return shared
-	}
-	return func() (fields.Set, error) { return w.sel.typeFields(value) }
-}
-
 // eventMeta is what selectors read from an event's object and previous state, decoded once per
-// event for every watcher (Event.Memo): the metadata (nil where it does not decode), and a
-// built-in type's selectable fields, read on first use since most watches select none.
+// event for every watcher (Event.Memo).
 type eventMeta struct {
-	object, prev             *selectedMeta
-	objectFields, prevFields func() (fields.Set, error)
+	object, prev *selection.Decoded
 }
 
-func decodeEventMeta(ev *sqlstore.Event) any {
-	paths := selectableFields[ev.Object.Key.Resource]
-	m := &eventMeta{object: decodeSelectedMeta(ev.Object.Value), objectFields: sharedFieldValues(ev.Object.Value, paths)}
+func decodeEventMeta(res *resource.Resource, ev *sqlstore.Event) any {
+	m := &eventMeta{object: selection.Decode(res, ev.Object.Value)}
 	if ev.Prev != nil {
-		m.prev = decodeSelectedMeta(ev.Prev.Value)
-		m.prevFields = sharedFieldValues(ev.Prev.Value, paths)
+		m.prev = selection.Decode(res, ev.Prev.Value)
 	}
 	return m
-}
-
-// sharedFieldValues reads all the fields of paths from value once, for every watcher that asks.
-func sharedFieldValues(value []byte, paths map[string][]string) func() (fields.Set, error) {
-	return sync.OnceValues(func() (fields.Set, error) { return fieldValues(value, paths) })
-}
-
-func decodeSelectedMeta(value []byte) *selectedMeta {
-	var m selectedMeta
-	if json.Unmarshal(value, &m) != nil {
-		return nil
-	}
-	return &m
 }
 
 // withResourceVersion is a stored object with its resourceVersion replaced: the state an object

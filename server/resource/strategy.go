@@ -117,6 +117,11 @@ type TypedStrategy interface {
 	// fieldValidation warnings or Strict error. An error means the body does not decode as the
 	// type: kube-apiserver answers 400 "KIND in version "V" cannot be handled as a KIND: <err>".
 	Decode(data []byte) (content map[string]any, strictErrs []error, err error)
+	// SelectableFields are the field selector labels the type supports beyond metadata.name
+	// and metadata.namespace, each with the path of the field it reads in a stored object
+	// ("source": {"source", "component"}), as kube's strategies' GetAttrs give them; nil for
+	// none. A custom resource's come from its schema instead.
+	SelectableFields() map[string][]string
 }
 
 // GoType is r's Go type, nil for a type without one (custom resources).

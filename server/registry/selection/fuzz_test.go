@@ -1,17 +1,15 @@
-package registry
+package selection
 
 import (
 	"net/url"
 	"testing"
 
-	"github.com/sqlkube/sqlkube/server/resource"
-	"github.com/sqlkube/sqlkube/sqlstore"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-)
 
-var fuzzConfigMaps = &resource.Resource{Version: "v1", Name: "configmaps", Kind: "ConfigMap", ListKind: "ConfigMapList", Namespaced: true, StorageName: "configmaps", StorageVersion: "v1"}
+	"github.com/sqlkube/sqlkube/sqlstore"
+)
 
 // FuzzSelectors: no label or field selector makes parsing or matching panic.
 func FuzzSelectors(f *testing.F) {
@@ -26,12 +24,14 @@ func FuzzSelectors(f *testing.F) {
 		if metainternalversionscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, opts) != nil {
 			return
 		}
-		sel, err := newSelection(fuzzConfigMaps, opts)
+		sel, err := New(configMaps, opts, nil)
 		if err != nil {
 			return
 		}
-		matches := sel.filter()
-		matches(sqlstore.Object{Value: []byte(`{"metadata":{"name":"x","namespace":"y","labels":{"env":"a"}}}`)})
-		matches(sqlstore.Object{Value: []byte(`{"metadata":7}`)})
+		matches := sel.Filter()
+		for _, value := range []string{`{"metadata":{"name":"x","namespace":"y","labels":{"env":"a"}}}`, `{"metadata":7}`} {
+			matches(sqlstore.Object{Value: []byte(value)})
+			sel.Matches(Decode(configMaps, []byte(value)))
+		}
 	})
 }
