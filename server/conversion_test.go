@@ -150,22 +150,3 @@ func benchmarkCogs(b *testing.B, api *testAPI) {
 		})
 	}
 }
-
-// A policy on v1 admits a write through v2 with the object converted by the webhook, as kube's
-// matchPolicy Equivalent does.
-func TestConversionWebhookAdmission(t *testing.T) {
-	api, _ := cogsAPI(t)
-	api.do("POST", policiesPath, `{"metadata":{"name":"few-teeth"},"spec":{
-		"matchConstraints":{"resourceRules":[{"apiGroups":["example.com"],"apiVersions":["v1"],"operations":["CREATE"],"resources":["cogs"]}]},
-		"validations":[{"expression":"object.spec.teeth <= 10","messageExpression":"'at most 10 teeth in ' + object.apiVersion"}]}}`).expect(t, http.StatusCreated)
-	api.do("POST", bindingsPath, binding("few-teeth", "few-teeth", `["Deny"]`)).expect(t, http.StatusCreated)
-	var r response
-	eventually(t, "the policy denies", func() bool {
-		r = api.do("POST", cogsV2+"?dryRun=All", cog("v2", "big", `{"count":11}`))
-		return r.code == http.StatusUnprocessableEntity
-	})
-	if !strings.Contains(string(r.body), "denied request: at most 10 teeth in example.com/v1") {
-		t.Errorf("denial %s", r.body)
-	}
-	api.do("POST", cogsV2, cog("v2", "small", `{"count":10}`)).expect(t, http.StatusCreated)
-}

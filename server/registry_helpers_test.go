@@ -167,3 +167,19 @@ func renderAtRevision(obj *unstructured.Unstructured) func(int64) ([]byte, error
 		return json.Marshal(obj.Object)
 	}
 }
+
+// deleteStoredCRD deletes a CRD from storage, as its cleanup does once its objects are gone
+// (controllers/crdcleanup), and waits until the catalog has seen it.
+func deleteStoredCRD(t *testing.T, g *catalog.Catalog, store apiserver.Storage, name string) {
+	t.Helper()
+	key := sqlstore.Key{Resource: builtin.CRDStorageName, Name: name}
+	u, stored := readObject(t, store, key)
+	ctx := context.Background()
+	o, err := store.Write(ctx, sqlstore.Write{Op: sqlstore.OpDelete, Key: key, ExpectedRevision: stored.Revision, Render: renderAtRevision(u)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.WaitForRevision(ctx, o.Revision); err != nil {
+		t.Fatal(err)
+	}
+}

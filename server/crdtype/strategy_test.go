@@ -2,12 +2,18 @@ package crdtype
 
 import (
 	"log/slog"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/yaml"
@@ -165,5 +171,97 @@ func TestDefinitionStrategy(t *testing.T) {
 	crd, err := Decode(u.Object)
 	if err != nil || !slices.Contains(crd.Finalizers, CleanupFinalizer) {
 		t.Errorf("a deleted CRD is not held for cleanup: %v %v", crd.Finalizers, err)
+	}
+}
+
+// TestDefinitionValidationErrors: an invalid CRD is refused with kube's causes, as a 422
+// Invalid Status.
+func TestDefinitionValidationErrors(t *testing.T) {
+	crds := definitions(t)
+	for _, tc := range []struct {
+		name   string
+		mutate func(u *unstructured.Unstructured)
+		causes []metav1.StatusCause
+	}{{
+		name:   "name is not plural.group",
+		mutate: func(u *unstructured.Unstructured) { u.SetName("gadgets.example.com") },
+		causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "metadata.name",
+			Message: `Invalid value: "gadgets.example.com": must be spec.names.plural+"."+spec.group`}},
+	}, {
+		name: "no storage version",
+		mutate: func(u *unstructured.Unstructured) {
+			versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
+			versions[0].(map[string]any)["storage"] = false
+			_ = unstructured.SetNestedSlice(u.Object, versions, "spec", "versions")
+		},
+		causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.versions",
+			Message: `Invalid value: [{"Name":"v1","Served":true,"Storage":false,"Deprecated":false,"DeprecationWarning":null,"Schema":null,"Subresources":null,"AdditionalPrinterColumns":null,"SelectableFields":null}]: must have exactly one version marked as storage version`},
+			// Without a storage version, the create records no stored version either.
+			{Type: metav1.CauseTypeFieldValueInvalid, Field: "status.storedVersions", Message: "Invalid value: null: must have at least one stored version"}},
+	}, {
+		name:   "scope missing",
+		mutate: func(u *unstructured.Unstructured) { unstructured.RemoveNestedField(u.Object, "spec", "scope") },
+		causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueRequired, Field: "spec.scope", Message: "Required value"}},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := fromYAML(t, widgetsCRD)
+			tc.mutate(u)
+			crds.Strategy.PrepareForCreate(t.Context(), u)
+			errs := crds.Strategy.Validate(t.Context(), u)
+			status := apierrors.NewInvalid(schema.GroupKind{Group: builtin.APIExtensionsGroup, Kind: "CustomResourceDefinition"}, u.GetName(), errs).Status()
+			if status.Code != 422 || status.Reason != metav1.StatusReasonInvalid {
+				t.Fatalf("status %d %s, want 422 Invalid", status.Code, status.Reason)
+			}
+			if got := status.Details.Causes; !reflect.DeepEqual(got, tc.causes) {
+				t.Errorf("causes:\n got %+v\nwant %+v", got, tc.causes)
+			}
+		})
+	}
+}
+
+// TestDefinitionUpdateKeepsStatusAndBumpsGeneration: an update keeps the stored status, and
+// moves the generation only when the spec changes.
+func TestDefinitionUpdateKeepsStatusAndBumpsGeneration(t *testing.T) {
+	crds := definitions(t)
+	old := fromYAML(t, widgetsCRD)
+	crds.Strategy.PrepareForCreate(t.Context(), old)
+	old.SetResourceVersion("5")
+
+	same := old.DeepCopy()
+	unstructured.RemoveNestedField(same.Object, "status")
+	crds.Strategy.PrepareForUpdate(t.Context(), same, old)
+	if same.GetGeneration() != 1 || !reflect.DeepEqual(same.Object["status"], old.Object["status"]) {
+		t.Errorf("unchanged spec: generation %d, status %v", same.GetGeneration(), same.Object["status"])
+	}
+
+	changed := fromYAML(t, widgetsCRD)
+	versions, _, _ := unstructured.NestedSlice(changed.Object, "spec", "versions")
+	v2 := runtime.DeepCopyJSONValue(versions[0]).(map[string]any)
+	v2["name"], v2["storage"] = "v2", false
+	_ = unstructured.SetNestedSlice(changed.Object, append(versions, v2), "spec", "versions")
+	changed.SetResourceVersion("5")
+	crds.Strategy.PrepareForUpdate(t.Context(), changed, old)
+	if changed.GetGeneration() != 2 {
+		t.Errorf("changed spec: generation %d, want 2", changed.GetGeneration())
+	}
+	if errs := crds.Strategy.ValidateUpdate(t.Context(), changed, old); len(errs) > 0 {
+		t.Errorf("valid update refused: %v", errs)
+	}
+}
+
+// TestDefinitionInProtectedGroupGetsItsApprovalCondition: a CRD in a *.k8s.io group records
+// whether its API was approved.
+func TestDefinitionInProtectedGroupGetsItsApprovalCondition(t *testing.T) {
+	crds := definitions(t)
+	u := fromYAML(t, strings.ReplaceAll(widgetsCRD, "example.com", "x.k8s.io"))
+	u.SetAnnotations(map[string]string{apiextensionsv1.KubeAPIApprovedAnnotation: "unapproved, testing"})
+	crds.Strategy.PrepareForCreate(t.Context(), u)
+	if errs := crds.Strategy.Validate(t.Context(), u); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	crd, _ := Decode(u.Object)
+	c := apihelpers.FindCRDCondition(crd, apiextensionsv1.KubernetesAPIApprovalPolicyConformant)
+	if c == nil || c.Status != apiextensionsv1.ConditionFalse || c.Reason != "UnapprovedAnnotation" || c.Message != `not approved: "unapproved, testing"` || c.LastTransitionTime.IsZero() {
+		t.Errorf("condition %+v, want False UnapprovedAnnotation", c)
 	}
 }

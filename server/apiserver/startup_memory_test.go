@@ -1,7 +1,8 @@
-package server_test
+package apiserver_test
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"runtime"
 	"runtime/metrics"
 	"sync"
@@ -9,9 +10,12 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
-	"github.com/sqlkube/sqlkube/server"
 	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
@@ -37,24 +41,49 @@ func TestStartupDoesNotHoldTheDatabase(t *testing.T) {
 
 // startupHeapGrowth fills a new SQLite store with n config maps, then starts a server on it and
 // returns how far the live heap rose above what it was before, until the garbage collector has
-// deleted the dependent of an owner deleted right after the start.
+// deleted the dependent of an owner deleted right after the start. The store has no Mark, so
+// that the collector's start lists every stored object.
 func startupHeapGrowth(t *testing.T, n int) uint64 {
-	store := openTestStore(t, sqltest.SQLiteDSN(t))
+	store, err := sqlstore.Open(t.Context(), sqlstore.Options{DSN: sqltest.SQLiteDSN(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
 	fillStore(t, store, n)
 	before := heapObjectBytes()
 	peak := trackPeak(t)
 
-	api := serveForTest(t, store, mustNew(t, store))
-	c := newClients(t, api)
-	owner := createConfigMap(t, c, "default", metav1.ObjectMeta{Name: "owner"})
-	createConfigMap(t, c, "default", metav1.ObjectMeta{Name: "dependent", OwnerReferences: []metav1.OwnerReference{ownedBy(owner, false)}})
-	if err := c.core.CoreV1().ConfigMaps("default").Delete(t.Context(), "owner", metav1.DeleteOptions{}); err != nil {
+	srv, err := apiserver.New(t.Context(), store, apiserver.Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, "the dependent", func() error {
-		_, err := c.core.CoreV1().ConfigMaps("default").Get(t.Context(), "dependent", metav1.GetOptions{})
-		return err
-	})
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	configMaps := kubernetes.NewForConfigOrDie(&rest.Config{Host: hs.URL}).CoreV1().ConfigMaps("default")
+	owner, err := configMaps.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := false
+	dependent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dependent", OwnerReferences: []metav1.OwnerReference{
+		{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID, BlockOwnerDeletion: &block}}}}
+	if _, err := configMaps.Create(t.Context(), dependent, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := configMaps.Delete(t.Context(), "owner", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := configMaps.Get(t.Context(), "dependent", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the dependent is not gone: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	return max(peak(), before) - before
 }
 
@@ -82,15 +111,6 @@ func fillStore(t *testing.T, store *sqlstore.Store, n int) {
 	if err := <-errs; err != nil {
 		t.Fatal(err)
 	}
-}
-
-func mustNew(t *testing.T, store apiserver.Storage) *server.Server {
-	t.Helper()
-	srv, err := apiserver.New(t.Context(), store, apiserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv
 }
 
 // trackPeak samples the live heap every 20 ms until the test ends; the function it
