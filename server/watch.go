@@ -31,9 +31,9 @@ import (
 var watchWriteTimeout = 10 * time.Second
 
 // watchIdleAfter is how long after its write deadline was set a stream with nothing to send
-// clears it: shortly before it expires, since over HTTP/2 an expired deadline resets the stream
-// even with no write pending.
-func watchIdleAfter() time.Duration { return watchWriteTimeout * 9 / 10 }
+// clears it: well before it expires, since over HTTP/2 an expired deadline resets the stream
+// even with no write pending, and a busy machine may run the stream late.
+func watchIdleAfter() time.Duration { return watchWriteTimeout / 2 }
 
 // serveWatch answers a watch: a chunked stream of JSON watch events, one per line. Bad
 // parameters are answered with a Status; once the stream has started, errors (a compacted start
