@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
+
+	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
 )
 
 // BenchmarkCreateAdmission creates 1 KiB config maps from 64 concurrent clients (as
@@ -68,7 +70,7 @@ func benchmarkCreates(b *testing.B, api *testAPI) {
 // waitForDenial waits until the admission configuration just written is in force.
 func waitForDenial(b *testing.B, api *testAPI) {
 	bad := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bad"},"data":{"forbidden":"x"}}`
-	eventually(b, "the configuration denies", func() bool {
+	controllertest.Eventually(b, "the configuration denies", func() bool {
 		return api.do("POST", cmPath+"?dryRun=All", bad).code >= 400
 	})
 }

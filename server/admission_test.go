@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
 )
 
 const (
@@ -33,7 +35,7 @@ func TestValidatingAdmissionPolicyDeniesAndWarns(t *testing.T) {
 	api.do("POST", bindingsPath, binding("no-forbidden-binding", "no-forbidden", `["Deny"]`)).expect(t, http.StatusCreated)
 	bad := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bad"},"data":{"forbidden":"x"}}`
 	var denied response
-	eventually(t, "the policy denies", func() bool {
+	controllertest.Eventually(t, "the policy denies", func() bool {
 		denied = api.do("POST", "/api/v1/namespaces/default/configmaps?dryRun=All", bad)
 		return denied.code == http.StatusUnprocessableEntity
 	})
@@ -45,7 +47,7 @@ func TestValidatingAdmissionPolicyDeniesAndWarns(t *testing.T) {
 	// Warn instead of Deny: the write goes through with a Warning header.
 	api.do("PUT", bindingsPath+"/no-forbidden-binding", binding("no-forbidden-binding", "no-forbidden", `["Warn"]`)).expect(t, http.StatusOK)
 	var warned response
-	eventually(t, "the policy warns", func() bool {
+	controllertest.Eventually(t, "the policy warns", func() bool {
 		warned = api.do("POST", "/api/v1/namespaces/default/configmaps?dryRun=All", bad)
 		return warned.code == http.StatusCreated
 	})
