@@ -1,8 +1,6 @@
 package server_test
 
 import (
-	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -10,7 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	admissionv1 "k8s.io/api/admission/v1"
+	"github.com/sqlkube/sqlkube/server/admission/admissiontest"
+	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
 )
 
 // BenchmarkCreateAdmission creates 1 KiB config maps from 64 concurrent clients (as
@@ -22,18 +21,17 @@ func BenchmarkCreateAdmission(b *testing.B) {
 	b.Run("none", func(b *testing.B) { benchmarkCreates(b, sqliteAPI(b)) })
 	b.Run("policy", func(b *testing.B) {
 		api := sqliteAPI(b)
-		api.do("POST", policiesPath, denyingPolicy).expect(b, http.StatusCreated)
-		api.do("POST", bindingsPath, binding("no-forbidden-binding", "no-forbidden", `["Deny"]`)).expect(b, http.StatusCreated)
+		api.do("POST", policiesPath, admissiontest.DenyingPolicy).expect(b, http.StatusCreated)
+		api.do("POST", bindingsPath, admissiontest.Binding("no-forbidden-binding", "no-forbidden", `["Deny"]`)).expect(b, http.StatusCreated)
 		waitForDenial(b, api)
 		benchmarkCreates(b, api)
 	})
 	b.Run("webhook", func(b *testing.B) {
 		api := sqliteAPI(b)
-		hook := httptest.NewTLSServer(http.HandlerFunc(denyForbiddenKey))
+		hook := httptest.NewTLSServer(http.HandlerFunc(admissiontest.DenyForbiddenKey))
 		b.Cleanup(hook.Close)
-		caBundle, _ := json.Marshal(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
 		api.do("POST", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", `{"metadata":{"name":"w"},"webhooks":[{
-			"name":"deny.example.com","clientConfig":{"url":"`+hook.URL+`","caBundle":`+string(caBundle)+`},"sideEffects":"None","admissionReviewVersions":["v1"],
+			"name":"deny.example.com","clientConfig":{"url":"`+hook.URL+`","caBundle":`+admissiontest.CABundle(hook)+`},"sideEffects":"None","admissionReviewVersions":["v1"],
 			"rules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["configmaps"]}]}]}`).expect(b, http.StatusCreated)
 		waitForDenial(b, api)
 		benchmarkCreates(b, api)
@@ -68,22 +66,7 @@ func benchmarkCreates(b *testing.B, api *testAPI) {
 // waitForDenial waits until the admission configuration just written is in force.
 func waitForDenial(b *testing.B, api *testAPI) {
 	bad := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bad"},"data":{"forbidden":"x"}}`
-	eventually(b, "the configuration denies", func() bool {
+	controllertest.Eventually(b, "the configuration denies", func() bool {
 		return api.do("POST", cmPath+"?dryRun=All", bad).code >= 400
 	})
-}
-
-// denyForbiddenKey is a validating webhook refusing ConfigMaps with data.forbidden.
-func denyForbiddenKey(w http.ResponseWriter, r *http.Request) {
-	var review admissionv1.AdmissionReview
-	if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
-		http.Error(w, "bad review", http.StatusBadRequest)
-		return
-	}
-	var cm struct{ Data map[string]string }
-	_ = json.Unmarshal(review.Request.Object.Raw, &cm)
-	_, forbidden := cm.Data["forbidden"]
-	review.Response = &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: !forbidden}
-	review.Request = nil
-	_ = json.NewEncoder(w).Encode(&review)
 }

@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sqlkube/sqlkube/server/admission/admissiontest"
+	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
 )
 
 const (
@@ -13,27 +16,16 @@ const (
 	bindingsPath = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
 )
 
-// denyingPolicy refuses ConfigMaps with data.forbidden, with a message built by CEL.
-const denyingPolicy = `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy",
-	"metadata":{"name":"no-forbidden"},
-	"spec":{"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["configmaps"]}]},
-	"validations":[{"expression":"!has(object.data) || !('forbidden' in object.data)","messageExpression":"'key forbidden in ' + object.metadata.name"}]}}`
-
-func binding(name, policy, actions string) string {
-	return `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding","metadata":{"name":"` + name +
-		`"},"spec":{"policyName":"` + policy + `","validationActions":` + actions + `}}`
-}
-
 // The admission chain (server/admission, which tests what it decides) is wired into the API:
 // configuration written through the API comes into force, a denial is answered as a Status,
 // and a policy's warning reaches the response's Warning header.
 func TestValidatingAdmissionPolicyDeniesAndWarns(t *testing.T) {
 	api := sqliteAPI(t)
-	api.do("POST", policiesPath, denyingPolicy).expect(t, http.StatusCreated)
-	api.do("POST", bindingsPath, binding("no-forbidden-binding", "no-forbidden", `["Deny"]`)).expect(t, http.StatusCreated)
+	api.do("POST", policiesPath, admissiontest.DenyingPolicy).expect(t, http.StatusCreated)
+	api.do("POST", bindingsPath, admissiontest.Binding("no-forbidden-binding", "no-forbidden", `["Deny"]`)).expect(t, http.StatusCreated)
 	bad := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bad"},"data":{"forbidden":"x"}}`
 	var denied response
-	eventually(t, "the policy denies", func() bool {
+	controllertest.Eventually(t, "the policy denies", func() bool {
 		denied = api.do("POST", "/api/v1/namespaces/default/configmaps?dryRun=All", bad)
 		return denied.code == http.StatusUnprocessableEntity
 	})
@@ -43,9 +35,9 @@ func TestValidatingAdmissionPolicyDeniesAndWarns(t *testing.T) {
 	api.do("POST", "/api/v1/namespaces/default/configmaps", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"good"},"data":{"fine":"x"}}`).expect(t, http.StatusCreated)
 
 	// Warn instead of Deny: the write goes through with a Warning header.
-	api.do("PUT", bindingsPath+"/no-forbidden-binding", binding("no-forbidden-binding", "no-forbidden", `["Warn"]`)).expect(t, http.StatusOK)
+	api.do("PUT", bindingsPath+"/no-forbidden-binding", admissiontest.Binding("no-forbidden-binding", "no-forbidden", `["Warn"]`)).expect(t, http.StatusOK)
 	var warned response
-	eventually(t, "the policy warns", func() bool {
+	controllertest.Eventually(t, "the policy warns", func() bool {
 		warned = api.do("POST", "/api/v1/namespaces/default/configmaps?dryRun=All", bad)
 		return warned.code == http.StatusCreated
 	})
@@ -56,7 +48,7 @@ func TestValidatingAdmissionPolicyDeniesAndWarns(t *testing.T) {
 
 func TestAdmissionTypesAreServedAndValidated(t *testing.T) {
 	api := sqliteAPI(t)
-	r := api.do("POST", bindingsPath, binding("b", "", `["Deny","Warn","Nope"]`)).expect(t, http.StatusUnprocessableEntity)
+	r := api.do("POST", bindingsPath, admissiontest.Binding("b", "", `["Deny","Warn","Nope"]`)).expect(t, http.StatusUnprocessableEntity)
 	for _, want := range []string{"spec.policyName: Required value", `spec.validationActions[2]: Unsupported value: \"Nope\"`, "must not contain both Deny and Warn"} {
 		if !strings.Contains(string(r.body), want) {
 			t.Errorf("%s does not say %q", r.body, want)

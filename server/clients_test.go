@@ -9,6 +9,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
 )
 
 // clients are client-go clients of a test server.
@@ -41,5 +43,5 @@ func ownedBy(owner *corev1.ConfigMap, block bool) metav1.OwnerReference {
 // waitGone waits until get answers NotFound.
 func waitGone(t *testing.T, what string, get func() error) {
 	t.Helper()
-	eventually(t, what+" is gone", func() bool { return apierrors.IsNotFound(get()) })
+	controllertest.Eventually(t, what+" is gone", func() bool { return apierrors.IsNotFound(get()) })
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
 )
 
 // TestCRDThroughTheAPI drives a CRD's life through the server's own handlers: the type is
@@ -41,12 +43,12 @@ func TestCRDThroughTheAPI(t *testing.T) {
 		if gen := nested(deleting, "metadata", "generation"); gen != float64(2) {
 			t.Errorf("generation of the CRD marked deleted = %v, want 2", gen)
 		}
-		eventually(t, "the CRD is gone", func() bool {
+		controllertest.Eventually(t, "the CRD is gone", func() bool {
 			return api.do(http.MethodGet, crds+"/widgets.example.com", "").code == http.StatusNotFound
 		})
 		api.do(http.MethodGet, "/apis/example.com/v1/namespaces/default/widgets/w", "").expect(t, http.StatusNotFound)
 		// The registry drops the type when its sync sees the deletion, a moment after the GET does.
-		eventually(t, "the group version is no longer served", func() bool {
+		controllertest.Eventually(t, "the group version is no longer served", func() bool {
 			return api.do(http.MethodGet, "/apis/example.com/v1", "").code == http.StatusNotFound
 		})
 

@@ -18,6 +18,7 @@ import (
 	"k8s.io/kube-openapi/pkg/spec3"
 
 	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -217,7 +218,7 @@ func TestDiscoveryFollowsCRDs(t *testing.T) {
 		}
 
 		deleteStoredCRD(t, g, store, "widgets.example.com")
-		eventually(t, "example.com leaves discovery", func() bool {
+		controllertest.Eventually(t, "example.com leaves discovery", func() bool {
 			_, found := g.Lookup("example.com", "v1", "widgets")
 			return !found
 		})

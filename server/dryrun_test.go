@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -38,7 +39,7 @@ func TestGetResourceVersionHTTP(t *testing.T) {
 
 func TestHealthAndRecovery(t *testing.T) {
 	api := sqliteAPI(t)
-	eventually(t, "ready", func() bool { return api.do("GET", "/readyz", "").code == http.StatusOK })
+	controllertest.Eventually(t, "ready", func() bool { return api.do("GET", "/readyz", "").code == http.StatusOK })
 	for _, path := range []string{"/healthz", "/livez", "/readyz"} {
 		if resp := api.do("GET", path, "").expect(t, http.StatusOK); string(resp.body) != "ok" {
 			t.Fatalf("%s: %q", path, resp.body)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server"
 	"github.com/sqlkube/sqlkube/server/apiserver"
+	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -117,7 +118,7 @@ func TestHealthChecksAsKube(t *testing.T) {
 	api := sqliteAPI(t)
 	want := "[+]ping ok\n[+]log ok\n[+]database ok\n" +
 		"[+]poststarthook/apiserver/bootstrap-system-flowcontrol-configuration ok\n[+]informer-sync ok\n"
-	eventually(t, "ready", func() bool { return api.do("GET", "/readyz", "").code == http.StatusOK })
+	controllertest.Eventually(t, "ready", func() bool { return api.do("GET", "/readyz", "").code == http.StatusOK })
 	if body := string(api.do("GET", "/readyz?verbose", "").expect(t, 200).body); body != want+"[+]shutdown ok\nreadyz check passed\n" {
 		t.Errorf("/readyz?verbose:\n%s", body)
 	}
@@ -143,7 +144,7 @@ func TestPriorityAndFairnessConfigurationThroughLoopback(t *testing.T) {
 	api.do("POST", path, `{"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"FlowSchema","metadata":{"name":"mine"},
 		"spec":{"priorityLevelConfiguration":{"name":"nowhere"},"matchingPrecedence":500,
 		"rules":[{"subjects":[{"kind":"User","user":{"name":"bob"}}],"nonResourceRules":[{"verbs":["*"],"nonResourceURLs":["*"]}]}]}}`).expect(t, 201)
-	eventually(t, "the Dangling condition", func() bool {
+	controllertest.Eventually(t, "the Dangling condition", func() bool {
 		var fs flowcontrolv1.FlowSchema
 		resp := api.do("GET", path+"/mine", "")
 		return resp.code == 200 && json.Unmarshal(resp.body, &fs) == nil && len(fs.Status.Conditions) == 1 &&

@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -80,6 +81,6 @@ func TestKubectlDeleteCascade(t *testing.T) {
 	t.Run("background", func(t *testing.T) {
 		withDependent(t)
 		wantOutput(t, api.kubectl(t, "", "delete", "configmap", "owner", "--timeout=20s"), "configmap \"owner\" deleted\n")
-		eventually(t, "the dependent is deleted", func() bool { return listed(t) == "" })
+		controllertest.Eventually(t, "the dependent is deleted", func() bool { return listed(t) == "" })
 	})
 }

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -146,18 +145,6 @@ func readObject(t *testing.T, store apiserver.Storage, key sqlstore.Key) (*unstr
 		t.Fatalf("decoding %v: %v", key, err)
 	}
 	return u, o
-}
-
-// eventually waits for cond, failing the test after a deadline.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // renderAtRevision renders obj as stored at the revision its write is given.

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/sqlkube/sqlkube/server/admission/admissiontest"
 )
 
 // renameCount is a conversion webhook for Cogs: v1 has spec.teeth, v2 spec.count.
@@ -46,13 +48,13 @@ func TestPolicyMatchesVersionsConvertedByWebhook(t *testing.T) {
 	versionSchema := `"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"teeth":{"type":"integer"},"count":{"type":"integer"}}}}}}`
 	cogCRD := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"cogs.example.com"},"spec":{"group":"example.com","scope":"Namespaced",
 	"names":{"plural":"cogs","singular":"cog","kind":"Cog","listKind":"CogList"},
-	"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":{"url":"` + hook.URL + `","caBundle":` + caBundle(hook) + `}}},
+	"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":{"url":"` + hook.URL + `","caBundle":` + admissiontest.CABundle(hook) + `}}},
 	"versions":[{"name":"v1","served":true,"storage":true,` + versionSchema + `},{"name":"v2","served":true,"storage":false,` + versionSchema + `}]}}`
 	h := newHarness(t, harnessConfig{crds: []string{cogCRD}, objects: []string{
 		`{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy","metadata":{"name":"few-teeth"},"spec":{
 		"matchConstraints":{"resourceRules":[{"apiGroups":["example.com"],"apiVersions":["v1"],"operations":["CREATE"],"resources":["cogs"]}]},
 		"validations":[{"expression":"object.spec.teeth <= 10","messageExpression":"'at most 10 teeth in ' + object.apiVersion"}]}}`,
-		binding("few-teeth", "few-teeth", `["Deny"]`)}})
+		admissiontest.Binding("few-teeth", "few-teeth", `["Deny"]`)}})
 	cogsV2 := schema.GroupVersionResource{Group: "example.com", Version: "v2", Resource: "cogs"}
 	cog := func(name string, count int) string {
 		return `{"apiVersion":"example.com/v2","kind":"Cog","metadata":{"name":"` + name + `"},"spec":{"count":` + strconv.Itoa(count) + `}}`

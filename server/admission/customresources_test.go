@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/sqlkube/sqlkube/server/admission/admissiontest"
 	"github.com/sqlkube/sqlkube/server/registry"
 )
 
@@ -55,7 +56,7 @@ func TestValidatingAdmissionPolicyOnCustomResources(t *testing.T) {
 		`{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy","metadata":{"name":"no-black"},"spec":{
 		"matchConstraints":{"resourceRules":[{"apiGroups":["example.com"],"apiVersions":["*"],"operations":["*"],"resources":["widgets","widgets/status"]}]},
 		"validations":[{"expression":"request.operation == 'DELETE' || object.spec.color != 'black'","messageExpression":"'no black ' + request.kind.version"}]}}`,
-		binding("no-black", "no-black", `["Deny"]`)}})
+		admissiontest.Binding("no-black", "no-black", `["Deny"]`)}})
 	ctx := asAlice(t.Context())
 	for _, gvr := range []schema.GroupVersionResource{widgetsV1, widgetsV2} {
 		_, err := h.create(ctx, gvr, widget(gvr.Version, "b", "black"), true)
@@ -86,7 +87,7 @@ func TestValidatingAdmissionPolicyMatchesEquivalentVersions(t *testing.T) {
 		`{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy","metadata":{"name":"no-black"},"spec":{
 		"matchConstraints":{"resourceRules":[{"apiGroups":["example.com"],"apiVersions":["v1"],"operations":["CREATE"],"resources":["widgets"]}]},
 		"validations":[{"expression":"object.spec.color != 'black'","messageExpression":"'no black ' + object.apiVersion + ' in ' + request.kind.version + ' for ' + request.requestKind.version"}]}}`,
-		binding("no-black", "no-black", `["Deny"]`)}})
+		admissiontest.Binding("no-black", "no-black", `["Deny"]`)}})
 	ctx := asAlice(t.Context())
 	_, err := h.create(ctx, widgetsV2, widget("v2", "b", "black"), true)
 	if status := statusOf(t, err); !strings.HasSuffix(status.Message, "no black example.com/v1 in v1 for v2") {
@@ -131,7 +132,7 @@ func TestValidatingAdmissionPolicyOnScale(t *testing.T) {
 		`{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy","metadata":{"name":"max-scale"},"spec":{
 		"matchConstraints":{"resourceRules":[{"apiGroups":["example.com"],"apiVersions":["v1"],"operations":["UPDATE"],"resources":["sprockets/scale"]}]},
 		"validations":[{"expression":"object.spec.replicas <= 5","messageExpression":"'at most 5 in a ' + object.kind + ', from ' + string(oldObject.spec.replicas)"}]}}`,
-		binding("max-scale", "max-scale", `["Deny"]`)}})
+		admissiontest.Binding("max-scale", "max-scale", `["Deny"]`)}})
 	ref := h.sprocket()
 	ctx := asAlice(t.Context())
 	_, _, err := h.registry.PatchScale(ctx, ref, types.MergePatchType, []byte(`{"spec":{"replicas":6}}`), &metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})

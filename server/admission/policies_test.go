@@ -12,28 +12,18 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/warning"
 
+	"github.com/sqlkube/sqlkube/server/admission/admissiontest"
 	"github.com/sqlkube/sqlkube/server/registry"
 )
 
 var configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-
-// denyingPolicy refuses ConfigMaps with data.forbidden, with a message built by CEL.
-const denyingPolicy = `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy",
-	"metadata":{"name":"no-forbidden"},
-	"spec":{"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["configmaps"]}]},
-	"validations":[{"expression":"!has(object.data) || !('forbidden' in object.data)","messageExpression":"'key forbidden in ' + object.metadata.name"}]}}`
-
-func binding(name, policy, actions string) string {
-	return `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding","metadata":{"name":"` + name +
-		`"},"spec":{"policyName":"` + policy + `","validationActions":` + actions + `}}`
-}
 
 const forbiddenConfigMap = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bad"},"data":{"forbidden":"x"}}`
 
 // A ValidatingAdmissionPolicy bound with Deny refuses a write as kube does, on creates and on
 // updates whatever their way, dry runs included.
 func TestValidatingAdmissionPolicyDenies(t *testing.T) {
-	h := newHarness(t, harnessConfig{objects: []string{denyingPolicy, binding("no-forbidden-binding", "no-forbidden", `["Deny"]`)}})
+	h := newHarness(t, harnessConfig{objects: []string{admissiontest.DenyingPolicy, admissiontest.Binding("no-forbidden-binding", "no-forbidden", `["Deny"]`)}})
 	ctx := asAlice(t.Context())
 	_, err := h.create(ctx, configMaps, forbiddenConfigMap, true)
 	want := "configmaps \"bad\" is forbidden: ValidatingAdmissionPolicy 'no-forbidden' with binding 'no-forbidden-binding' denied request: key forbidden in bad"
@@ -52,7 +42,7 @@ func TestValidatingAdmissionPolicyDenies(t *testing.T) {
 
 // Bound with Warn, the policy lets the write through with a warning.
 func TestValidatingAdmissionPolicyWarns(t *testing.T) {
-	h := newHarness(t, harnessConfig{objects: []string{denyingPolicy, binding("no-forbidden-binding", "no-forbidden", `["Warn"]`)}})
+	h := newHarness(t, harnessConfig{objects: []string{admissiontest.DenyingPolicy, admissiontest.Binding("no-forbidden-binding", "no-forbidden", `["Warn"]`)}})
 	warnings := &recordedWarnings{}
 	ctx := warning.WithWarningRecorder(asAlice(t.Context()), warnings)
 	if _, err := h.create(ctx, configMaps, forbiddenConfigMap, true); err != nil {

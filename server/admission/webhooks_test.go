@@ -8,7 +8,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -20,28 +19,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
+
+	"github.com/sqlkube/sqlkube/server/admission/admissiontest"
 )
-
-// denyForbiddenKey is a validating webhook refusing ConfigMaps with data.forbidden.
-func denyForbiddenKey(w http.ResponseWriter, r *http.Request) {
-	var review admissionv1.AdmissionReview
-	if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
-		http.Error(w, "bad review", http.StatusBadRequest)
-		return
-	}
-	var cm struct{ Data map[string]string }
-	_ = json.Unmarshal(review.Request.Object.Raw, &cm)
-	_, forbidden := cm.Data["forbidden"]
-	review.Response = &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: !forbidden}
-	review.Request = nil
-	_ = json.NewEncoder(w).Encode(&review)
-}
-
-// caBundle is the JSON of the PEM bundle that verifies hook's certificate.
-func caBundle(hook *httptest.Server) string {
-	bundle, _ := json.Marshal(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
-	return string(bundle)
-}
 
 // validatingWebhook is a configuration calling clientConfig on creates of ConfigMaps.
 func validatingWebhook(clientConfig string) string {
@@ -52,9 +32,9 @@ func validatingWebhook(clientConfig string) string {
 
 // A validating webhook called at its URL, over HTTPS verified by its caBundle, refuses writes.
 func TestValidatingWebhookDenies(t *testing.T) {
-	hook := httptest.NewTLSServer(http.HandlerFunc(denyForbiddenKey))
+	hook := httptest.NewTLSServer(http.HandlerFunc(admissiontest.DenyForbiddenKey))
 	t.Cleanup(hook.Close)
-	h := newHarness(t, harnessConfig{objects: []string{validatingWebhook(`{"url":"` + hook.URL + `","caBundle":` + caBundle(hook) + `}`)}})
+	h := newHarness(t, harnessConfig{objects: []string{validatingWebhook(`{"url":"` + hook.URL + `","caBundle":` + admissiontest.CABundle(hook) + `}`)}})
 	ctx := asAlice(t.Context())
 	_, err := h.create(ctx, configMaps, forbiddenConfigMap, true)
 	want := `admission webhook "deny.example.com" denied the request without explanation`
@@ -69,11 +49,11 @@ func TestValidatingWebhookDenies(t *testing.T) {
 // A webhook given by service reference is called where Options.WebhookServices maps the
 // service, and its certificate is verified for the service's cluster DNS name.
 func TestWebhookServiceIsMapped(t *testing.T) {
-	hook := httptest.NewUnstartedServer(http.HandlerFunc(denyForbiddenKey))
+	hook := httptest.NewUnstartedServer(http.HandlerFunc(admissiontest.DenyForbiddenKey))
 	hook.TLS = &tls.Config{Certificates: []tls.Certificate{selfSigned(t, "denier.webhooks.svc")}}
 	hook.StartTLS()
 	t.Cleanup(hook.Close)
-	service := `{"service":{"namespace":"webhooks","name":"denier","path":"/deny"},"caBundle":` + caBundle(hook) + `}`
+	service := `{"service":{"namespace":"webhooks","name":"denier","path":"/deny"},"caBundle":` + admissiontest.CABundle(hook) + `}`
 	h := newHarness(t, harnessConfig{objects: []string{validatingWebhook(service)},
 		webhookServices: map[string]string{"webhooks/denier": strings.TrimPrefix(hook.URL, "https://")}})
 	_, err := h.create(asAlice(t.Context()), configMaps, forbiddenConfigMap, true)
@@ -127,7 +107,7 @@ func TestMutatingWebhookOnScale(t *testing.T) {
 	t.Cleanup(hook.Close)
 	h := newHarness(t, harnessConfig{crds: []string{sprocketCRD}, objects: []string{
 		`{"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingWebhookConfiguration","metadata":{"name":"w"},"webhooks":[{
-		"name":"three.example.com","clientConfig":{"url":"` + hook.URL + `","caBundle":` + caBundle(hook) + `},"sideEffects":"None","admissionReviewVersions":["v1"],
+		"name":"three.example.com","clientConfig":{"url":"` + hook.URL + `","caBundle":` + admissiontest.CABundle(hook) + `},"sideEffects":"None","admissionReviewVersions":["v1"],
 		"rules":[{"apiGroups":["example.com"],"apiVersions":["v1"],"operations":["UPDATE"],"resources":["sprockets/scale"]}]}]}`}})
 	ref := h.sprocket()
 	ctx := asAlice(t.Context())

@@ -4,6 +4,7 @@
 package controllertest
 
 import (
+	"context"
 	"log/slog"
 	"testing"
 	"time"
@@ -181,4 +182,41 @@ func Eventually(t testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// WatchAfter watches the objects of the resource stored as resource, in from's namespace (all
+// of them for a cluster-scoped from), after from's revision, until the test ends.
+func WatchAfter(t testing.TB, store *sqlstore.Store, resource string, from *unstructured.Unstructured) <-chan *sqlstore.Event {
+	t.Helper()
+	rev, err := registry.ParseResourceVersion(from.GetResourceVersion())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := store.Watch(t.Context(), sqlstore.WatchOptions{Resource: resource, Namespace: from.GetNamespace(), After: rev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w.Events()
+}
+
+// Receive reads n object events, skipping progress notifications, failing after a deadline.
+func Receive(t testing.TB, events <-chan *sqlstore.Event, n int) []*sqlstore.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	var got []*sqlstore.Event
+	for len(got) < n {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				t.Fatalf("watch ended after %d events", len(got))
+			}
+			if !ev.Progress {
+				got = append(got, ev)
+			}
+		case <-ctx.Done():
+			t.Fatalf("received %d events of %d", len(got), n)
+		}
+	}
+	return got
 }

@@ -31,12 +31,11 @@ import (
 // run in kube-apiserver and write through its loopback client.
 const fieldManager = "kube-apiserver"
 
-// Controller cleans up after deleted CRDs. It remembers only the names of those to look at.
+// Controller cleans up after deleted CRDs.
 type Controller struct {
 	deps controllers.Deps
 	// crds is the served customresourcedefinitions type.
-	crds  *resource.Resource
-	queue *follow.Queue[string] // CRD names
+	crds *resource.Resource
 }
 
 // New makes the controller; Run runs it.
@@ -45,53 +44,28 @@ func New(deps controllers.Deps) (*Controller, error) {
 	if !ok {
 		return nil, errors.New("the catalog serves no customresourcedefinitions")
 	}
-	return &Controller{deps: deps, crds: crds, queue: follow.NewQueue[string]()}, nil
+	return &Controller{deps: deps, crds: crds}, nil
 }
 
 // Run cleans up after the CRDs marked for deletion, those already stored and those to come,
 // until ctx ends. Every replica may run it: its writes are conditional.
 func (c *Controller) Run(ctx context.Context) {
-	go follow.Resource(ctx, c.deps.Store, c.deps.Log, builtin.CRDStorageName, c)
-	for {
-		name, ok := c.queue.Next(ctx)
-		if !ok {
-			return
-		}
-		done, err := c.sync(ctx, name)
-		if err != nil && ctx.Err() == nil {
-			c.deps.Log.Warn("cleaning up a deleted CustomResourceDefinition", "name", name, "err", err)
-		}
-		if !done {
-			c.queue.AddAfter(ctx, name, follow.Retry)
-		}
-	}
+	controllers.SyncNames(ctx, c.deps, builtin.CRDStorageName, c, "cleaning up a deleted CustomResourceDefinition")
 }
 
-func (c *Controller) Relisting()               {}
-func (c *Controller) Listed(o sqlstore.Object) { c.observe(o) }
-func (c *Controller) ListDone(int64)           {}
-
-func (c *Controller) Changed(ev *sqlstore.Event) {
-	if ev.Op != sqlstore.OpDelete {
-		c.observe(ev.Object)
-	}
-}
-
-// observe queues a CRD that awaits its cleanup; only its metadata is read.
-func (c *Controller) observe(o sqlstore.Object) {
+// NeedsSync reports whether the stored CRD o awaits its cleanup; only its metadata is read.
+func (c *Controller) NeedsSync(o sqlstore.Object) bool {
 	var m registry.MetadataOnly
-	if registry.UnmarshalStored(o.Value, &m) == nil && awaitsCleanup(&m.Metadata) {
-		c.queue.Add(o.Name)
-	}
+	return registry.UnmarshalStored(o.Value, &m) == nil && awaitsCleanup(&m.Metadata)
 }
 
 func awaitsCleanup(m *metav1.ObjectMeta) bool {
 	return m.DeletionTimestamp != nil && slices.Contains(m.Finalizers, crdtype.CleanupFinalizer)
 }
 
-// sync makes one pass over the CRD name; done is false when it must be looked at again
+// Sync makes one pass over the CRD name; done is false when it must be looked at again
 // (objects remain, or a write failed or conflicted).
-func (c *Controller) sync(ctx context.Context, name string) (done bool, err error) {
+func (c *Controller) Sync(ctx context.Context, name string) (done bool, err error) {
 	ref := registry.Ref{Resource: c.crds, Name: name}
 	stored, err := c.deps.Registry.Get(ctx, ref, &metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -112,7 +86,7 @@ func (c *Controller) sync(ctx context.Context, name string) (done bool, err erro
 	if outcome == nil {
 		return false, err
 	}
-	return writeOutcome(c.removeCleanupFinalizer(ctx, ref, crd, *outcome))
+	return controllers.WriteOutcome(c.removeCleanupFinalizer(ctx, ref, crd, *outcome))
 }
 
 // deleteInstances deletes the objects of a CRD being deleted. It returns the Terminating
@@ -184,16 +158,4 @@ func (c *Controller) update(ctx context.Context, ref registry.Ref, crd *apiexten
 	crdtype.Encode(crd, obj)
 	stored, _, err := c.deps.Registry.Update(ctx, ref, obj, &metav1.UpdateOptions{FieldManager: fieldManager})
 	return stored, err
-}
-
-// writeOutcome reads the error of the last write: NotFound means another replica finished the
-// cleanup first; Conflict that the CRD changed meanwhile, so the next pass looks again.
-func writeOutcome(err error) (done bool, _ error) {
-	switch {
-	case err == nil, apierrors.IsNotFound(err):
-		return true, nil
-	case apierrors.IsConflict(err):
-		return false, nil
-	}
-	return false, err
 }

@@ -2,10 +2,8 @@ package crdcleanup
 
 import (
 	"context"
-	"log/slog"
 	"slices"
 	"testing"
-	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -14,12 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/sqlkube/sqlkube/server/builtin"
-	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/controllers"
+	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
 	"github.com/sqlkube/sqlkube/server/crdtype"
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/resource"
-	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -27,7 +24,7 @@ import (
 // then the cleanup finalizer goes, which deletes the CRD and stops serving its type.
 func TestCleanupDeletesObjectsThenTheCRD(t *testing.T) {
 	sqltest.Backends(t, func(t *testing.T, dsn string) {
-		deps := newTestDeps(t, dsn)
+		deps := controllertest.New(t, dsn).Deps
 		createCRD(t, deps, "widgets", nil)
 		widgets := lookup(t, deps, "example.com", "v1", "widgets")
 		createWidget(t, deps, widgets, "plain", nil)
@@ -35,11 +32,11 @@ func TestCleanupDeletesObjectsThenTheCRD(t *testing.T) {
 		run(t, deps)
 
 		deleteCRD(t, deps, "widgets.example.com")
-		eventually(t, "the object without finalizers is deleted", func() bool {
+		controllertest.Eventually(t, "the object without finalizers is deleted", func() bool {
 			return apierrors.IsNotFound(getErr(deps, widgets, "plain"))
 		})
 		var marked *unstructured.Unstructured
-		eventually(t, "the object with a finalizer is marked for deletion", func() bool {
+		controllertest.Eventually(t, "the object with a finalizer is marked for deletion", func() bool {
 			marked = get(t, deps, widgets, "finalized")
 			return marked.GetDeletionTimestamp() != nil
 		})
@@ -53,10 +50,10 @@ func TestCleanupDeletesObjectsThenTheCRD(t *testing.T) {
 			t.Fatal(err)
 		}
 		crds := lookup(t, deps, builtin.APIExtensionsGroup, "v1", "customresourcedefinitions")
-		eventually(t, "the CRD is deleted", func() bool {
+		controllertest.Eventually(t, "the CRD is deleted", func() bool {
 			return apierrors.IsNotFound(getErr(deps, crds, "widgets.example.com"))
 		})
-		eventually(t, "the type is no longer served", func() bool {
+		controllertest.Eventually(t, "the type is no longer served", func() bool {
 			_, served := deps.Catalog.Lookup("example.com", "v1", "widgets")
 			return !served
 		})
@@ -65,7 +62,7 @@ func TestCleanupDeletesObjectsThenTheCRD(t *testing.T) {
 
 // A CRD held by another finalizer loses only the cleanup one, with the outcome in its status.
 func TestCleanupLeavesOtherFinalizers(t *testing.T) {
-	deps := newTestDeps(t, sqltest.SQLiteDSN(t))
+	deps := controllertest.New(t, sqltest.SQLiteDSN(t)).Deps
 	createCRD(t, deps, "widgets", []string{"example.com/keep"})
 	createWidget(t, deps, lookup(t, deps, "example.com", "v1", "widgets"), "plain", nil)
 	run(t, deps)
@@ -81,7 +78,7 @@ func TestCleanupLeavesOtherFinalizers(t *testing.T) {
 // A CRD marked for deletion before the controller starts is cleaned up when it starts; one that
 // was never established has no objects to delete.
 func TestCleanupOfACRDMarkedBeforeTheStartThatNeverWasEstablished(t *testing.T) {
-	deps := newTestDeps(t, sqltest.SQLiteDSN(t))
+	deps := controllertest.New(t, sqltest.SQLiteDSN(t)).Deps
 	createCRD(t, deps, "widgets", nil)
 	// The same kind in the same group: its names are refused, so it is never established.
 	createCRDOfKind(t, deps, "gizmos", "Widget", []string{"example.com/keep"})
@@ -94,26 +91,6 @@ func TestCleanupOfACRDMarkedBeforeTheStartThatNeverWasEstablished(t *testing.T) 
 
 	crd = waitForCleanup(t, deps, "gizmos.example.com")
 	wantTerminating(t, crd, "NeverEstablished", "resource was never established")
-}
-
-func newTestDeps(t *testing.T, dsn string) controllers.Deps {
-	t.Helper()
-	log := slog.New(slog.DiscardHandler)
-	store, err := sqlstore.Open(t.Context(), sqlstore.Options{DSN: dsn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	types, err := catalog.New(t.Context(), store, nil, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	namespaces, _ := types.Lookup("", "v1", "namespaces")
-	reg, err := registry.New(t.Context(), store, namespaces, registry.Options{Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return controllers.Deps{Store: store, Registry: reg, Catalog: types, Log: log}
 }
 
 // run runs the controller until the test ends.
@@ -233,7 +210,7 @@ func getCRD(t *testing.T, deps controllers.Deps, name string) *apiextensionsv1.C
 func waitForCleanup(t *testing.T, deps controllers.Deps, name string) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
 	var crd *apiextensionsv1.CustomResourceDefinition
-	eventually(t, "the cleanup finalizer is removed", func() bool {
+	controllertest.Eventually(t, "the cleanup finalizer is removed", func() bool {
 		crd = getCRD(t, deps, name)
 		return !slices.Contains(crd.Finalizers, crdtype.CleanupFinalizer)
 	})
@@ -245,17 +222,5 @@ func wantTerminating(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition
 	c := apihelpers.FindCRDCondition(crd, apiextensionsv1.Terminating)
 	if c == nil || c.Status != apiextensionsv1.ConditionFalse || c.Reason != reason || c.Message != message || c.LastTransitionTime.IsZero() {
 		t.Errorf("condition Terminating = %+v, want False %s %q", c, reason, message)
-	}
-}
-
-// eventually waits for cond, failing the test after a deadline.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

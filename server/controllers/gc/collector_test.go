@@ -1,10 +1,8 @@
 package gc
 
 import (
-	"context"
 	"slices"
 	"testing"
-	"time"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -169,11 +167,11 @@ func TestGarbageCollectorForegroundEvents(t *testing.T) {
 		c := startCollector(t, env)
 		owner := c.createConfigMap("owner")
 		child := c.createConfigMap("child", ownedBy(owner, true))
-		events := watchFrom(t, env.Store, child)
+		events := controllertest.WatchAfter(t, env.Store, "configmaps", child)
 		c.Delete(c.configMap("owner"), metav1.DeletePropagationForeground)
 
 		// The owner is marked, its dependent deleted, then the owner goes.
-		got := receive(t, events, 3)
+		got := controllertest.Receive(t, events, 3)
 		if ops := []sqlstore.Op{got[0].Op, got[1].Op, got[2].Op}; !slices.Equal(ops, []sqlstore.Op{sqlstore.OpUpdate, sqlstore.OpDelete, sqlstore.OpDelete}) {
 			t.Fatalf("event ops %v", ops)
 		}
@@ -214,43 +212,6 @@ func TestGarbageCollectorRemovesOrphanFinalizer(t *testing.T) {
 		held, err := c.getConfigMap("held")
 		return err == nil && slices.Equal(held.GetFinalizers(), []string{"example.com/hold"})
 	})
-}
-
-// watchFrom watches the config maps of from's namespace after from's revision, until the test
-// ends.
-func watchFrom(t *testing.T, store *sqlstore.Store, from *unstructured.Unstructured) <-chan *sqlstore.Event {
-	t.Helper()
-	rev, err := registry.ParseResourceVersion(from.GetResourceVersion())
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := store.Watch(t.Context(), sqlstore.WatchOptions{Resource: "configmaps", Namespace: from.GetNamespace(), After: rev})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w.Events()
-}
-
-// receive reads n object events, failing after a deadline.
-func receive(t *testing.T, events <-chan *sqlstore.Event, n int) []*sqlstore.Event {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	var got []*sqlstore.Event
-	for len(got) < n {
-		select {
-		case ev, ok := <-events:
-			if !ok {
-				t.Fatalf("watch ended after %d events", len(got))
-			}
-			if !ev.Progress {
-				got = append(got, ev)
-			}
-		case <-ctx.Done():
-			t.Fatalf("received %d events of %d", len(got), n)
-		}
-	}
-	return got
 }
 
 func wantSameObject(t *testing.T, what string, got, want *unstructured.Unstructured) {

@@ -33,43 +33,18 @@ type namespaceController struct {
 	deps controllers.Deps
 	// namespaces is the served namespaces type.
 	namespaces *resource.Resource
-	queue      *follow.Queue[string] // namespace names
 }
 
 // Run runs the namespace controller until ctx ends. namespaces is the served namespaces type.
 func Run(ctx context.Context, deps controllers.Deps, namespaces *resource.Resource) {
-	c := &namespaceController{deps: deps, namespaces: namespaces, queue: follow.NewQueue[string]()}
-	go follow.Resource(ctx, deps.Store, deps.Log, namespaces.StorageName, c)
-	for {
-		name, ok := c.queue.Next(ctx)
-		if !ok {
-			return
-		}
-		done, err := c.sync(ctx, name)
-		if err != nil && ctx.Err() == nil {
-			deps.Log.Warn("namespace controller: deleting a namespace's content", "namespace", name, "err", err)
-		}
-		if !done {
-			c.queue.AddAfter(ctx, name, follow.Retry)
-		}
-	}
+	c := &namespaceController{deps: deps, namespaces: namespaces}
+	controllers.SyncNames(ctx, deps, namespaces.StorageName, c, "namespace controller: deleting a namespace's content")
 }
 
-func (c *namespaceController) Relisting()               {}
-func (c *namespaceController) Listed(o sqlstore.Object) { c.observe(o) }
-func (c *namespaceController) ListDone(int64)           {}
-
-func (c *namespaceController) Changed(ev *sqlstore.Event) {
-	if ev.Op != sqlstore.OpDelete {
-		c.observe(ev.Object)
-	}
-}
-
-func (c *namespaceController) observe(o sqlstore.Object) {
+// NeedsSync reports whether the stored namespace o awaits the removal of its content.
+func (c *namespaceController) NeedsSync(o sqlstore.Object) bool {
 	var ns corev1.Namespace
-	if err := registry.UnmarshalStored(o.Value, &ns); err == nil && awaitsContentRemoval(&ns) {
-		c.queue.Add(o.Name)
-	}
+	return registry.UnmarshalStored(o.Value, &ns) == nil && awaitsContentRemoval(&ns)
 }
 
 // awaitsContentRemoval: the namespace is being deleted and still waits for this controller.
@@ -77,9 +52,9 @@ func awaitsContentRemoval(ns *corev1.Namespace) bool {
 	return ns.DeletionTimestamp != nil && slices.Contains(ns.Spec.Finalizers, namespaceFinalizer)
 }
 
-// sync makes one pass over the namespace name; done is false when it must be looked at again
+// Sync makes one pass over the namespace name; done is false when it must be looked at again
 // (content remains, or a write failed or conflicted).
-func (c *namespaceController) sync(ctx context.Context, name string) (done bool, err error) {
+func (c *namespaceController) Sync(ctx context.Context, name string) (done bool, err error) {
 	ref := registry.Ref{Resource: c.namespaces, Name: name}
 	ns, err := c.getNamespace(ctx, ref)
 	if apierrors.IsNotFound(err) {
@@ -90,7 +65,7 @@ func (c *namespaceController) sync(ctx context.Context, name string) (done bool,
 	}
 	remaining, failures := c.deleteContent(ctx, name)
 	if ns, err = c.updateConditions(ctx, ref, ns, remaining, failures); err != nil {
-		return writeOutcome(err)
+		return controllers.WriteOutcome(err)
 	}
 	if len(failures) > 0 || len(remaining.byResource) > 0 {
 		return false, errors.Join(failures...)
@@ -204,20 +179,7 @@ func (c *namespaceController) finalize(ctx context.Context, ref registry.Ref, ns
 	finalized := ns.DeepCopy()
 	finalized.Spec.Finalizers = slices.DeleteFunc(finalized.Spec.Finalizers, func(f corev1.FinalizerName) bool { return f == namespaceFinalizer })
 	_, err = c.writeNamespace(ctx, ref, "finalize", finalized)
-	return writeOutcome(err)
-}
-
-// writeOutcome reads the error of a write to the namespace: NotFound means another replica
-// finished the deletion first; Conflict that the namespace changed meanwhile, so the next pass
-// looks again.
-func writeOutcome(err error) (done bool, _ error) {
-	switch {
-	case err == nil, apierrors.IsNotFound(err):
-		return true, nil
-	case apierrors.IsConflict(err):
-		return false, nil
-	}
-	return false, err
+	return controllers.WriteOutcome(err)
 }
 
 // writeNamespace updates the namespace's subresource (status or finalize) from ns, on the

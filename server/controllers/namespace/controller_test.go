@@ -1,11 +1,9 @@
 package namespace
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -55,7 +53,7 @@ func TestNamespaceDeletionRemovesContent(t *testing.T) {
 		env.CreateNamed(in(configMaps, ""), metav1.ObjectMeta{Name: "b"})
 		env.CreateNamed(in(secrets, ""), metav1.ObjectMeta{Name: "s"})
 		env.CreateNamed(in(widgets, ""), metav1.ObjectMeta{Name: "w"})
-		events := watchNamespaces(t, env.Store, ns)
+		events := controllertest.WatchAfter(t, env.Store, "namespaces", ns)
 
 		env.Delete(env.Ref("", "namespaces", "", "demo"), "")
 		waitNamespaceGone(t, env)
@@ -70,7 +68,7 @@ func TestNamespaceDeletionRemovesContent(t *testing.T) {
 			}
 		}
 		// The namespace's events: marked Terminating, its conditions set, then gone.
-		got := receive(t, events, 3)
+		got := controllertest.Receive(t, events, 3)
 		if ops := []sqlstore.Op{got[0].Op, got[1].Op, got[2].Op}; !slices.Equal(ops, []sqlstore.Op{sqlstore.OpUpdate, sqlstore.OpUpdate, sqlstore.OpDelete}) {
 			t.Fatalf("event ops %v", ops)
 		}
@@ -174,40 +172,4 @@ func wantNamespaceConditions(t *testing.T, ns *corev1.Namespace, failing []corev
 	if string(gotJSON) != string(wantJSON) {
 		t.Fatalf("namespace conditions\n got %s\nwant %s", gotJSON, wantJSON)
 	}
-}
-
-// watchNamespaces watches namespace changes after ns's revision, until the test ends.
-func watchNamespaces(t *testing.T, store *sqlstore.Store, ns *unstructured.Unstructured) <-chan *sqlstore.Event {
-	t.Helper()
-	rev, err := registry.ParseResourceVersion(ns.GetResourceVersion())
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := store.Watch(t.Context(), sqlstore.WatchOptions{Resource: "namespaces", After: rev})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w.Events()
-}
-
-// receive reads n object events, failing after a deadline.
-func receive(t *testing.T, events <-chan *sqlstore.Event, n int) []*sqlstore.Event {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	var got []*sqlstore.Event
-	for len(got) < n {
-		select {
-		case ev, ok := <-events:
-			if !ok {
-				t.Fatalf("watch ended after %d events", len(got))
-			}
-			if !ev.Progress {
-				got = append(got, ev)
-			}
-		case <-ctx.Done():
-			t.Fatalf("received %d events of %d", len(got), n)
-		}
-	}
-	return got
 }

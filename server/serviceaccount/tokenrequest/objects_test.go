@@ -1,7 +1,6 @@
 package tokenrequest
 
 import (
-	"log/slog"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -9,9 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/sqlkube/sqlkube/server/catalog"
+	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
 	"github.com/sqlkube/sqlkube/server/registry"
-	"github.com/sqlkube/sqlkube/sqlstore"
-	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
 var _ Resources = (*catalog.Catalog)(nil)
@@ -19,23 +17,9 @@ var _ Resources = (*catalog.Catalog)(nil)
 // TestRegistryObjects reads the uids of objects created through the registry, on both
 // backends; a missing object, or a resource not served, is NotFound.
 func TestRegistryObjects(t *testing.T) {
-	sqltest.Backends(t, func(t *testing.T, dsn string) {
-		log := slog.New(slog.DiscardHandler)
-		store, err := sqlstore.Open(t.Context(), sqlstore.Options{DSN: dsn})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = store.Close() })
-		types, err := catalog.New(t.Context(), store, nil, log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		namespaces, _ := types.Lookup("", "v1", "namespaces")
-		reg, err := registry.New(t.Context(), store, namespaces, registry.Options{Logger: log})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sa, _ := types.Lookup("", "v1", "serviceaccounts")
+	controllertest.Backends(t, func(t *testing.T, env *controllertest.Env) {
+		types, reg := env.Catalog, env.Registry
+		sa := env.Resource("", "serviceaccounts")
 		obj := &unstructured.Unstructured{Object: map[string]any{}}
 		obj.SetName("bot")
 		created, _, err := reg.Create(t.Context(), registry.Ref{Resource: sa, Namespace: "default"}, obj, &metav1.CreateOptions{})
