@@ -243,7 +243,8 @@ func (p *patchRequest) strategicMerge(res *resource.Resource, old *unstructured.
 }
 
 // strategicMergeError answers the strategic merge library's errors about the patch's format
-// with kube-apiserver's codes.
+// with kube-apiserver's codes; any other error of the library kube-apiserver answers as a 500
+// with the library's words (its handler does not classify them).
 func strategicMergeError(err error) error {
 	switch {
 	case errors.Is(err, mergepatch.ErrBadJSONDoc), errors.Is(err, mergepatch.ErrBadPatchFormatForPrimitiveList),
@@ -253,7 +254,7 @@ func strategicMergeError(err error) error {
 	case errors.Is(err, mergepatch.ErrNoListOfLists), errors.Is(err, mergepatch.ErrPatchContentNotMatchRetainKeys):
 		return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
 	}
-	return err
+	return unclassified(err)
 }
 
 // decodeAsType decodes a patched object as the type with decode. Unknown fields and the
