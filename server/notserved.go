@@ -27,7 +27,7 @@ var notServed = map[string]map[string]string{
 		"resourcequotas": reasonCluster, "limitranges": reasonCluster,
 	},
 	"apps": {
-		"deployments": reasonWorkloads, "statefulsets": reasonWorkloads, "daemonsets": reasonWorkloads,
+		"statefulsets": reasonWorkloads, "daemonsets": reasonWorkloads,
 		"replicasets": reasonWorkloads, "controllerrevisions": reasonWorkloads,
 	},
 	"batch":               {"jobs": reasonWorkloads, "cronjobs": reasonWorkloads},

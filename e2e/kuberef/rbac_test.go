@@ -310,6 +310,6 @@ func reviewScenarios() []scenario {
 // fullScenarios are the scenarios compared with the full kube-apiserver, with the known
 // differences marked.
 func fullScenarios() []scenario {
-	all := concat([]scenario{rbacSetup}, rbacWriteScenarios(), rbacBootstrapScenarios(), reviewScenarios())
+	all := concat([]scenario{rbacSetup}, rbacWriteScenarios(), rbacBootstrapScenarios(), reviewScenarios(), deploymentScenarios())
 	return markKnown(all, knownFullDifferences)
 }

@@ -81,7 +81,7 @@ func scaledObject(req *request, old *unstructured.Unstructured, resourceVersion 
 	if !found {
 		current.Spec.Replicas = scales.ReplicasUnset
 	}
-	handler := managedfields.NewScaleHandler(old.GetManagedFields(), schema.GroupVersion{Group: req.res.Group, Version: req.res.Version}, scales.ReplicasPaths(req.res.Definition))
+	handler := managedfields.NewScaleHandler(old.GetManagedFields(), schema.GroupVersion{Group: req.res.Group, Version: req.res.Version}, scales.ReplicasPaths(req.res))
 	if current.ManagedFields, err = handler.ToSubresource(); err != nil {
 		return nil, false, err
 	}
