@@ -18,6 +18,7 @@ import (
 	"k8s.io/kubernetes/pkg/printers"
 	printersinternal "k8s.io/kubernetes/pkg/printers/internalversion"
 	printerstorage "k8s.io/kubernetes/pkg/printers/storage"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/sqlkube/sqlkube/server/resource"
 )
@@ -141,6 +142,19 @@ func (s *kubeTypeStrategy) WarningsOnUpdate(ctx context.Context, obj, old *unstr
 		return nil // ValidateUpdate has refused it
 	}
 	return s.rules.strategy.WarningsOnUpdate(ctx, internal, internalOld)
+}
+
+// ResetFields are the fields a write through subresource ("" or "status") resets, as kube's
+// strategy of it says (rest.ResetFieldsStrategy): its manager does not own them.
+func (s *kubeTypeStrategy) ResetFields(subresource string) map[fieldpath.APIVersion]*fieldpath.Set {
+	var strategy any = s.rules.strategy
+	if subresource == "status" {
+		strategy = s.rules.status
+	}
+	if resets, ok := strategy.(rest.ResetFieldsStrategy); ok {
+		return resets.GetResetFields()
+	}
+	return nil
 }
 
 // TracksGeneration is false: kube's strategies set and bump metadata.generation themselves.

@@ -195,3 +195,14 @@ func BenchmarkDeploymentCreateRules(b *testing.B) {
 		res.Strategy.WarningsOnCreate(b.Context(), obj)
 	}
 }
+
+// TestDeploymentResetFields: a write of the deployment resets its status, a /status write its
+// spec and labels, as kube's strategies say: their managers do not own them.
+func TestDeploymentResetFields(t *testing.T) {
+	s := builtinResource(t, deployments).Strategy.(*kubeTypeStrategy)
+	for subresource, want := range map[string]string{"": ".status", "status": ".spec\n.metadata.labels"} {
+		if got := s.ResetFields(subresource)["apps/v1"]; got == nil || got.String() != want {
+			t.Errorf("%q: reset fields %v, want %s", subresource, got, want)
+		}
+	}
+}

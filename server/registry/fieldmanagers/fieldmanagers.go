@@ -248,10 +248,20 @@ func customResourceConverter(crd *apiextensionsv1.CustomResourceDefinition) (run
 	return converter, err
 }
 
+// resetFielder is a built-in's strategy that says which fields a write through subresource
+// ("" or "status") resets, as kube's strategies say it (rest.ResetFieldsStrategy).
+type resetFielder interface {
+	ResetFields(subresource string) map[fieldpath.APIVersion]*fieldpath.Set
+}
+
 // resetFieldsOf are the fields a write through subresource cannot set, which its manager
 // therefore does not own: as kube-apiserver's strategies say, the status for the object
-// itself of a type with a /status, and the spec (and a custom resource's metadata) for /status.
+// itself of a type with a /status, and the spec (and a custom resource's metadata) for /status;
+// a type served with kube's strategy says it itself.
 func resetFieldsOf(res *resource.Resource, subresource string) map[fieldpath.APIVersion]*fieldpath.Set {
+	if strategy, ok := res.Strategy.(resetFielder); ok {
+		return strategy.ResetFields(subresource)
+	}
 	var paths []string
 	switch {
 	case subresource == "" && res.Status:
