@@ -41,6 +41,11 @@ func TestDeploymentsWithKubesRules(t *testing.T) {
 		if scale.Spec.Replicas != 3 || scale.Status.Selector != "app=web" || scale.Name != "web" {
 			t.Fatalf("scale %+v", scale)
 		}
+		api.do("PATCH", deploymentsPath+"/web/scale", `{"spec":{"replicas":-1}}`, "Content-Type: application/merge-patch+json").expectStatus(t, metav1.Status{
+			Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
+			Message: `Scale.autoscaling "web" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0`,
+			Details: &metav1.StatusDetails{Name: "web", Group: "autoscaling", Kind: "Scale", Causes: []metav1.StatusCause{
+				{Type: metav1.CauseTypeFieldValueInvalid, Message: "Invalid value: -1: must be greater than or equal to 0", Field: "spec.replicas"}}}})
 		scaled := api.do("GET", deploymentsPath+"/web", "").expect(t, http.StatusOK).object(t)
 		if nested(scaled, "spec", "replicas") != float64(3) || nested(scaled, "metadata", "generation") != float64(2) {
 			t.Fatalf("scaled deployment %v", scaled)

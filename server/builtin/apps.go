@@ -2,7 +2,8 @@ package builtin
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
-	_ "k8s.io/kubernetes/pkg/apis/apps/install" // apps' defaults and conversions in legacyscheme.Scheme
+	_ "k8s.io/kubernetes/pkg/apis/apps/install"        // apps' defaults and conversions in legacyscheme.Scheme
+	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install" // the Scales of their /scale
 	"k8s.io/kubernetes/pkg/registry/apps/deployment"
 
 	"github.com/sqlkube/sqlkube/server/resource"

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sync"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,6 +16,8 @@ import (
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	"k8s.io/kubernetes/pkg/apis/autoscaling"
+	autoscalingvalidation "k8s.io/kubernetes/pkg/apis/autoscaling/validation"
 	"k8s.io/kubernetes/pkg/printers"
 	printersinternal "k8s.io/kubernetes/pkg/printers/internalversion"
 	printerstorage "k8s.io/kubernetes/pkg/printers/storage"
@@ -155,6 +158,28 @@ func (s *kubeTypeStrategy) ResetFields(subresource string) map[fieldpath.APIVers
 		return resets.GetResetFields()
 	}
 	return nil
+}
+
+// ValidateScale is kube's validation of a Scale written through the type's /scale, given the
+// Scale of the stored object (autoscaling's ValidateScaleUpdate, as kube's ScaleREST of the
+// apps types runs it).
+func (s *kubeTypeStrategy) ValidateScale(ctx context.Context, scale, old *autoscalingv1.Scale) field.ErrorList {
+	internal, internalOld := &autoscaling.Scale{}, &autoscaling.Scale{}
+	if err := legacyscheme.Scheme.Convert(scale, internal, nil); err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	if err := legacyscheme.Scheme.Convert(old, internalOld, nil); err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	return autoscalingvalidation.ValidateScaleUpdate(s.withRequestInfo(ctx), internal, internalOld, legacyscheme.Scheme, autoscalingV1Scale{})
+}
+
+// autoscalingV1Scale says that the apps/v1 types' /scale serves autoscaling/v1 Scales, as kube's
+// ScaleREST of them does (rest.GroupVersionKindProvider).
+type autoscalingV1Scale struct{}
+
+func (autoscalingV1Scale) GroupVersionKind(schema.GroupVersion) schema.GroupVersionKind {
+	return autoscalingv1.SchemeGroupVersion.WithKind("Scale")
 }
 
 // TracksGeneration is false: kube's strategies set and bump metadata.generation themselves.
