@@ -182,6 +182,15 @@ func (autoscalingV1Scale) GroupVersionKind(schema.GroupVersion) schema.GroupVers
 	return autoscalingv1.SchemeGroupVersion.WithKind("Scale")
 }
 
+// NewEmpty is the type's empty object, its Go type's zero value, as kube-apiserver's creater
+// makes it for recording a create's or an apply's managedFields.
+func (s *kubeTypeStrategy) NewEmpty() *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: s.res.Group, Version: s.res.Version, Kind: s.res.Kind})
+	s.setContent(obj, s.newObject())
+	return obj
+}
+
 // TracksGeneration is false: kube's strategies set and bump metadata.generation themselves.
 func (s *kubeTypeStrategy) TracksGeneration() bool { return false }
 

@@ -47,7 +47,7 @@ func Record(ctx context.Context, res *resource.Resource, subresource, manager st
 	}
 	live := old
 	if live == nil {
-		live = NewEmptyObject(obj.GroupVersionKind())
+		live = EmptyObjectOf(res, obj.GroupVersionKind())
 	}
 	updated, ok := fm.UpdateNoErrors(live, managedFieldsView{obj}, manager).(managedFieldsView)
 	switch {
@@ -128,6 +128,22 @@ func NewEmptyObject(gvk schema.GroupVersionKind) *unstructured.Unstructured {
 	return u
 }
 
+// emptyObjecter is the strategy of a built-in served with kube's rules, whose empty object is
+// its Go type's zero value, as kube-apiserver's creater makes it: the structs that are not
+// pointers are there, empty, so that a create does not own them.
+type emptyObjecter interface {
+	NewEmpty() *unstructured.Unstructured
+}
+
+// EmptyObjectOf is the object a create's or an apply's managedFields are recorded against
+// for res, in the version gvk: NewEmptyObject, or the empty object its strategy makes.
+func EmptyObjectOf(res *resource.Resource, gvk schema.GroupVersionKind) *unstructured.Unstructured {
+	if strategy, ok := res.Strategy.(emptyObjecter); ok {
+		return strategy.NewEmpty()
+	}
+	return NewEmptyObject(gvk)
+}
+
 // fieldManagerCache holds one FieldManager per served resource and subresource, rebuilt when
 // the resource changes (a CRD update replaces its Resources).
 var fieldManagerCache = struct {
@@ -168,7 +184,7 @@ func newFieldManager(res *resource.Resource, subresource string) (*managedfields
 	resetFields := fieldpath.NewExcludeFilterSetMap(resetFieldsOf(res, subresource))
 	if res.Definition == nil {
 		typed, _ := res.Strategy.(typeDefaulter)
-		return managedfields.NewDefaultFieldManager(builtinTypeConverter(res.Group), apiVersionConvertor{}, objectDefaulter{typed: typed}, objectCreater{},
+		return managedfields.NewDefaultFieldManager(builtinTypeConverter(res.Group), apiVersionConvertor{}, objectDefaulter{typed: typed}, objectCreater{res},
 			gvk, hub, subresource, resetFields)
 	}
 	return managedfields.NewDefaultCRDFieldManager(customResourceTypeConverter(res.Definition), apiVersionConvertor{}, objectDefaulter{schema: res.Schema}, objectCreater{},
@@ -391,10 +407,14 @@ func (d objectDefaulter) Default(obj runtime.Object) {
 	}
 }
 
-// objectCreater makes the empty objects the field managers start from.
-type objectCreater struct{}
+// objectCreater makes the empty objects the field managers start from: res's own (see
+// EmptyObjectOf) when set.
+type objectCreater struct{ res *resource.Resource }
 
-func (objectCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+func (c objectCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	if c.res != nil {
+		return EmptyObjectOf(c.res, gvk), nil
+	}
 	return NewEmptyObject(gvk), nil
 }
 
