@@ -65,10 +65,23 @@ func kube[V any, PV interface {
 			goType:    reflect.TypeFor[V](),
 			newObject: func() runtime.Object { return PV(new(V)) },
 			internal:  schema.GroupVersionKind{Group: res.Group, Version: runtime.APIVersionInternal, Kind: res.Kind},
-			decode:    decodeAs(func(v *V) { legacyscheme.Scheme.Default(PV(v)) }),
+			decode:    decodeAs(func(v *V) { defaultAndRoundTrip(PV(v), res) }),
 			toContent: contentConverter(reflect.TypeFor[V]()),
 		}
 	}
+}
+
+// defaultAndRoundTrip applies to a decoded body what kube-apiserver's decoder does: the
+// version's defaults, then the conversion to the internal type, whose conversion back (here,
+// into versioned itself) is what its field manager and strategy see (a DaemonSet's template
+// generation annotation comes from it).
+func defaultAndRoundTrip(versioned runtime.Object, res *resource.Resource) {
+	legacyscheme.Scheme.Default(versioned)
+	internal, err := legacyscheme.Scheme.New(schema.GroupVersionKind{Group: res.Group, Version: runtime.APIVersionInternal, Kind: res.Kind})
+	if err != nil || legacyscheme.Scheme.Convert(versioned, internal, nil) != nil {
+		return // cannot happen: the type is installed
+	}
+	_ = legacyscheme.Scheme.Convert(internal, versioned, nil)
 }
 
 // kubeTypeStrategy is the resource.TypedStrategy of a built-in served with kube's own rules
