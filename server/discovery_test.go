@@ -75,6 +75,7 @@ func TestLegacyDiscoveryOfBuiltins(t *testing.T) {
 	{"name":"serviceaccounts","singularName":"serviceaccount","namespaced":true,"kind":"ServiceAccount","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["sa"],"storageVersionHash":"pbx9ZvyFpBE="},
 	{"name":"serviceaccounts/token","singularName":"","namespaced":true,"group":"authentication.k8s.io","version":"v1","kind":"TokenRequest","verbs":["create"]}]}`)
 	sameJSON(t, "/apis", getDoc(t, srv.URL+"/apis", "", 200, server.MediaTypeJSON), `{"kind":"APIGroupList","apiVersion":"v1","groups":[
+	{"name":"apps","versions":[{"groupVersion":"apps/v1","version":"v1"}],"preferredVersion":{"groupVersion":"apps/v1","version":"v1"}},
 	{"name":"authentication.k8s.io","versions":[{"groupVersion":"authentication.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"authentication.k8s.io/v1","version":"v1"}},
 	{"name":"authorization.k8s.io","versions":[{"groupVersion":"authorization.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"authorization.k8s.io/v1","version":"v1"}},
 	{"name":"rbac.authorization.k8s.io","versions":[{"groupVersion":"rbac.authorization.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"rbac.authorization.k8s.io/v1","version":"v1"}},
@@ -94,6 +95,20 @@ func TestLegacyDiscoveryOfBuiltins(t *testing.T) {
 	sameJSON(t, "/apis/coordination.k8s.io/v1", getDoc(t, srv.URL+"/apis/coordination.k8s.io/v1", "", 200, server.MediaTypeJSON),
 		`{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"coordination.k8s.io/v1","resources":[
 	{"name":"leases","singularName":"lease","namespaced":true,"kind":"Lease","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"gqkMMb/YqFM="}]}`)
+	// kube's strategies' types: as kube-apiserver lists them, subresources included.
+	sameJSON(t, "/apis/apps/v1", getDoc(t, srv.URL+"/apis/apps/v1", "", 200, server.MediaTypeJSON),
+		`{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"apps/v1","resources":[
+	{"name":"daemonsets","singularName":"daemonset","namespaced":true,"kind":"DaemonSet","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["ds"],"categories":["all"],"storageVersionHash":"dd7pWHUlMKQ="},
+	{"name":"daemonsets/status","singularName":"","namespaced":true,"kind":"DaemonSet","verbs":["get","patch","update"]},
+	{"name":"deployments","singularName":"deployment","namespaced":true,"kind":"Deployment","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["deploy"],"categories":["all"],"storageVersionHash":"8aSe+NMegvE="},
+	{"name":"deployments/scale","singularName":"","namespaced":true,"group":"autoscaling","version":"v1","kind":"Scale","verbs":["get","patch","update"]},
+	{"name":"deployments/status","singularName":"","namespaced":true,"kind":"Deployment","verbs":["get","patch","update"]},
+	{"name":"replicasets","singularName":"replicaset","namespaced":true,"kind":"ReplicaSet","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["rs"],"categories":["all"],"storageVersionHash":"P1RzHs8/mWQ="},
+	{"name":"replicasets/scale","singularName":"","namespaced":true,"group":"autoscaling","version":"v1","kind":"Scale","verbs":["get","patch","update"]},
+	{"name":"replicasets/status","singularName":"","namespaced":true,"kind":"ReplicaSet","verbs":["get","patch","update"]},
+	{"name":"statefulsets","singularName":"statefulset","namespaced":true,"kind":"StatefulSet","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["sts"],"categories":["all"],"storageVersionHash":"H+vl74LkKdo="},
+	{"name":"statefulsets/scale","singularName":"","namespaced":true,"group":"autoscaling","version":"v1","kind":"Scale","verbs":["get","patch","update"]},
+	{"name":"statefulsets/status","singularName":"","namespaced":true,"kind":"StatefulSet","verbs":["get","patch","update"]}]}`)
 	sameJSON(t, "/apis/apiextensions.k8s.io/v1", getDoc(t, srv.URL+"/apis/apiextensions.k8s.io/v1", "", 200, server.MediaTypeJSON),
 		`{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"apiextensions.k8s.io/v1","resources":[
 	{"name":"customresourcedefinitions","singularName":"customresourcedefinition","namespaced":false,"kind":"CustomResourceDefinition","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["crd","crds"],"categories":["api-extensions"],"storageVersionHash":"jfWCUB31mvA="},
@@ -146,11 +161,11 @@ func TestAggregatedDiscoveryOfBuiltins(t *testing.T) {
 	for _, g := range groups {
 		names = append(names, g.Name+"="+g.PreferredVersion.Version)
 	}
-	if want := []string{"=v1", "authentication.k8s.io=v1", "authorization.k8s.io=v1", "rbac.authorization.k8s.io=v1", "admissionregistration.k8s.io=v1", "apiextensions.k8s.io=v1", "coordination.k8s.io=v1", "flowcontrol.apiserver.k8s.io=v1"}; !slices.Equal(names, want) {
+	if want := []string{"=v1", "apps=v1", "authentication.k8s.io=v1", "authorization.k8s.io=v1", "rbac.authorization.k8s.io=v1", "admissionregistration.k8s.io=v1", "apiextensions.k8s.io=v1", "coordination.k8s.io=v1", "flowcontrol.apiserver.k8s.io=v1"}; !slices.Equal(names, want) {
 		t.Errorf("groups %v, want %v", names, want)
 	}
-	if len(resources) != 8 {
-		t.Errorf("%d resource lists, want 8", len(resources))
+	if len(resources) != 9 {
+		t.Errorf("%d resource lists, want 9", len(resources))
 	}
 }
 
@@ -239,12 +254,12 @@ func TestOpenAPIV3TellsKubectlFieldValidationIsServerSide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantGVs := []schema.GroupVersion{{Group: "admissionregistration.k8s.io", Version: "v1"}, {Group: "apiextensions.k8s.io", Version: "v1"}, {Group: "authentication.k8s.io", Version: "v1"}, {Group: "authorization.k8s.io", Version: "v1"}, {Group: "coordination.k8s.io", Version: "v1"}, {Group: "example.com", Version: "v1"}, {Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}, {Group: "rbac.authorization.k8s.io", Version: "v1"}, {Version: "v1"}}
+	wantGVs := []schema.GroupVersion{{Group: "admissionregistration.k8s.io", Version: "v1"}, {Group: "apiextensions.k8s.io", Version: "v1"}, {Group: "apps", Version: "v1"}, {Group: "authentication.k8s.io", Version: "v1"}, {Group: "authorization.k8s.io", Version: "v1"}, {Group: "coordination.k8s.io", Version: "v1"}, {Group: "example.com", Version: "v1"}, {Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}, {Group: "rbac.authorization.k8s.io", Version: "v1"}, {Version: "v1"}}
 	slices.SortFunc(gvs, func(a, b schema.GroupVersion) int { return strings.Compare(a.String(), b.String()) })
 	if !slices.Equal(gvs, wantGVs) {
 		t.Errorf("OpenAPI group versions %v, want %v", gvs, wantGVs)
 	}
-	for _, gvk := range []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}, {Group: "example.com", Version: "v1", Kind: "Widget"}} {
+	for _, gvk := range []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}, {Group: "apps", Version: "v1", Kind: "Deployment"}, {Group: "example.com", Version: "v1", Kind: "Widget"}} {
 		doc, err := root.GVSpec(gvk.GroupVersion())
 		if err != nil {
 			t.Fatal(err)

@@ -26,10 +26,7 @@ var notServed = map[string]map[string]string{
 		"persistentvolumes": reasonStorage, "persistentvolumeclaims": reasonStorage,
 		"resourcequotas": reasonCluster, "limitranges": reasonCluster,
 	},
-	"apps": {
-		"deployments": reasonWorkloads, "statefulsets": reasonWorkloads, "daemonsets": reasonWorkloads,
-		"replicasets": reasonWorkloads, "controllerrevisions": reasonWorkloads,
-	},
+	"apps":                {"controllerrevisions": reasonWorkloads},
 	"batch":               {"jobs": reasonWorkloads, "cronjobs": reasonWorkloads},
 	"autoscaling":         {"horizontalpodautoscalers": reasonWorkloads},
 	"policy":              {"poddisruptionbudgets": reasonWorkloads},

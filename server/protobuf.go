@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -34,7 +35,7 @@ func newProtobufScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, coordinationv1.AddToScheme, rbacv1.AddToScheme,
 		authorizationv1.AddToScheme, authenticationv1.AddToScheme, apiextensionsv1.AddToScheme,
-		admissionregistrationv1.AddToScheme, flowcontrolv1.AddToScheme} {
+		admissionregistrationv1.AddToScheme, flowcontrolv1.AddToScheme, appsv1.AddToScheme} {
 		utilruntime.Must(add(scheme))
 	}
 	metav1.AddToGroupVersion(scheme, metav1.SchemeGroupVersion)

@@ -86,8 +86,13 @@ func partialMetadataJSON(value []byte, version string) ([]byte, error) {
 	if err := registry.UnmarshalStored(value, &obj); err != nil {
 		return nil, err
 	}
+	return partialMetadataOf(obj.Metadata, version)
+}
+
+// partialMetadataOf is objMeta as a meta.k8s.io PartialObjectMetadata of version.
+func partialMetadataOf(objMeta metav1.ObjectMeta, version string) ([]byte, error) {
 	return json.Marshal(metav1.PartialObjectMetadata{
 		TypeMeta:   metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: metav1.GroupName + "/" + version},
-		ObjectMeta: obj.Metadata,
+		ObjectMeta: objMeta,
 	})
 }

@@ -85,9 +85,24 @@ func (t *tableConverter) row(ctx context.Context, value []byte) (metav1.TableRow
 	case metav1.IncludeObject:
 		row.Object.Raw = value
 	case metav1.IncludeMetadata:
-		if row.Object.Raw, err = partialMetadataJSON(value, t.metaVersion); err != nil {
+		if row.Object.Raw, err = t.rowMetadata(converted.Rows[0].Object.Object, value); err != nil {
 			return metav1.TableRow{}, nil, err
 		}
 	}
 	return row, obj, nil
+}
+
+// rowMetadata is a row's PartialObjectMetadata: the stored object's metadata, unless the
+// type's printer printed a typed object (kube's printers, which print the internal type):
+// kube-apiserver's row then has that object's metadata, which conversion to the internal type
+// may have changed (a DaemonSet's has no template generation annotation).
+func (t *tableConverter) rowMetadata(printed runtime.Object, value []byte) ([]byte, error) {
+	if typed, ok := printed.(metav1.ObjectMetaAccessor); ok {
+		if _, isUnstructured := printed.(*unstructured.Unstructured); !isUnstructured {
+			if objMeta, ok := typed.GetObjectMeta().(*metav1.ObjectMeta); ok {
+				return partialMetadataOf(*objMeta, t.metaVersion)
+			}
+		}
+	}
+	return partialMetadataJSON(value, t.metaVersion)
 }

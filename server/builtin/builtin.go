@@ -31,10 +31,11 @@ var (
 )
 
 // Resources lists the built-in types, stored as opaque JSON beyond metadata, each with its
-// strategy. customresourcedefinitions gets its rules from bindCRDHooks (the catalog's, which
-// validate and establish CRDs against the names already served) on top of its Go type's.
+// strategy (kube-apiserver's own for the apps types, see kube). customresourcedefinitions gets
+// its rules from bindCRDHooks (the catalog's, which validate and establish CRDs against the
+// names already served) on top of its Go type's.
 func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
-	return []*resource.Resource{
+	return append([]*resource.Resource{
 		builtin("", "v1", "namespaces", "Namespace", false, verbsNoCollection, namespaceStrategy, func(r *resource.Resource) {
 			r.ShortNames = []string{"ns"}
 			r.Status = true
@@ -104,7 +105,7 @@ func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
 			r.StorageVersionHashVersion = "v1beta1"
 			bindCRDHooks(r)
 		}),
-	}
+	}, appsResources()...)
 }
 
 // builtin describes a built-in type whose singular name is its lower-case kind, and which is

@@ -107,7 +107,7 @@ func decodeBuiltinYAML(t *testing.T, storageName, body string) (map[string]any, 
 
 // testJSON is a test body as JSON: a JSON one as it is (with its duplicate fields), a YAML one
 // converted.
-func testJSON(t *testing.T, body string) []byte {
+func testJSON(t testing.TB, body string) []byte {
 	t.Helper()
 	if json.Valid([]byte(body)) {
 		return []byte(body)

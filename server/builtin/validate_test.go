@@ -222,7 +222,7 @@ func decodedForValidation(t *testing.T, res *resource.Resource, body string) *un
 }
 
 // builtinResource is the built-in resource stored under storageName.
-func builtinResource(t *testing.T, storageName string) *resource.Resource {
+func builtinResource(t testing.TB, storageName string) *resource.Resource {
 	t.Helper()
 	for _, r := range Resources(func(*resource.Resource) {}) {
 		if r.StorageName == storageName {

@@ -18,7 +18,7 @@ import (
 // groupPriorities orders the built-in groups as kube-apiserver lists them (its aggregator's
 // group priority minimums); CRD groups come after them, by name.
 var groupPriorities = map[string]int{
-	"": 18000, "authentication.k8s.io": 17700, "authorization.k8s.io": 17600, builtin.RBACGroup: 17000,
+	"": 18000, builtin.AppsGroup: 17800, "authentication.k8s.io": 17700, "authorization.k8s.io": 17600, builtin.RBACGroup: 17000,
 	builtin.AdmissionGroup: 16700, builtin.APIExtensionsGroup: 16700, builtin.CoordinationGroup: 16500, builtin.FlowControlGroup: 16100,
 }
 

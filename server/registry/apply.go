@@ -97,7 +97,7 @@ func (r *Registry) applyCreate(ctx context.Context, req *request, p *patchReques
 		return sqlstore.Object{}, apierrors.NewForbidden(req.gr, req.name, errors.New("create not allowed while custom resource definition is terminating"))
 	}
 	p.warnings = nil
-	empty := fieldmanagers.NewEmptyObject(req.res.GroupKind().WithVersion(req.res.Version))
+	empty := fieldmanagers.EmptyObjectOf(req.res, req.res.GroupKind().WithVersion(req.res.Version))
 	obj, err := p.apply(ctx, req.res, replaceAll, empty)
 	if err != nil {
 		return sqlstore.Object{}, err

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/sqlkube/sqlkube/server/registry/fieldmanagers"
 	"github.com/sqlkube/sqlkube/server/registry/scales"
@@ -51,7 +52,7 @@ func (r *Registry) updateScale(ctx context.Context, req *request, change scaleCh
 		if err != nil {
 			return sqlstore.Object{}, err
 		}
-		obj, precondition, err := scaledObject(req, old, revisionString(current.Revision), change)
+		obj, precondition, err := scaledObject(ctx, req, old, revisionString(current.Revision), change)
 		if err != nil {
 			return sqlstore.Object{}, err
 		}
@@ -66,13 +67,20 @@ func (r *Registry) updateScale(ctx context.Context, req *request, change scaleCh
 	}
 }
 
+// scaleValidator is the strategy of a built-in served with kube's rules, which validates a
+// Scale written through /scale as kube's scale subresources do (a custom resource's Scale is
+// checked by the object's validation instead).
+type scaleValidator interface {
+	ValidateScale(ctx context.Context, scale, old *autoscalingv1.Scale) field.ErrorList
+}
+
 // scaledObject is old, at resourceVersion, with the spec replicas the change asks for;
 // precondition says whether the new Scale named the resourceVersion it applies to. As in
 // kube-apiserver, the Scale the change sees carries the managedFields entries of old that own
 // the spec replicas, and its managedFields are merged back into old's by the scale handler:
 // a manager that wrote the replicas through the object and writes the Scale has them moved
 // to an entry of its own in the Scale's version.
-func scaledObject(req *request, old *unstructured.Unstructured, resourceVersion string, change scaleChange) (obj *unstructured.Unstructured, precondition bool, err error) {
+func scaledObject(ctx context.Context, req *request, old *unstructured.Unstructured, resourceVersion string, change scaleChange) (obj *unstructured.Unstructured, precondition bool, err error) {
 	paths := req.res.Scale
 	current, found, err := scales.Of(paths, old)
 	if err != nil {
@@ -81,7 +89,7 @@ func scaledObject(req *request, old *unstructured.Unstructured, resourceVersion 
 	if !found {
 		current.Spec.Replicas = scales.ReplicasUnset
 	}
-	handler := managedfields.NewScaleHandler(old.GetManagedFields(), schema.GroupVersion{Group: req.res.Group, Version: req.res.Version}, scales.ReplicasPaths(req.res.Definition))
+	handler := managedfields.NewScaleHandler(old.GetManagedFields(), schema.GroupVersion{Group: req.res.Group, Version: req.res.Version}, scales.ReplicasPaths(req.res))
 	if current.ManagedFields, err = handler.ToSubresource(); err != nil {
 		return nil, false, err
 	}
@@ -91,6 +99,11 @@ func scaledObject(req *request, old *unstructured.Unstructured, resourceVersion 
 	}
 	if scale.Spec.Replicas == scales.ReplicasUnset {
 		return nil, false, apierrors.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", paths.SpecReplicasPath))
+	}
+	if validator, ok := req.res.Strategy.(scaleValidator); ok {
+		if errs := validator.ValidateScale(ctx, scale, current); len(errs) > 0 {
+			return nil, false, apierrors.NewInvalid(schema.GroupKind{Group: autoscalingv1.GroupName, Kind: "Scale"}, req.name, errs)
+		}
 	}
 	if rv := scale.ResourceVersion; rv != "" && rv != resourceVersion {
 		return nil, false, apierrors.NewConflict(req.gr, req.name, errors.New(conflictMessage))

@@ -91,6 +91,11 @@ type ScaleSubresource struct {
 	SpecReplicasPath   string
 	StatusReplicasPath string
 	LabelSelectorPath  string
+	// StructuredSelector is true when the field at LabelSelectorPath is a
+	// metav1.LabelSelector (a built-in's spec.selector), which the Scale's status.selector
+	// shows in its string form, as kube-apiserver's scale of the built-ins does. A CRD's
+	// labelSelectorPath names that string itself.
+	StructuredSelector bool
 }
 
 // APIVersion is "group/version", or "version" for the core group.

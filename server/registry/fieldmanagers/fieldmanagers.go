@@ -47,7 +47,7 @@ func Record(ctx context.Context, res *resource.Resource, subresource, manager st
 	}
 	live := old
 	if live == nil {
-		live = NewEmptyObject(obj.GroupVersionKind())
+		live = EmptyObjectOf(res, obj.GroupVersionKind())
 	}
 	updated, ok := fm.UpdateNoErrors(live, managedFieldsView{obj}, manager).(managedFieldsView)
 	switch {
@@ -128,6 +128,22 @@ func NewEmptyObject(gvk schema.GroupVersionKind) *unstructured.Unstructured {
 	return u
 }
 
+// emptyObjecter is the strategy of a built-in served with kube's rules, whose empty object is
+// its Go type's zero value, as kube-apiserver's creater makes it: the structs that are not
+// pointers are there, empty, so that a create does not own them.
+type emptyObjecter interface {
+	NewEmpty() *unstructured.Unstructured
+}
+
+// EmptyObjectOf is the object a create's or an apply's managedFields are recorded against
+// for res, in the version gvk: NewEmptyObject, or the empty object its strategy makes.
+func EmptyObjectOf(res *resource.Resource, gvk schema.GroupVersionKind) *unstructured.Unstructured {
+	if strategy, ok := res.Strategy.(emptyObjecter); ok {
+		return strategy.NewEmpty()
+	}
+	return NewEmptyObject(gvk)
+}
+
 // fieldManagerCache holds one FieldManager per served resource and subresource, rebuilt when
 // the resource changes (a CRD update replaces its Resources).
 var fieldManagerCache = struct {
@@ -167,27 +183,54 @@ func newFieldManager(res *resource.Resource, subresource string) (*managedfields
 	hub := gvk.GroupVersion()
 	resetFields := fieldpath.NewExcludeFilterSetMap(resetFieldsOf(res, subresource))
 	if res.Definition == nil {
-		return managedfields.NewDefaultFieldManager(builtinTypeConverter(res.Group), apiVersionConvertor{}, objectDefaulter{}, objectCreater{},
+		typed, _ := res.Strategy.(typeDefaulter)
+		return managedfields.NewDefaultFieldManager(builtinTypeConverter(res.Group), apiVersionConvertor{}, objectDefaulter{typed: typed}, objectCreater{res},
 			gvk, hub, subresource, resetFields)
 	}
-	return managedfields.NewDefaultCRDFieldManager(customResourceTypeConverter(res.Definition), apiVersionConvertor{}, objectDefaulter{res.Schema}, objectCreater{},
+	return managedfields.NewDefaultCRDFieldManager(customResourceTypeConverter(res.Definition), apiVersionConvertor{}, objectDefaulter{schema: res.Schema}, objectCreater{},
 		gvk, hub, subresource, resetFields)
 }
 
-// newScaleFieldManager is the field manager of writes to a custom resource's /scale, as
-// kube-apiserver's: it tracks Go autoscaling/v1 Scales, converting them with
-// apiextensions-apiserver's converter of the custom resource.
+// newScaleFieldManager is the field manager of writes to a type's /scale, as kube-apiserver's:
+// it tracks Go autoscaling/v1 Scales, converting a custom resource's with
+// apiextensions-apiserver's converter of the custom resource. A built-in's Scales are only
+// ever autoscaling/v1, which is then the hub.
 func newScaleFieldManager(res *resource.Resource) (*managedfields.FieldManager, error) {
-	converter, err := customResourceConverter(res.Definition)
-	if err != nil {
-		return nil, err
-	}
 	typeConverter, err := scaleTypeConverter()
 	if err != nil {
 		return nil, err
 	}
+	scaleKind := autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+	if res.Definition == nil {
+		return managedfields.NewDefaultFieldManager(typeConverter, sameVersionConvertor{}, objectDefaulter{}, objectCreater{},
+			scaleKind, autoscalingv1.SchemeGroupVersion, "scale", nil)
+	}
+	converter, err := customResourceConverter(res.Definition)
+	if err != nil {
+		return nil, err
+	}
 	return managedfields.NewDefaultCRDFieldManager(typeConverter, converter, objectDefaulter{}, objectCreater{},
-		autoscalingv1.SchemeGroupVersion.WithKind("Scale"), schema.GroupVersion{Group: res.Group, Version: res.Version}, "scale", nil)
+		scaleKind, schema.GroupVersion{Group: res.Group, Version: res.Version}, "scale", nil)
+}
+
+// sameVersionConvertor "converts" objects to the version they are in, the only one a built-in's
+// /scale field manager asks for.
+type sameVersionConvertor struct{}
+
+func (sameVersionConvertor) Convert(in, out, _ any) error {
+	return fmt.Errorf("converting %T into %T is not supported", in, out)
+}
+
+func (sameVersionConvertor) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
+	gvk := in.GetObjectKind().GroupVersionKind()
+	if kind, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{gvk}); !ok || kind != gvk {
+		return nil, fmt.Errorf("%v cannot be converted to %v", gvk, target)
+	}
+	return in, nil
+}
+
+func (sameVersionConvertor) ConvertFieldLabel(_ schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
 }
 
 // scaleTypeConverter reads autoscaling/v1 Scales by the OpenAPI schema generated for
@@ -221,10 +264,20 @@ func customResourceConverter(crd *apiextensionsv1.CustomResourceDefinition) (run
 	return converter, err
 }
 
+// resetFielder is a built-in's strategy that says which fields a write through subresource
+// ("" or "status") resets, as kube's strategies say it (rest.ResetFieldsStrategy).
+type resetFielder interface {
+	ResetFields(subresource string) map[fieldpath.APIVersion]*fieldpath.Set
+}
+
 // resetFieldsOf are the fields a write through subresource cannot set, which its manager
 // therefore does not own: as kube-apiserver's strategies say, the status for the object
-// itself of a type with a /status, and the spec (and a custom resource's metadata) for /status.
+// itself of a type with a /status, and the spec (and a custom resource's metadata) for /status;
+// a type served with kube's strategy says it itself.
 func resetFieldsOf(res *resource.Resource, subresource string) map[fieldpath.APIVersion]*fieldpath.Set {
+	if strategy, ok := res.Strategy.(resetFielder); ok {
+		return strategy.ResetFields(subresource)
+	}
 	var paths []string
 	switch {
 	case subresource == "" && res.Status:
@@ -329,20 +382,39 @@ func (apiVersionConvertor) ConvertFieldLabel(_ schema.GroupVersionKind, label, v
 	return label, value, nil
 }
 
-// objectDefaulter defaults a custom resource by its schema, as decoding does; built-ins have
-// nothing defaulted at decode time beyond what their strategy's Decode does.
-type objectDefaulter struct{ schema *crdschema.Schema }
+// objectDefaulter defaults the result of an apply: a custom resource by its schema, as
+// decoding does; a built-in served with kube's rules by kube's scheme (its strategy is a
+// typeDefaulter). Other built-ins have nothing defaulted beyond what their strategy's Decode
+// does.
+type objectDefaulter struct {
+	schema *crdschema.Schema
+	typed  typeDefaulter
+}
+
+// typeDefaulter is a built-in's strategy that defaults its objects as kube's scheme does.
+type typeDefaulter interface {
+	Default(obj *unstructured.Unstructured)
+}
 
 func (d objectDefaulter) Default(obj runtime.Object) {
-	if u, ok := obj.(*unstructured.Unstructured); ok && d.schema != nil {
+	u, ok := obj.(*unstructured.Unstructured)
+	switch {
+	case !ok:
+	case d.schema != nil:
 		d.schema.Default(u)
+	case d.typed != nil:
+		d.typed.Default(u)
 	}
 }
 
-// objectCreater makes the empty objects the field managers start from.
-type objectCreater struct{}
+// objectCreater makes the empty objects the field managers start from: res's own (see
+// EmptyObjectOf) when set.
+type objectCreater struct{ res *resource.Resource }
 
-func (objectCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+func (c objectCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	if c.res != nil {
+		return EmptyObjectOf(c.res, gvk), nil
+	}
 	return NewEmptyObject(gvk), nil
 }
 

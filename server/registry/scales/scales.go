@@ -87,11 +87,9 @@ func Of(paths *resource.ScaleSubresource, obj *unstructured.Unstructured) (scale
 	if err != nil {
 		return nil, false, err
 	}
-	var selector string
-	if paths.LabelSelectorPath != "" {
-		if selector, _, err = unstructured.NestedString(obj.Object, FieldPath(paths.LabelSelectorPath)...); err != nil {
-			return nil, false, err
-		}
+	selector, err := selectorOf(paths, obj)
+	if err != nil {
+		return nil, false, err
 	}
 	return &autoscalingv1.Scale{
 		TypeMeta: metav1.TypeMeta{APIVersion: autoscalingv1.SchemeGroupVersion.String(), Kind: "Scale"},
@@ -107,26 +105,64 @@ func Of(paths *resource.ScaleSubresource, obj *unstructured.Unstructured) (scale
 	}, found, nil
 }
 
+// selectorOf is the Scale's status.selector of obj: the string at the label selector path, or
+// the string form of the label selector there when it is structured (see ScaleSubresource).
+func selectorOf(paths *resource.ScaleSubresource, obj *unstructured.Unstructured) (string, error) {
+	switch {
+	case paths.LabelSelectorPath == "":
+		return "", nil
+	case !paths.StructuredSelector:
+		selector, _, err := unstructured.NestedString(obj.Object, FieldPath(paths.LabelSelectorPath)...)
+		return selector, err
+	}
+	content, found, err := unstructured.NestedMap(obj.Object, FieldPath(paths.LabelSelectorPath)...)
+	if err != nil || !found {
+		return "", err
+	}
+	var labelSelector metav1.LabelSelector
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, &labelSelector); err != nil {
+		return "", err
+	}
+	selector, err := metav1.LabelSelectorAsSelector(&labelSelector)
+	if err != nil {
+		return "", err
+	}
+	return selector.String(), nil
+}
+
 // FieldPath splits a CRD's JSON path to a field (".spec.replicas", validation allows
 // nothing fancier) into its field names.
 func FieldPath(path string) []string {
 	return strings.Split(strings.TrimPrefix(path, "."), ".")
 }
 
-// ReplicasPaths maps each version of crd to the path of its spec replicas (nil for a version
-// without /scale), as kube-apiserver's scale handler is given them.
-func ReplicasPaths(crd *apiextensionsv1.CustomResourceDefinition) managedfields.ResourcePathMappings {
+// ReplicasPaths maps each version of res's type to the path of its spec replicas (nil for a
+// version without /scale), as kube-apiserver's scale handler is given them: a custom
+// resource's from its CRD, a built-in's (served in one version) from res.
+func ReplicasPaths(res *resource.Resource) managedfields.ResourcePathMappings {
+	if res.Definition == nil {
+		return managedfields.ResourcePathMappings{res.APIVersion(): fieldPathOf(res.Scale.SpecReplicasPath)}
+	}
+	return crdReplicasPaths(res.Definition)
+}
+
+func crdReplicasPaths(crd *apiextensionsv1.CustomResourceDefinition) managedfields.ResourcePathMappings {
 	paths := managedfields.ResourcePathMappings{}
 	for _, v := range crd.Spec.Versions {
 		gv := schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name}.String()
 		paths[gv] = nil
 		if v.Subresources != nil && v.Subresources.Scale != nil {
-			var names []any
-			for _, name := range FieldPath(v.Subresources.Scale.SpecReplicasPath) {
-				names = append(names, name)
-			}
-			paths[gv] = fieldpath.MakePathOrDie(names...)
+			paths[gv] = fieldPathOf(v.Subresources.Scale.SpecReplicasPath)
 		}
 	}
 	return paths
+}
+
+// fieldPathOf is a JSON path to a field (see FieldPath) as a managed fields path.
+func fieldPathOf(path string) fieldpath.Path {
+	var names []any
+	for _, name := range FieldPath(path) {
+		names = append(names, name)
+	}
+	return fieldpath.MakePathOrDie(names...)
 }

@@ -58,11 +58,36 @@ func TestReplicasPaths(t *testing.T) {
 		{Name: "v1", Subresources: &apiextensionsv1.CustomResourceSubresources{Scale: &apiextensionsv1.CustomResourceSubresourceScale{SpecReplicasPath: ".spec.count"}}},
 		{Name: "v2"},
 	}}}
-	paths := ReplicasPaths(crd)
+	paths := ReplicasPaths(&resource.Resource{Definition: crd})
 	if p := paths["example.com/v1"]; p == nil || p.String() != ".spec.count" {
 		t.Errorf("v1: %v", p)
 	}
 	if p, ok := paths["example.com/v2"]; !ok || p != nil {
 		t.Errorf("v2: %v %t", p, ok)
+	}
+}
+
+// TestOfStructuredSelector: a built-in's Scale shows its spec.selector in string form, as
+// kube-apiserver's scale of deployments does.
+func TestOfStructuredSelector(t *testing.T) {
+	paths := &resource.ScaleSubresource{SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas", LabelSelectorPath: ".spec.selector", StructuredSelector: true}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "d"},
+		"spec": map[string]any{"replicas": int64(3), "selector": map[string]any{
+			"matchLabels":      map[string]any{"app": "web"},
+			"matchExpressions": []any{map[string]any{"key": "tier", "operator": "In", "values": []any{"a", "b"}}},
+		}},
+	}}
+	scale, _, err := Of(paths, obj)
+	if err != nil || scale.Status.Selector != "app=web,tier in (a,b)" || scale.Spec.Replicas != 3 {
+		t.Errorf("scale %+v, %v", scale, err)
+	}
+}
+
+// TestReplicasPathsOfABuiltin: a built-in, served in one version, has its /scale's path.
+func TestReplicasPathsOfABuiltin(t *testing.T) {
+	res := &resource.Resource{Group: "apps", Version: "v1", Scale: &resource.ScaleSubresource{SpecReplicasPath: ".spec.replicas"}}
+	if paths := ReplicasPaths(res); len(paths) != 1 || paths["apps/v1"].String() != ".spec.replicas" {
+		t.Errorf("paths %v", paths)
 	}
 }

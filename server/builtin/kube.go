@@ -1,0 +1,378 @@
+package builtin
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	"k8s.io/kubernetes/pkg/apis/autoscaling"
+	autoscalingvalidation "k8s.io/kubernetes/pkg/apis/autoscaling/validation"
+	"k8s.io/kubernetes/pkg/printers"
+	printersinternal "k8s.io/kubernetes/pkg/printers/internalversion"
+	printerstorage "k8s.io/kubernetes/pkg/printers/storage"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/sqlkube/sqlkube/server/resource"
+)
+
+// kubeRules is a built-in type served with kube-apiserver's own rules, taken from the
+// kubernetes main module: the type's strategies (k8s.io/kubernetes/pkg/registry/...), its
+// defaults and conversions (legacyscheme.Scheme, with the type's group installed) and its
+// table printer (k8s.io/kubernetes/pkg/printers/internalversion).
+type kubeRules struct {
+	// strategy is kube's strategy of the type (deployment.Strategy).
+	strategy kubeStrategy
+	// status is kube's strategy of its /status writes (deployment.StatusStrategy); nil
+	// without /status.
+	status rest.RESTUpdateStrategy
+	// fields are the type's field selector labels beyond metadata (SelectableFields), as
+	// its GetAttrs gives them.
+	fields map[string][]string
+}
+
+// kubeStrategy is what kube's registry asks of a type's strategy for creates and updates.
+type kubeStrategy interface {
+	rest.RESTCreateStrategy
+	rest.RESTUpdateStrategy
+}
+
+// kube is the strategy of the built-in whose versioned Go type is V (appsv1.Deployment),
+// following r. Each of its methods runs kube's pipeline on the unstructured objects the
+// registry hands it: the object is converted to V (runtime.DefaultUnstructuredConverter) and
+// to the internal type (the scheme's generated conversions), kube's strategy runs on that, and
+// the methods that change the object (the Prepare ones, Canonicalize) convert it back. Request
+// bodies get the version's defaults as they are decoded (Decode), as kube-apiserver's decoder
+// gives them.
+func kube[V any, PV interface {
+	*V
+	runtime.Object
+}](r kubeRules) newStrategy {
+	return func(res *resource.Resource) resource.TypedStrategy {
+		return &kubeTypeStrategy{
+			res:       res,
+			rules:     r,
+			goType:    reflect.TypeFor[V](),
+			newObject: func() runtime.Object { return PV(new(V)) },
+			internal:  schema.GroupVersionKind{Group: res.Group, Version: runtime.APIVersionInternal, Kind: res.Kind},
+			decode:    decodeAs(func(v *V) { defaultAndRoundTrip(PV(v), res) }),
+			toContent: contentConverter(reflect.TypeFor[V]()),
+		}
+	}
+}
+
+// defaultAndRoundTrip applies to a decoded body what kube-apiserver's decoder does: the
+// version's defaults, then the conversion to the internal type, whose conversion back (here,
+// into versioned itself) is what its field manager and strategy see (a DaemonSet's template
+// generation annotation comes from it).
+func defaultAndRoundTrip(versioned runtime.Object, res *resource.Resource) {
+	legacyscheme.Scheme.Default(versioned)
+	internal, err := legacyscheme.Scheme.New(schema.GroupVersionKind{Group: res.Group, Version: runtime.APIVersionInternal, Kind: res.Kind})
+	if err != nil || legacyscheme.Scheme.Convert(versioned, internal, nil) != nil {
+		return // cannot happen: the type is installed
+	}
+	_ = legacyscheme.Scheme.Convert(internal, versioned, nil)
+}
+
+// kubeTypeStrategy is the resource.TypedStrategy of a built-in served with kube's own rules
+// (see kube).
+type kubeTypeStrategy struct {
+	res       *resource.Resource
+	rules     kubeRules
+	goType    reflect.Type
+	newObject func() runtime.Object // an empty V
+	internal  schema.GroupVersionKind
+	decode    bodyDecoder
+	toContent func(typed any) (map[string]any, error)
+}
+
+var _ resource.TypedStrategy = (*kubeTypeStrategy)(nil)
+
+func (s *kubeTypeStrategy) GoType() reflect.Type { return s.goType }
+
+func (s *kubeTypeStrategy) Decode(data []byte) (map[string]any, []error, error) {
+	return s.decode(data)
+}
+
+func (s *kubeTypeStrategy) SelectableFields() map[string][]string { return s.rules.fields }
+
+func (s *kubeTypeStrategy) NamespaceScoped() bool { return s.rules.strategy.NamespaceScoped() }
+
+func (s *kubeTypeStrategy) PrepareForCreate(ctx context.Context, obj *unstructured.Unstructured) {
+	s.change(obj, func(internal runtime.Object) { s.rules.strategy.PrepareForCreate(ctx, internal) })
+}
+
+func (s *kubeTypeStrategy) Canonicalize(obj *unstructured.Unstructured) {
+	s.change(obj, s.rules.strategy.Canonicalize)
+}
+
+// Validate is kube's validation of a create (rest.ValidateCreate): the strategy's, the
+// object metadata's and the type's declarative validation.
+func (s *kubeTypeStrategy) Validate(ctx context.Context, obj *unstructured.Unstructured) field.ErrorList {
+	internal, err := s.toInternal(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	return rest.ValidateCreate(s.withRequestInfo(ctx), internal, s.rules.strategy)
+}
+
+func (s *kubeTypeStrategy) WarningsOnCreate(ctx context.Context, obj *unstructured.Unstructured) []string {
+	internal, err := s.toInternal(obj)
+	if err != nil {
+		return nil // Validate has refused it
+	}
+	return s.rules.strategy.WarningsOnCreate(ctx, internal)
+}
+
+// AllowCreateOnUpdate and AllowUnconditionalUpdate are what kube's strategy says for the type:
+// kube's strategies answer them without reading the request's context.
+func (s *kubeTypeStrategy) AllowCreateOnUpdate() bool {
+	return s.rules.strategy.AllowCreateOnUpdate(context.Background())
+}
+
+func (s *kubeTypeStrategy) AllowUnconditionalUpdate() bool {
+	return s.rules.strategy.AllowUnconditionalUpdate(context.Background())
+}
+
+func (s *kubeTypeStrategy) PrepareForUpdate(ctx context.Context, obj, old *unstructured.Unstructured) {
+	s.prepareUpdate(ctx, s.rules.strategy, obj, old)
+}
+
+func (s *kubeTypeStrategy) ValidateUpdate(ctx context.Context, obj, old *unstructured.Unstructured) field.ErrorList {
+	return s.validateUpdate(ctx, s.rules.strategy, obj, old)
+}
+
+func (s *kubeTypeStrategy) WarningsOnUpdate(ctx context.Context, obj, old *unstructured.Unstructured) []string {
+	internal, internalOld, err := s.toInternalPair(obj, old)
+	if err != nil {
+		return nil // ValidateUpdate has refused it
+	}
+	return s.rules.strategy.WarningsOnUpdate(ctx, internal, internalOld)
+}
+
+// ResetFields are the fields a write through subresource ("" or "status") resets, as kube's
+// strategy of it says (rest.ResetFieldsStrategy): its manager does not own them.
+func (s *kubeTypeStrategy) ResetFields(subresource string) map[fieldpath.APIVersion]*fieldpath.Set {
+	var strategy any = s.rules.strategy
+	if subresource == "status" {
+		strategy = s.rules.status
+	}
+	if resets, ok := strategy.(rest.ResetFieldsStrategy); ok {
+		return resets.GetResetFields()
+	}
+	return nil
+}
+
+// ValidateScale is kube's validation of a Scale written through the type's /scale, given the
+// Scale of the stored object (autoscaling's ValidateScaleUpdate, as kube's ScaleREST of the
+// apps types runs it).
+func (s *kubeTypeStrategy) ValidateScale(ctx context.Context, scale, old *autoscalingv1.Scale) field.ErrorList {
+	internal, internalOld := &autoscaling.Scale{}, &autoscaling.Scale{}
+	if err := legacyscheme.Scheme.Convert(scale, internal, nil); err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	if err := legacyscheme.Scheme.Convert(old, internalOld, nil); err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	return autoscalingvalidation.ValidateScaleUpdate(s.withRequestInfo(ctx), internal, internalOld, legacyscheme.Scheme, autoscalingV1Scale{})
+}
+
+// autoscalingV1Scale says that the apps/v1 types' /scale serves autoscaling/v1 Scales, as kube's
+// ScaleREST of them does (rest.GroupVersionKindProvider).
+type autoscalingV1Scale struct{}
+
+func (autoscalingV1Scale) GroupVersionKind(schema.GroupVersion) schema.GroupVersionKind {
+	return autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+}
+
+// NewEmpty is the type's empty object, its Go type's zero value, as kube-apiserver's creater
+// makes it for recording a create's or an apply's managedFields.
+func (s *kubeTypeStrategy) NewEmpty() *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: s.res.Group, Version: s.res.Version, Kind: s.res.Kind})
+	s.setContent(obj, s.newObject())
+	return obj
+}
+
+// TracksGeneration is false: kube's strategies set and bump metadata.generation themselves.
+func (s *kubeTypeStrategy) TracksGeneration() bool { return false }
+
+func (s *kubeTypeStrategy) StatusStrategy() resource.StatusStrategy {
+	if s.rules.status == nil {
+		return nil
+	}
+	return kubeStatusStrategy{s}
+}
+
+func (s *kubeTypeStrategy) PrepareForDelete(context.Context, *unstructured.Unstructured) {}
+
+func (s *kubeTypeStrategy) HoldsDeletion(*unstructured.Unstructured) bool { return false }
+
+func (s *kubeTypeStrategy) PrepareForFinalizing(*unstructured.Unstructured) {}
+
+// ConvertToTable prints an *unstructured.Unstructured or an *unstructured.UnstructuredList
+// with kube's printer of the internal type.
+func (s *kubeTypeStrategy) ConvertToTable(ctx context.Context, obj runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+	var internal runtime.Object
+	var err error
+	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		internal, err = s.toInternal(o)
+	case *unstructured.UnstructuredList:
+		internal, err = s.toInternalList(o)
+	default:
+		err = fmt.Errorf("cannot print %T as a Table", obj)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return kubePrinters().ConvertToTable(ctx, internal, tableOptions)
+}
+
+// kubePrinters is kube-apiserver's table printer of every built-in's internal type.
+var kubePrinters = sync.OnceValue(func() printerstorage.TableConvertor {
+	return printerstorage.TableConvertor{TableGenerator: printers.NewTableGenerator().With(printersinternal.AddHandlers)}
+})
+
+// kubeStatusStrategy is a built-in's /status rules, kube's status strategy of the type.
+type kubeStatusStrategy struct{ s *kubeTypeStrategy }
+
+func (k kubeStatusStrategy) PrepareForUpdate(ctx context.Context, obj, old *unstructured.Unstructured) {
+	k.s.prepareUpdate(ctx, k.s.rules.status, obj, old)
+}
+
+func (k kubeStatusStrategy) ValidateUpdate(ctx context.Context, obj, old *unstructured.Unstructured) field.ErrorList {
+	return k.s.validateUpdate(ctx, k.s.rules.status, obj, old)
+}
+
+// prepareUpdate runs strategy's PrepareForUpdate on obj and old as internal objects, and
+// writes obj back.
+func (s *kubeTypeStrategy) prepareUpdate(ctx context.Context, strategy rest.RESTUpdateStrategy, obj, old *unstructured.Unstructured) {
+	internalOld, err := s.toInternal(old)
+	if err != nil {
+		return // stored objects convert; ValidateUpdate reports it otherwise
+	}
+	s.change(obj, func(internal runtime.Object) { strategy.PrepareForUpdate(ctx, internal, internalOld) })
+}
+
+// validateUpdate is kube's validation of an update by strategy (rest.ValidateUpdate): the
+// object metadata's, the strategy's and the type's declarative validation.
+func (s *kubeTypeStrategy) validateUpdate(ctx context.Context, strategy rest.RESTUpdateStrategy, obj, old *unstructured.Unstructured) field.ErrorList {
+	internal, internalOld, err := s.toInternalPair(obj, old)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	return rest.ValidateUpdate(s.withRequestInfo(ctx), internal, internalOld, strategy)
+}
+
+// withRequestInfo is ctx with the request info kube's declarative validation reads the
+// served version from: a write that does not come through HTTP (a controller's) gets one
+// naming the type.
+func (s *kubeTypeStrategy) withRequestInfo(ctx context.Context) context.Context {
+	if _, ok := genericrequest.RequestInfoFrom(ctx); ok {
+		return ctx
+	}
+	return genericrequest.WithRequestInfo(ctx, &genericrequest.RequestInfo{
+		IsResourceRequest: true, APIGroup: s.res.Group, APIVersion: s.res.Version, Resource: s.res.Name,
+	})
+}
+
+// change applies f to obj as an internal object and writes the result back to obj. An object
+// that does not convert (a mutating webhook made a field the wrong type) is left as it is:
+// validation then refuses it.
+func (s *kubeTypeStrategy) change(obj *unstructured.Unstructured, f func(internal runtime.Object)) {
+	internal, err := s.toInternal(obj)
+	if err != nil {
+		return
+	}
+	f(internal)
+	versioned := s.newObject()
+	if err := legacyscheme.Scheme.Convert(internal, versioned, nil); err != nil {
+		return
+	}
+	s.setContent(obj, versioned)
+}
+
+// Default gives obj the defaults of kube's scheme for its version, as kube-apiserver's field
+// manager does to the result of a server-side apply (which is not decoded as a request body).
+func (s *kubeTypeStrategy) Default(obj *unstructured.Unstructured) {
+	versioned := s.newObject()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, versioned); err != nil {
+		return // validation refuses it
+	}
+	legacyscheme.Scheme.Default(versioned)
+	s.setContent(obj, versioned)
+}
+
+// setContent makes obj's content that of versioned, an object of the type's Go type (which
+// conversion leaves without apiVersion and kind: obj keeps its own).
+func (s *kubeTypeStrategy) setContent(obj *unstructured.Unstructured, versioned runtime.Object) {
+	content, err := s.toContent(versioned)
+	if err != nil {
+		return // cannot happen: the type converts to unstructured content
+	}
+	content["apiVersion"], content["kind"] = obj.GetAPIVersion(), obj.GetKind()
+	obj.Object = content
+}
+
+// toInternal converts obj to the type's internal Go type, through its versioned Go type.
+func (s *kubeTypeStrategy) toInternal(obj *unstructured.Unstructured) (runtime.Object, error) {
+	versioned := s.newObject()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, versioned); err != nil {
+		return nil, fmt.Errorf("converting %s %q: %w", s.res.Kind, obj.GetName(), err)
+	}
+	internal, err := legacyscheme.Scheme.New(s.internal)
+	if err != nil {
+		return nil, err
+	}
+	if err := legacyscheme.Scheme.Convert(versioned, internal, nil); err != nil {
+		return nil, fmt.Errorf("converting %s %q: %w", s.res.Kind, obj.GetName(), err)
+	}
+	return internal, nil
+}
+
+func (s *kubeTypeStrategy) toInternalPair(obj, old *unstructured.Unstructured) (runtime.Object, runtime.Object, error) {
+	internal, err := s.toInternal(obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	internalOld, err := s.toInternal(old)
+	return internal, internalOld, err
+}
+
+// toInternalList converts a list of the type's objects to its internal list type.
+func (s *kubeTypeStrategy) toInternalList(list *unstructured.UnstructuredList) (runtime.Object, error) {
+	internalList, err := legacyscheme.Scheme.New(s.internal.GroupVersion().WithKind(s.internal.Kind + "List"))
+	if err != nil {
+		return nil, err
+	}
+	items := make([]runtime.Object, 0, len(list.Items))
+	for i := range list.Items {
+		item, err := s.toInternal(&list.Items[i])
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, item)
+	}
+	if err := meta.SetList(internalList, items); err != nil {
+		return nil, err
+	}
+	listMeta, err := meta.ListAccessor(internalList)
+	if err != nil {
+		return nil, err
+	}
+	listMeta.SetResourceVersion(list.GetResourceVersion())
+	listMeta.SetContinue(list.GetContinue())
+	listMeta.SetRemainingItemCount(list.GetRemainingItemCount())
+	return internalList, nil
+}
