@@ -69,11 +69,12 @@ func TestRequestObject(t *testing.T) {
 			record(ctx)
 			ev := event()
 			named := ev.ObjectRef != nil && ev.ObjectRef.Name == "c" && ev.ObjectRef.UID == "u1" && ev.ObjectRef.ResourceVersion == "7"
+			wantNamed := tc.named
 			if name == "body" && tc.level == auditinternal.LevelMetadata {
-				tc.named = false // a body is decoded only when it is recorded in full
+				wantNamed = false // a body is decoded only when it is recorded in full
 			}
-			if named != tc.named {
-				t.Errorf("%s at %s: object ref %+v, want named %v", name, tc.level, ev.ObjectRef, tc.named)
+			if named != wantNamed {
+				t.Errorf("%s at %s: object ref %+v, want named %v", name, tc.level, ev.ObjectRef, wantNamed)
 			}
 			if whole := ev.RequestObject != nil && strings.Contains(string(ev.RequestObject.Raw), `"uid":"u1"`); whole != tc.whole {
 				t.Errorf("%s at %s: request object %v, want recorded %v", name, tc.level, ev.RequestObject, tc.whole)
