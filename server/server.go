@@ -46,6 +46,14 @@ type Options struct {
 	Profiling bool
 }
 
+// EffectiveLimits are the limits the server applies: Limits, or kube-apiserver's defaults.
+func (o Options) EffectiveLimits() Limits {
+	if o.Limits != nil {
+		return *o.Limits
+	}
+	return DefaultLimits()
+}
+
 // API is what the HTTP layer serves, assembled by server/apiserver.
 type API struct {
 	// Catalog resolves a request's path to the resource it names.
@@ -102,10 +110,7 @@ func New(api API, opts Options) *Server {
 	if api.Authorizer == nil {
 		api.Authenticator, api.Authorizer = auth.Unsecured, authorizerfactory.NewAlwaysAllowAuthorizer()
 	}
-	s := &Server{api: api, opts: opts, log: opts.Logger, limits: DefaultLimits()}
-	if opts.Limits != nil {
-		s.limits = *opts.Limits
-	}
+	s := &Server{api: api, opts: opts, log: opts.Logger, limits: opts.EffectiveLimits()}
 	s.routes = s.route()
 	// Outermost, as in kube-apiserver: every answer carries an Audit-Id header, audited or not.
 	s.handler = withGrownStack(genericapifilters.WithAuditInit(s.withRecovery(s.withFilters(metrics.WithRequests(genericapifilters.WithWarningRecorder(s.routes), longRunning)))), growStackTo16KiB)

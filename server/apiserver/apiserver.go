@@ -139,11 +139,7 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 	if err != nil {
 		return nil, err
 	}
-	limits := server.DefaultLimits()
-	if opts.Limits != nil {
-		limits = *opts.Limits
-	}
-	fairness := startPriorityAndFairness(ctx, deps, lb, limits, opts)
+	fairness := startPriorityAndFairness(ctx, deps, lb, opts.EffectiveLimits(), opts)
 	api.Catalog, api.Registry, api.Discovery, api.FlowControl = types, objects, discovery.NewCache(types), fairness.control
 	api.Checks = checks(store, opts, rbacController, fairness, admissionChain)
 	srv := server.New(api, opts.Options)
