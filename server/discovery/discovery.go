@@ -15,11 +15,32 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 )
 
-// groupPriorities orders the built-in groups as kube-apiserver lists them (its aggregator's
-// group priority minimums); CRD groups come after them, by name.
+// groupPriorities orders the built-in groups as kube-apiserver lists them (the group priority
+// minimums of its APIServices, kube-apiserver's apiVersionPriorities); CRD groups come after
+// them, by name. Groups sqlkube does not serve yet are listed too, so that a type added to
+// builtin takes its place in discovery without another change here.
 var groupPriorities = map[string]int{
-	"": 18000, builtin.AppsGroup: 17800, "authentication.k8s.io": 17700, "authorization.k8s.io": 17600, builtin.RBACGroup: 17000,
-	builtin.AdmissionGroup: 16700, builtin.APIExtensionsGroup: 16700, builtin.CoordinationGroup: 16500, builtin.FlowControlGroup: 16100,
+	"":                         18000,
+	builtin.AppsGroup:          17800,
+	"events.k8s.io":            17750,
+	"authentication.k8s.io":    17700,
+	"authorization.k8s.io":     17600,
+	"autoscaling":              17500,
+	"batch":                    17400,
+	"certificates.k8s.io":      17300,
+	"networking.k8s.io":        17200,
+	"policy":                   17100,
+	builtin.RBACGroup:          17000,
+	"storage.k8s.io":           16800,
+	builtin.AdmissionGroup:     16700,
+	builtin.APIExtensionsGroup: 16700,
+	"scheduling.k8s.io":        16600,
+	builtin.CoordinationGroup:  16500,
+	"node.k8s.io":              16300,
+	"discovery.k8s.io":         16200,
+	"resource.k8s.io":          16200,
+	builtin.FlowControlGroup:   16100,
+	"storagemigration.k8s.io":  15800,
 }
 
 const crdGroupPriority = 1000
