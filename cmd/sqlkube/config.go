@@ -31,6 +31,7 @@ type config struct {
 	Audit                 auditConfig
 	Operations            operationsConfig
 	Admission             admission.Options
+	Services              servicesConfig
 	// Version asks for the version instead of serving.
 	Version bool
 }
@@ -58,6 +59,7 @@ func serveFlags(cfg *config) *pflag.FlagSet {
 	addAuditFlags(fs, &cfg.Audit)
 	addOperationsFlags(fs, &cfg.Operations)
 	addAdmissionFlags(fs, &cfg.Admission)
+	addServicesFlags(fs, &cfg.Services)
 	fs.BoolVar(&cfg.Version, "version", false, "print the version and exit")
 	return fs
 }

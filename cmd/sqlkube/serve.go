@@ -100,6 +100,9 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err := checkAdmission(cfg.Admission); err != nil {
 		return err
 	}
+	if opts.Services, err = cfg.Services.options(ln.Addr(), log); err != nil {
+		return err
+	}
 	if secure != nil {
 		if opts.Security, err = secure.options(ctx, cfg.Security); err != nil {
 			return err
