@@ -67,6 +67,8 @@ type Chain struct {
 	// mutating or validating plugins to apply; when there is none the chain is skipped, which
 	// saves its cost on every write (it would do nothing).
 	mutating, validating atomic.Pointer[configuration]
+	// ingressClasses is kube's DefaultIngressClass plugin, once started.
+	ingressClasses atomic.Pointer[kubeadmission.Interface]
 }
 
 var _ registry.Admission = (*Chain)(nil)
@@ -115,6 +117,9 @@ func (c *configuration) any() bool {
 // storage checks the object they made, before it is validated (so an escalation is refused
 // before an invalid field is named) and before the validating plugins run.
 func (c *Chain) Mutate(ctx context.Context, req *registry.AdmissionRequest) error {
+	if err := c.defaultIngressClass(ctx, req); err != nil {
+		return err
+	}
 	if err := c.mutateByPlugins(ctx, req); err != nil {
 		return err
 	}
@@ -204,6 +209,10 @@ func (c *Chain) start(ctx context.Context, client kubernetes.Interface, dynamicC
 	if err != nil {
 		return fmt.Errorf("building the admission chain: %w", err)
 	}
+	ingressClasses, err := newDefaultIngressClass(initializers)
+	if err != nil {
+		return fmt.Errorf("building the admission chain: %w", err)
+	}
 	if err := c.startPolicyTypeChecking(ctx, client, informers, mapper); err != nil {
 		return err
 	}
@@ -215,6 +224,7 @@ func (c *Chain) start(ctx context.Context, client kubernetes.Interface, dynamicC
 	// audit event.
 	audited := kubeadmission.WithAudit(chain)
 	c.chain.Store(&audited)
+	c.ingressClasses.Store(&ingressClasses)
 	return nil
 }
 
