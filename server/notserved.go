@@ -11,7 +11,6 @@ import (
 // storage, RBAC, CRDs), with no nodes, kubelets, scheduler or controller manager behind it.
 const (
 	reasonWorkloads = "it runs no workloads: there are no nodes, kubelets, scheduler or workload controllers behind it"
-	reasonNetwork   = "it has no cluster network: there are no nodes, proxies or service IPs behind it"
 	reasonStorage   = "it attaches no volumes: there are no nodes or storage drivers behind it"
 	reasonCluster   = "it is a generic control plane without the cluster-management APIs kube-apiserver serves for nodes and their resources"
 )
@@ -22,7 +21,6 @@ var notServed = map[string]map[string]string{
 	"": {
 		"pods": reasonWorkloads, "replicationcontrollers": reasonWorkloads, "podtemplates": reasonWorkloads,
 		"bindings": reasonWorkloads, "nodes": reasonWorkloads, "componentstatuses": reasonCluster,
-		"services": reasonNetwork, "endpoints": reasonNetwork,
 		"persistentvolumes": reasonStorage, "persistentvolumeclaims": reasonStorage,
 		"resourcequotas": reasonCluster, "limitranges": reasonCluster,
 	},
@@ -32,8 +30,6 @@ var notServed = map[string]map[string]string{
 	"policy":              {"poddisruptionbudgets": reasonWorkloads},
 	"scheduling.k8s.io":   {"priorityclasses": reasonWorkloads},
 	"node.k8s.io":         {"runtimeclasses": reasonWorkloads},
-	"networking.k8s.io":   {"ingresses": reasonNetwork, "ingressclasses": reasonNetwork, "networkpolicies": reasonNetwork},
-	"discovery.k8s.io":    {"endpointslices": reasonNetwork},
 	"storage.k8s.io":      {"storageclasses": reasonStorage, "volumeattachments": reasonStorage, "csidrivers": reasonStorage, "csinodes": reasonStorage, "csistoragecapacities": reasonStorage},
 	"certificates.k8s.io": {"certificatesigningrequests": reasonCluster},
 }

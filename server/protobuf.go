@@ -10,7 +10,9 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,7 +37,8 @@ func newProtobufScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, coordinationv1.AddToScheme, rbacv1.AddToScheme,
 		authorizationv1.AddToScheme, authenticationv1.AddToScheme, apiextensionsv1.AddToScheme,
-		admissionregistrationv1.AddToScheme, flowcontrolv1.AddToScheme, appsv1.AddToScheme} {
+		admissionregistrationv1.AddToScheme, flowcontrolv1.AddToScheme, appsv1.AddToScheme,
+		networkingv1.AddToScheme, discoveryv1.AddToScheme} {
 		utilruntime.Must(add(scheme))
 	}
 	metav1.AddToGroupVersion(scheme, metav1.SchemeGroupVersion)

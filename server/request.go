@@ -83,12 +83,15 @@ func (s *Server) resolve(group, version, rest string) (*request, error) {
 		return nil, errNotFoundPath()
 	}
 	if len(parts) > 3 {
-		if res.CRDName == "" {
+		if res.Proxy && parts[2] == "proxy" {
+			parts = parts[:3] // the rest is the path to proxy to
+		} else if res.CRDName == "" {
 			return nil, errNotFoundPath()
+		} else {
+			// apiextensions-apiserver reads only the subresource of a deeper path, as the
+			// request-info resolver does.
+			parts = parts[:3]
 		}
-		// apiextensions-apiserver reads only the subresource of a deeper path, as the
-		// request-info resolver does.
-		parts = parts[:3]
 	}
 	req.res, req.gr = res, schema.GroupResource{Group: res.Group, Resource: res.Name}
 	if len(parts) > 1 {
@@ -143,6 +146,8 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, req *request) 
 		s.dispatchFinalize(w, r, req)
 	case req.subresource == "scale" && req.res.Scale != nil:
 		s.dispatchScale(w, r, req)
+	case req.subresource == "proxy" && req.res.Proxy:
+		s.handle(w, r, req, s.serveProxy)
 	case req.res.CRDName != "":
 		// apiextensions-apiserver names the object in its 404 for an unknown subresource.
 		s.writeError(w, r, apierrors.NewNotFound(req.gr, req.name))

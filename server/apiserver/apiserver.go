@@ -38,6 +38,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/reviews"
 	"github.com/sqlkube/sqlkube/server/serviceaccount"
 	"github.com/sqlkube/sqlkube/server/serviceaccount/tokenrequest"
+	"github.com/sqlkube/sqlkube/server/services"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -78,6 +79,9 @@ type Options struct {
 	RevisionWait time.Duration
 	// Admission configures the admission chain (webhooks and policies).
 	Admission admission.Options
+	// Services are the Service IP and port ranges and the address the kubernetes Service
+	// points at.
+	Services services.Options
 }
 
 // Security is how a server authenticates and authorizes requests, from kube-apiserver's flags.
@@ -139,17 +143,37 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 	if err != nil {
 		return nil, err
 	}
+	svcs, err := installServices(ctx, types, store, lb, opts.Services)
+	if err != nil {
+		return nil, err
+	}
 	fairness := startPriorityAndFairness(ctx, deps, lb, opts.EffectiveLimits(), opts)
 	api.Catalog, api.Registry, api.Discovery, api.FlowControl = types, objects, discovery.NewCache(types), fairness.control
 	api.Checks = checks(store, opts, rbacController, fairness, admissionChain)
+	if !opts.NoDefaultObjects {
+		api.Checks.Started = append(api.Checks.Started, doneCheck("poststarthook/start-service-ip-repair-controllers", svcs.Ready))
+	}
 	srv := server.New(api, opts.Options)
 	lb.Serve(ctx, srv.InProcess())
+	if !opts.NoDefaultObjects {
+		svcs.RunDefaultObjects(ctx, lb.Client, lb.Informers)
+	}
 	if err := admissionChain.Start(ctx, lb.Config, api.Authorizer); err != nil {
 		return nil, err
 	}
 	lb.Informers.Start(ctx.Done())
 	metrics.Start(ctx, store, types)
 	return srv, nil
+}
+
+// installServices gives the services their cluster IP and node port allocation, which follows
+// the ServiceCIDRs and IPAddresses through the loopback client's informers.
+func installServices(ctx context.Context, types *catalog.Catalog, store Storage, lb *loopback.Client, opts services.Options) (*services.Services, error) {
+	svc, ok := types.Lookup("", "v1", "services")
+	if !ok {
+		return nil, errors.New("the catalog serves no services")
+	}
+	return services.Install(ctx, svc, store, lb.Client, lb.Informers, opts)
 }
 
 // secure builds authentication, authorization, the reviews and ServiceAccount token issuing

@@ -35,6 +35,7 @@ type Config struct {
 	Audit                 auditConfig
 	Operations            operationsConfig
 	Admission             admission.Options
+	Services              servicesConfig
 	// Version asks for the version instead of serving.
 	Version bool
 }
@@ -62,6 +63,7 @@ func serveFlags(cfg *Config) *pflag.FlagSet {
 	addAuditFlags(fs, &cfg.Audit)
 	addOperationsFlags(fs, &cfg.Operations)
 	addAdmissionFlags(fs, &cfg.Admission)
+	addServicesFlags(fs, &cfg.Services)
 	fs.BoolVar(&cfg.Version, "version", false, "print the version and exit")
 	return fs
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +41,7 @@ func TestParseServeDefaults(t *testing.T) {
 			RequestLogLevel: slog.LevelDebug,
 			Profiling:       true,
 		},
+		Services: servicesConfig{NodePortRange: "30000-32767"},
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Fatalf("defaults (-want +got):\n%s", diff)
@@ -62,6 +64,7 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 		"SQLKUBE_ENABLE_PRIORITY_AND_FAIRNESS=false",
 		"SQLKUBE_MIN_REQUEST_TIMEOUT=60",
 		"SQLKUBE_REQUEST_LOG_LEVEL=info",
+		"SQLKUBE_SERVICE_CLUSTER_IP_RANGE=10.96.0.0/12",
 		"UNRELATED=x",
 	}
 	cfg, err := Parse([]string{"--listen", "127.0.0.1:9001", "--log-level=warn"}, env, &bytes.Buffer{})
@@ -93,6 +96,7 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 			RequestLogLevel: slog.LevelInfo,
 			Profiling:       true,
 		},
+		Services: servicesConfig{ClusterIPRange: "10.96.0.0/12", NodePortRange: "30000-32767"},
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Fatalf("config (-want +got):\n%s", diff)
@@ -124,5 +128,33 @@ func TestParseServeRejectsBadInput(t *testing.T) {
 func TestEnvName(t *testing.T) {
 	if got := EnvName("watch-bookmark-interval"); got != "SQLKUBE_WATCH_BOOKMARK_INTERVAL" {
 		t.Fatalf("EnvName = %q", got)
+	}
+}
+
+// TestServicesOptions: kube's service flags become the services' options; a bad range is
+// refused naming its flag.
+func TestServicesOptions(t *testing.T) {
+	listen := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 6443}
+	opts, err := servicesConfig{ClusterIPRange: "10.96.0.0/12,fd00::/108", NodePortRange: "31000-31010",
+		AdvertiseAddress: "192.0.2.7"}.options(listen, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(opts.ClusterIPRanges) != 2 || opts.ClusterIPRanges[0].String() != "10.96.0.0/12" || opts.ClusterIPRanges[1].String() != "fd00::/108" ||
+		opts.NodePortRange.String() != "31000-31010" || opts.AdvertiseAddress.String() != "192.0.2.7" || opts.Port != 6443 {
+		t.Errorf("options %+v", opts)
+	}
+	for _, bad := range []struct {
+		cfg  servicesConfig
+		want string
+	}{
+		{servicesConfig{ClusterIPRange: "10.0.0.0", NodePortRange: "30000-32767"}, "--service-cluster-ip-range"},
+		{servicesConfig{ClusterIPRange: "10.0.0.0/24,10.1.0.0/24", NodePortRange: "30000-32767"}, "two of different IP families"},
+		{servicesConfig{NodePortRange: "many"}, "--service-node-port-range"},
+		{servicesConfig{NodePortRange: "30000-32767", AdvertiseAddress: "host"}, "--advertise-address"},
+	} {
+		if _, err := bad.cfg.options(listen, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%+v: err %v, want it to name %q", bad.cfg, err, bad.want)
+		}
 	}
 }

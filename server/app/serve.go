@@ -59,6 +59,9 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, log *slog.Logger) e
 	if err := checkAdmission(cfg.Admission); err != nil {
 		return err
 	}
+	if opts.Services, err = cfg.Services.options(ln.Addr(), log); err != nil {
+		return err
+	}
 	if secure != nil {
 		if opts.Security, err = secure.options(ctx, cfg.Security); err != nil {
 			return err

@@ -291,16 +291,29 @@ func (s *kubeTypeStrategy) withRequestInfo(ctx context.Context) context.Context 
 // that does not convert (a mutating webhook made a field the wrong type) is left as it is:
 // validation then refuses it.
 func (s *kubeTypeStrategy) change(obj *unstructured.Unstructured, f func(internal runtime.Object)) {
+	_ = s.Internally(obj, func(internal runtime.Object) error {
+		f(internal)
+		return nil
+	})
+}
+
+// Internally runs f on obj as an object of the type's internal Go type (api.Service) and, if
+// f succeeds, writes the result back to obj: what kube's store hooks of the type
+// (resource.Allocations) work on.
+func (s *kubeTypeStrategy) Internally(obj *unstructured.Unstructured, f func(internal runtime.Object) error) error {
 	internal, err := s.toInternal(obj)
 	if err != nil {
-		return
+		return err
 	}
-	f(internal)
+	if err := f(internal); err != nil {
+		return err
+	}
 	versioned := s.newObject()
 	if err := legacyscheme.Scheme.Convert(internal, versioned, nil); err != nil {
-		return
+		return err
 	}
 	s.setContent(obj, versioned)
+	return nil
 }
 
 // Default gives obj the defaults of kube's scheme for its version, as kube-apiserver's field

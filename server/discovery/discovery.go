@@ -49,6 +49,7 @@ const crdGroupPriority = 1000
 var (
 	verbsSubresource = []string{"get", "patch", "update"}
 	verbsFinalize    = []string{"update"}
+	verbsProxy       = []string{"create", "delete", "get", "patch", "update"}
 	verbsCreate      = []string{"create"}
 )
 
@@ -253,6 +254,9 @@ func subresources(r *resource.Resource) []subresource {
 	var subs []subresource
 	if r.Finalize {
 		subs = append(subs, subresource{name: "finalize", kind: r.Kind, verbs: verbsFinalize})
+	}
+	if r.Proxy {
+		subs = append(subs, subresource{name: "proxy", kind: r.Kind + "ProxyOptions", verbs: verbsProxy})
 	}
 	if r.Scale != nil {
 		subs = append(subs, subresource{name: "scale", group: "autoscaling", version: "v1", kind: "Scale", verbs: verbsSubresource})

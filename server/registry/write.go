@@ -81,8 +81,40 @@ func (r *Registry) createWithGeneratedName(ctx context.Context, req *request, ob
 	return sqlstore.Object{}, err
 }
 
-// storeNew validates and writes a prepared new object, whose name is final.
+// storeNew validates and writes a prepared new object, whose name is final, with what the
+// type's allocations give it (a Service's cluster IPs), given back if the create fails.
 func (r *Registry) storeNew(ctx context.Context, req *request, obj *unstructured.Unstructured) (sqlstore.Object, error) {
+	return allocating(func() (resource.Finish, error) {
+		if req.res.Allocations == nil {
+			return noAllocations, nil
+		}
+		return req.res.Allocations.BeginCreate(ctx, obj, req.dryRun)
+	}, func() (sqlstore.Object, error) { return r.storeAllocated(ctx, req, obj) })
+}
+
+// allocating runs write between begin, a type's Begin allocation hook, and the Finish it
+// returns, told whether write succeeded.
+func allocating(begin func() (resource.Finish, error), write func() (sqlstore.Object, error)) (sqlstore.Object, error) {
+	finish, err := begin()
+	if err != nil {
+		return sqlstore.Object{}, err
+	}
+	stored, err := write()
+	finish(err == nil)
+	return stored, err
+}
+
+func noAllocations(bool) {}
+
+// afterDelete gives back what the deleted obj held, for the types with allocations.
+func afterDelete(ctx context.Context, req *request, obj *unstructured.Unstructured) {
+	if req.res.Allocations != nil {
+		req.res.Allocations.AfterDelete(ctx, obj, req.dryRun)
+	}
+}
+
+// storeAllocated validates and writes a new object storeNew has readied.
+func (r *Registry) storeAllocated(ctx context.Context, req *request, obj *unstructured.Unstructured) (sqlstore.Object, error) {
 	req.res.Strategy.Canonicalize(obj)
 	if err := validateCreate(ctx, req.res, obj); err != nil {
 		return sqlstore.Object{}, err
@@ -243,6 +275,16 @@ func (r *Registry) applyUpdate(ctx context.Context, req *request, current sqlsto
 	if err := r.mutate(ctx, req, admission.Update, obj, old); err != nil {
 		return sqlstore.Object{}, err
 	}
+	return allocating(func() (resource.Finish, error) {
+		if req.res.Allocations == nil || mode != replaceAll {
+			return noAllocations, nil
+		}
+		return req.res.Allocations.BeginUpdate(ctx, obj, old, req.dryRun)
+	}, func() (sqlstore.Object, error) { return r.storeUpdate(ctx, req, current, obj, old, mode) })
+}
+
+// storeUpdate validates and writes an update applyUpdate has readied.
+func (r *Registry) storeUpdate(ctx context.Context, req *request, current sqlstore.Object, obj, old *unstructured.Unstructured, mode updateMode) (sqlstore.Object, error) {
 	if err := prepareUpdate(ctx, req, mode, obj, old); err != nil {
 		return sqlstore.Object{}, err
 	}
@@ -272,6 +314,7 @@ func (r *Registry) deleteWithoutFinalizers(ctx context.Context, req *request, cu
 	if _, err := r.write(ctx, req, deletion); err != nil {
 		return sqlstore.Object{}, err
 	}
+	afterDelete(ctx, req, old)
 	value, err := render(req.res, obj)(current.Revision)
 	return sqlstore.Object{Key: current.Key, Revision: current.Revision, Value: value}, err
 }
@@ -382,6 +425,9 @@ func (r *Registry) deleteAttempt(ctx context.Context, req *request, current sqls
 	propagationChanged := setPropagationFinalizers(obj, opts)
 	if !hasFinalizers(req.res, obj) {
 		stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
+		if err == nil {
+			afterDelete(ctx, req, obj)
+		}
 		return stored, err == nil, err
 	}
 	if obj.GetDeletionTimestamp() != nil && !propagationChanged {

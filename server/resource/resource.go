@@ -50,6 +50,9 @@ type Resource struct {
 	Finalize bool
 	// TokenRequest is true when the type has a /token subresource (serviceaccounts: TokenRequest).
 	TokenRequest bool
+	// Proxy is true when the type has a /proxy subresource (services), which sqlkube answers as
+	// kube-apiserver does when no endpoint backs the object.
+	Proxy bool
 	// CRDName names the CustomResourceDefinition this type comes from; empty for built-ins.
 	CRDName string
 	// Definition is that CustomResourceDefinition, as the registry read it.
@@ -84,7 +87,30 @@ type Resource struct {
 	// (or gone) when the request returns. An error means it gave up waiting: the write itself
 	// succeeded, so log it rather than fail the request.
 	AfterWrite func(ctx context.Context, revision int64) error
+
+	// Allocations, when set, reserves what the type's objects take from pools the whole
+	// cluster shares (a Service's cluster IPs and node ports) around its writes; the assembly
+	// sets it.
+	Allocations Allocations
 }
+
+// Allocations are kube-apiserver's BeginCreate, BeginUpdate and AfterDelete store hooks of a
+// type (its service storage's): what a write takes from shared pools, given back when the
+// write fails or the object goes. The registry calls BeginCreate and BeginUpdate after
+// mutating admission and before the type's strategy, and the Finish they return once the
+// write has succeeded or failed; AfterDelete once the object is gone.
+type Allocations interface {
+	// BeginCreate allocates what obj asks for or needs, writing it into obj; an error (a
+	// Status error: 422 for a taken IP) refuses the create.
+	BeginCreate(ctx context.Context, obj *unstructured.Unstructured, dryRun bool) (Finish, error)
+	// BeginUpdate allocates and releases what changes between old and obj.
+	BeginUpdate(ctx context.Context, obj, old *unstructured.Unstructured, dryRun bool) (Finish, error)
+	// AfterDelete releases what the deleted obj held.
+	AfterDelete(ctx context.Context, obj *unstructured.Unstructured, dryRun bool)
+}
+
+// Finish ends what a Begin hook started: success keeps its allocations, failure gives them back.
+type Finish func(success bool)
 
 // ScaleSubresource names where a type keeps the fields the autoscaling/v1 Scale exposes.
 type ScaleSubresource struct {

@@ -1,0 +1,163 @@
+// Package services is what kube-apiserver itself does for Services, with kube's own code:
+// cluster IPs allocated as networking.k8s.io/v1 IPAddress objects within the ServiceCIDRs (the
+// default one, "kubernetes", made from --service-cluster-ip-range), node ports allocated from
+// --service-node-port-range in a bitmap kept in the database, both released on delete; and the
+// default/kubernetes Service with its Endpoints and EndpointSlice pointing at the server.
+//
+// Several replicas on one database allocate safely: an IPAddress is taken by creating it (the
+// store's create fails for all but one), the node port bitmap is written by compare-and-swap.
+package services
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"time"
+
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	api "k8s.io/kubernetes/pkg/apis/core"
+	"k8s.io/kubernetes/pkg/controlplane/controller/defaultservicecidr"
+	"k8s.io/kubernetes/pkg/controlplane/controller/kubernetesservice"
+	"k8s.io/kubernetes/pkg/controlplane/reconcilers"
+	"k8s.io/kubernetes/pkg/registry/core/service/allocator"
+	"k8s.io/kubernetes/pkg/registry/core/service/ipallocator"
+	"k8s.io/kubernetes/pkg/registry/core/service/portallocator"
+	netutils "k8s.io/utils/net"
+
+	"github.com/sqlkube/sqlkube/server/resource"
+)
+
+// Options are kube-apiserver's service flags.
+type Options struct {
+	// ClusterIPRanges are --service-cluster-ip-range: one CIDR, or two of different IP
+	// families for dual-stack, the primary first. Empty means kube's default, 10.0.0.0/24.
+	ClusterIPRanges []*net.IPNet
+	// NodePortRange is --service-node-port-range; zero means kube's default, 30000-32767.
+	NodePortRange utilnet.PortRange
+	// AdvertiseAddress is the IP the kubernetes Service's Endpoints and EndpointSlice point at
+	// (--advertise-address); nil when the server has none, then they are not written.
+	AdvertiseAddress net.IP
+	// Port is the port the server serves on: the kubernetes Service's target port.
+	Port int
+}
+
+// DefaultClusterIPRange is kube-apiserver's --service-cluster-ip-range when unset.
+var DefaultClusterIPRange = &net.IPNet{IP: net.IPv4(10, 0, 0, 0).To4(), Mask: net.CIDRMask(24, 32)}
+
+// DefaultNodePortRange is kube-apiserver's --service-node-port-range when unset.
+var DefaultNodePortRange = utilnet.PortRange{Base: 30000, Size: 2768}
+
+// Services is the services' allocation, installed on the services resource.
+type Services struct {
+	opts    Options
+	primary *ipallocator.MetaAllocator
+	// ready is set once the primary allocator has a ServiceCIDR to allocate from.
+	ready atomic.Bool
+}
+
+// Install sets the services resource's Allocations: kube's service storage hooks on cluster
+// IP allocators that follow the ServiceCIDR and IPAddress objects through factory (which the
+// caller starts) and write IPAddresses through client, and a node port allocator kept in
+// store. Allocation stops when ctx ends.
+func Install(ctx context.Context, services *resource.Resource, store Storage, client kubernetes.Interface, factory informers.SharedInformerFactory, opts Options) (*Services, error) {
+	opts = withDefaults(opts)
+	ips := map[api.IPFamily]ipallocator.Interface{}
+	var primary *ipallocator.MetaAllocator
+	for _, cidr := range opts.ClusterIPRanges {
+		alloc, err := ipallocator.NewMetaAllocator(client.NetworkingV1(), factory.Networking().V1().ServiceCIDRs(),
+			factory.Networking().V1().IPAddresses(), netutils.IsIPv6CIDR(cidr), nil)
+		if err != nil {
+			return nil, err
+		}
+		context.AfterFunc(ctx, alloc.Destroy)
+		if primary == nil {
+			primary = alloc
+		}
+		ips[alloc.IPFamily()] = alloc
+	}
+	ports, err := portallocator.New(opts.NodePortRange, func(max int, rangeSpec string, offset int) (allocator.Interface, error) {
+		return &storedRange{store: store, key: nodePortsKey, bitmap: allocator.NewAllocationMapWithOffset(max, rangeSpec, offset)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	hooks, err := newAllocations(services, primary.IPFamily(), ips, ports)
+	if err != nil {
+		return nil, err
+	}
+	services.Allocations = hooks
+	return &Services{opts: opts, primary: primary}, nil
+}
+
+func withDefaults(opts Options) Options {
+	if len(opts.ClusterIPRanges) == 0 {
+		opts.ClusterIPRanges = []*net.IPNet{DefaultClusterIPRange}
+	}
+	if opts.NodePortRange.Size == 0 {
+		opts.NodePortRange = DefaultNodePortRange
+	}
+	return opts
+}
+
+// Ready tells whether cluster IPs can be allocated: the primary range's ServiceCIDR has been
+// seen. kube-apiserver's start-service-ip-repair-controllers hook waits for the same.
+func (s *Services) Ready() bool {
+	if !s.ready.Load() && s.primary.Free() > 0 {
+		s.ready.Store(true)
+	}
+	return s.ready.Load()
+}
+
+// endpointInterval is how often kube-apiserver reconciles the kubernetes Service and its
+// endpoints (--endpoint-reconciler's interval).
+const endpointInterval = 10 * time.Second
+
+// RunDefaultObjects runs, until ctx ends, kube-apiserver's controllers of the default
+// ServiceCIDR (named "kubernetes", the --service-cluster-ip-range) and of the
+// default/kubernetes Service (port 443 to the server's port, the first IP of the primary
+// range) with its Endpoints and EndpointSlice. They write through client, once the server
+// answers it.
+//
+// The endpoints are kube's master-count reconciler's with a count of one: they hold this
+// server's AdvertiseAddress. Replicas on one database should advertise one address (their
+// load balancer's); replicas advertising different ones would each put back their own.
+func (s *Services) RunDefaultObjects(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory) {
+	var secondary net.IPNet
+	if len(s.opts.ClusterIPRanges) > 1 {
+		secondary = *s.opts.ClusterIPRanges[1]
+	}
+	go defaultservicecidr.NewController(*s.opts.ClusterIPRanges[0], secondary, client).Start(ctx)
+
+	endpoints := reconcilers.NewNoneEndpointReconciler()
+	if s.opts.AdvertiseAddress != nil {
+		endpoints = reconcilers.NewMasterCountEndpointReconciler(1, reconcilers.NewEndpointsAdapter(client.CoreV1(), client.DiscoveryV1()))
+	}
+	serviceIP, err := netutils.GetIndexedIP(s.opts.ClusterIPRanges[0], 1)
+	if err != nil {
+		return // cannot happen: a range has a first address
+	}
+	kubernetesService := kubernetesservice.New(kubernetesservice.Config{
+		PublicIP:           s.opts.AdvertiseAddress,
+		EndpointReconciler: endpoints,
+		EndpointInterval:   endpointInterval,
+		ServiceIP:          serviceIP,
+		ServicePort:        443,
+		PublicServicePort:  s.opts.Port,
+	}, client, factory.Core().V1().Services())
+	go kubernetesService.Start(ctx.Done())
+}
+
+// AdvertiseAddress is the address kube-apiserver would advertise when serving on host
+// (--advertise-address unset): host itself unless it is unspecified or loopback, else the
+// address of the host's default interface.
+func AdvertiseAddress(host string) (net.IP, error) {
+	ip := net.ParseIP(host)
+	resolved, err := utilnet.ResolveBindAddress(ip)
+	if err != nil {
+		return nil, fmt.Errorf("choosing the address to advertise: %w", err)
+	}
+	return resolved, nil
+}
