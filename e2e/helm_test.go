@@ -84,9 +84,18 @@ func TestHelm(t *testing.T) {
 			t.Errorf("installed: %d replicas, want the chart's 1", got)
 		}
 		for _, get := range []func() error{
-			func() error { _, err := s.clientset().CoreV1().Services("shop").Get(ctx, "web", metav1.GetOptions{}); return err },
-			func() error { _, err := s.clientset().CoreV1().ServiceAccounts("shop").Get(ctx, "web", metav1.GetOptions{}); return err },
-			func() error { _, err := s.clientset().CoreV1().Secrets("shop").Get(ctx, "sh.helm.release.v1.web.v1", metav1.GetOptions{}); return err },
+			func() error {
+				_, err := s.clientset().CoreV1().Services("shop").Get(ctx, "web", metav1.GetOptions{})
+				return err
+			},
+			func() error {
+				_, err := s.clientset().CoreV1().ServiceAccounts("shop").Get(ctx, "web", metav1.GetOptions{})
+				return err
+			},
+			func() error {
+				_, err := s.clientset().CoreV1().Secrets("shop").Get(ctx, "sh.helm.release.v1.web.v1", metav1.GetOptions{})
+				return err
+			},
 		} {
 			if err := get(); err != nil {
 				t.Errorf("after install: %v", err)
