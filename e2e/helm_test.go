@@ -83,24 +83,8 @@ func TestHelm(t *testing.T) {
 		if got := replicas(); got != 1 {
 			t.Errorf("installed: %d replicas, want the chart's 1", got)
 		}
-		for _, get := range []func() error{
-			func() error {
-				_, err := s.clientset().CoreV1().Services("shop").Get(ctx, "web", metav1.GetOptions{})
-				return err
-			},
-			func() error {
-				_, err := s.clientset().CoreV1().ServiceAccounts("shop").Get(ctx, "web", metav1.GetOptions{})
-				return err
-			},
-			func() error {
-				_, err := s.clientset().CoreV1().Secrets("shop").Get(ctx, "sh.helm.release.v1.web.v1", metav1.GetOptions{})
-				return err
-			},
-		} {
-			if err := get(); err != nil {
-				t.Errorf("after install: %v", err)
-			}
-		}
+		expectOutput(t, s.mustKubectl(t, "", "-n", "shop", "get", "service/web", "serviceaccount/web", "secret/sh.helm.release.v1.web.v1", "-o", "name"),
+			"service/web\nserviceaccount/web\nsecret/sh.helm.release.v1.web.v1")
 
 		helm.must(t, "upgrade", "web", "./web", "-n", "shop", "--set", "replicaCount=3", "--set", "ingress.enabled=true")
 		if got := replicas(); got != 3 {
