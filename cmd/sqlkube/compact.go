@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/sqlkube/sqlkube/server/app"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -28,8 +29,8 @@ func runCompact(ctx context.Context, args, env []string, stdout, stderr io.Write
 	fs := pflag.NewFlagSet("sqlkube compact", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintf(stderr, "%s\nFlags:\n%s", compactUsage, fs.FlagUsages()) }
-	dsn := fs.String("db", "sqlite://./sqlkube.db", "database: sqlite://PATH or postgres://... (as the server's --db; also "+envName("db")+")")
-	err := applyEnv(fs, env)
+	dsn := fs.String("db", "sqlite://./sqlkube.db", "database: sqlite://PATH or postgres://... (as the server's --db; also "+app.EnvName("db")+")")
+	err := app.ApplyEnv(fs, env)
 	if err == nil {
 		err = fs.Parse(args)
 	}

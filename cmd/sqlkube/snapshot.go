@@ -14,6 +14,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/dialects"
 	"github.com/sqlkube/sqlkube/dialects/sqlite"
+	"github.com/sqlkube/sqlkube/server/app"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/snapshot"
 )
@@ -43,7 +44,7 @@ func runSnapshot(ctx context.Context, args, env []string, stdout, stderr io.Writ
 	var run func(file string) error
 	switch args[0] {
 	case "save", "restore":
-		dsn := fs.String("db", "sqlite://./sqlkube.db", "database: sqlite://PATH or postgres://... (as the server's --db; also "+envName("db")+")")
+		dsn := fs.String("db", "sqlite://./sqlkube.db", "database: sqlite://PATH or postgres://... (as the server's --db; also "+app.EnvName("db")+")")
 		if args[0] == "save" {
 			run = func(file string) error { return saveSnapshot(ctx, *dsn, file, stdout) }
 		} else {
@@ -56,7 +57,7 @@ func runSnapshot(ctx context.Context, args, env []string, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "sqlkube snapshot: unknown command %q\n\n%s", args[0], snapshotUsage)
 		return 2
 	}
-	err := applyEnv(fs, env)
+	err := app.ApplyEnv(fs, env)
 	if err == nil {
 		err = fs.Parse(args[1:])
 	}

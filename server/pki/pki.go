@@ -63,10 +63,7 @@ func (d Dir) Path(name string) string { return filepath.Join(string(d), name) }
 // within 30 days. Concurrent processes (replicas starting together on a shared directory) are
 // serialised by a lock file, so they never make two CAs.
 func (d Dir) Ensure(hosts []string) (*CA, error) {
-	if err := os.MkdirAll(string(d), 0o700); err != nil {
-		return nil, err
-	}
-	unlock, err := lockDir(string(d))
+	unlock, err := d.lock()
 	if err != nil {
 		return nil, err
 	}
@@ -89,6 +86,25 @@ func (d Dir) Ensure(hosts []string) (*CA, error) {
 		return nil, err
 	}
 	return ca, writeFile(d.Path(ServingCertFile), certPEM, 0o644)
+}
+
+// EnsureCA makes sure the directory holds a CA, creating it on first use, and returns it: for
+// a program that mints client certificates before a server in the directory has started.
+func (d Dir) EnsureCA() (*CA, error) {
+	unlock, err := d.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return d.loadOrCreateCA()
+}
+
+// lock creates the directory if need be and holds its lock file until unlock is called.
+func (d Dir) lock() (unlock func(), err error) {
+	if err := os.MkdirAll(string(d), 0o700); err != nil {
+		return nil, err
+	}
+	return lockDir(string(d))
 }
 
 // LoadCA reads the directory's CA, for signing client certificates (`sqlkube kubeconfig`).

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ const metadataPolicy = "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- lev
 
 func parseAudit(t *testing.T, args ...string) auditConfig {
 	t.Helper()
-	cfg, err := parseServe(args, nil, &bytes.Buffer{})
+	cfg, err := Parse(args, nil, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -14,11 +14,11 @@ import (
 )
 
 func TestParseServeDefaults(t *testing.T) {
-	cfg, err := parseServe(nil, nil, &bytes.Buffer{})
+	cfg, err := Parse(nil, nil, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := config{
+	want := Config{
 		Listen:                "127.0.0.1:8080",
 		DSN:                   "sqlite://./sqlkube.db",
 		LogLevel:              slog.LevelInfo,
@@ -67,11 +67,11 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 		"SQLKUBE_SERVICE_CLUSTER_IP_RANGE=10.96.0.0/12",
 		"UNRELATED=x",
 	}
-	cfg, err := parseServe([]string{"--listen", "127.0.0.1:9001", "--log-level=warn"}, env, &bytes.Buffer{})
+	cfg, err := Parse([]string{"--listen", "127.0.0.1:9001", "--log-level=warn"}, env, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := config{
+	want := Config{
 		Listen:                "127.0.0.1:9001", // the command line wins over the environment
 		DSN:                   "postgres://postgres@db:5432/kube",
 		LogLevel:              slog.LevelWarn,
@@ -117,7 +117,7 @@ func TestParseServeRejectsBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseServe(tt.args, tt.env, &bytes.Buffer{})
+			_, err := Parse(tt.args, tt.env, &bytes.Buffer{})
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
 			}
@@ -126,8 +126,8 @@ func TestParseServeRejectsBadInput(t *testing.T) {
 }
 
 func TestEnvName(t *testing.T) {
-	if got := envName("watch-bookmark-interval"); got != "SQLKUBE_WATCH_BOOKMARK_INTERVAL" {
-		t.Fatalf("envName = %q", got)
+	if got := EnvName("watch-bookmark-interval"); got != "SQLKUBE_WATCH_BOOKMARK_INTERVAL" {
+		t.Fatalf("EnvName = %q", got)
 	}
 }
 

@@ -1,4 +1,8 @@
-package main
+// Package app is the sqlkube server command as a library: its flags and environment variables
+// (Parse), and serving the API with them over TLS until the context ends (Serve). cmd/sqlkube
+// and server/testserver both run the server through it, so that a test server is assembled as
+// the binary is.
+package app
 
 import (
 	"errors"
@@ -17,8 +21,8 @@ import (
 // SQLKUBE_DB_MAX_CONNS.
 const envPrefix = "SQLKUBE_"
 
-// config is everything the server command reads from flags and the environment.
-type config struct {
+// Config is everything the server command reads from flags and the environment.
+type Config struct {
 	Listen                string
 	DSN                   string
 	LogLevel              slog.Level
@@ -37,7 +41,7 @@ type config struct {
 }
 
 // serveFlags declares the server's flags on a new FlagSet, bound to cfg.
-func serveFlags(cfg *config) *pflag.FlagSet {
+func serveFlags(cfg *Config) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("sqlkube", pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080",
@@ -64,18 +68,19 @@ func serveFlags(cfg *config) *pflag.FlagSet {
 	return fs
 }
 
-// envName is the environment variable for the flag named name.
-func envName(flag string) string {
+// EnvName is the environment variable that sets the flag named flag: SQLKUBE_ and the name in
+// upper case, dashes as underscores.
+func EnvName(flag string) string {
 	return envPrefix + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
 
-// applyEnv sets every flag that has its environment variable in env. It runs before the command
-// line is parsed, so that a flag given on the command line wins.
-func applyEnv(fs *pflag.FlagSet, env []string) error {
+// ApplyEnv sets every flag of fs that has its environment variable (EnvName) in env. Call it
+// before parsing the command line, so that a flag given there wins.
+func ApplyEnv(fs *pflag.FlagSet, env []string) error {
 	values := envMap(env)
 	var err error
 	fs.VisitAll(func(f *pflag.Flag) {
-		name := envName(f.Name)
+		name := EnvName(f.Name)
 		v, ok := values[name]
 		if !ok || err != nil {
 			return
@@ -97,14 +102,14 @@ func envMap(env []string) map[string]string {
 	return m
 }
 
-// parseServe reads the server's configuration from env, then args. --help prints the usage to
+// Parse reads the server's configuration from env, then args. --help prints the usage to
 // helpOut and returns pflag.ErrHelp; other errors are left to the caller to report.
-func parseServe(args, env []string, helpOut io.Writer) (config, error) {
-	var cfg config
+func Parse(args, env []string, helpOut io.Writer) (Config, error) {
+	var cfg Config
 	fs := serveFlags(&cfg)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	if err := applyEnv(fs, env); err != nil {
+	if err := ApplyEnv(fs, env); err != nil {
 		return cfg, err
 	}
 	if err := fs.Parse(args); err != nil {
@@ -138,7 +143,7 @@ Every flag can also be set with an environment variable: %s<FLAG>, upper case, d
 as underscores (--db-max-conns is %s). A flag on the command line wins.
 
 Flags:
-%s`, envPrefix, envName("db-max-conns"), fs.FlagUsages())
+%s`, envPrefix, EnvName("db-max-conns"), fs.FlagUsages())
 }
 
 // levelValue lets a slog.Level be a flag that accepts debug, info, warn and error.

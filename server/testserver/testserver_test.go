@@ -1,0 +1,156 @@
+package testserver_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/sqlkube/sqlkube/server/testserver"
+	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
+)
+
+var ctx = context.Background()
+
+func clientset(t *testing.T, cfg *rest.Config) *kubernetes.Clientset {
+	t.Helper()
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestStart: on each backend the admin may do anything, its kubeconfig file reaches the same
+// server, and a minted user is held to RBAC: forbidden with kube's message until bound to a role.
+func TestStart(t *testing.T) {
+	sqltest.Backends(t, func(t *testing.T, dsn string) {
+		srv := testserver.Start(t, testserver.WithDatabase(dsn))
+		admin := clientset(t, srv.Config)
+		if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		fromFile, err := clientcmd.BuildConfigFromFlags("", srv.Kubeconfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := clientset(t, fromFile).CoreV1().Namespaces().Get(ctx, "demo", metav1.GetOptions{}); err != nil {
+			t.Errorf("the admin kubeconfig file: %v", err)
+		}
+
+		aliceConfig, err := srv.ConfigFor("alice", "developers")
+		if err != nil {
+			t.Fatal(err)
+		}
+		alice := clientset(t, aliceConfig)
+		_, err = alice.CoreV1().ConfigMaps("demo").List(ctx, metav1.ListOptions{})
+		const want = `configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace "demo"`
+		if !apierrors.IsForbidden(err) || err.Error() != want {
+			t.Fatalf("alice lists configmaps before any binding: %v, want 403 %q", err, want)
+		}
+		binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "developers"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "developers"}}}
+		if _, err := admin.RbacV1().RoleBindings("demo").Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "alice may list configmaps in demo through her group", func() bool {
+			_, err := alice.CoreV1().ConfigMaps("demo").List(ctx, metav1.ListOptions{})
+			return err == nil
+		})
+	})
+}
+
+// TestWithFlags: flags reach the server as on sqlkube's command line.
+func TestWithFlags(t *testing.T) {
+	srv := testserver.Start(t, testserver.WithFlags("--authorization-mode=AlwaysAllow"))
+	cfg, err := srv.ConfigFor("nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clientset(t, cfg).CoreV1().Secrets("default").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatalf("AlwaysAllow lets anyone list secrets: %v", err)
+	}
+}
+
+// TestNewAndStop: a server New started stops when asked, its files are removed, and it answers
+// no more.
+func TestNewAndStop(t *testing.T) {
+	srv, err := testserver.New(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(srv.Kubeconfig)
+	if _, err := clientset(t, srv.Config).CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if err := srv.Stop(); err != nil {
+		t.Fatalf("Stop again: %v", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the server's directory %s is left: %v", dir, err)
+	}
+	if _, err := clientset(t, srv.Config).CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err == nil {
+		t.Error("a stopped server still answers")
+	}
+}
+
+// TestBadFlags: a flag the server refuses fails the start with the server's words.
+func TestBadFlags(t *testing.T) {
+	_, err := testserver.New(ctx, testserver.WithFlags("--authorization-mode=Nope"))
+	const want = `--authorization-mode: unknown authorization mode "Nope" (known: AlwaysAllow, AlwaysDeny, RBAC)`
+	if err == nil || err.Error() != want {
+		t.Fatalf("New with a bad flag: %v, want %q", err, want)
+	}
+}
+
+// TestStartupTime measures starts to readiness (/readyz answers 200) on an empty SQLite file,
+// the figures the README gives: the process's first start (which initialises kube's libraries)
+// and the next ones. It fails only when a start takes seconds, as envtest's does.
+func TestStartupTime(t *testing.T) {
+	const starts = 10
+	var first, total, worst time.Duration
+	for i := range starts {
+		began := time.Now()
+		srv := testserver.Start(t)
+		took := time.Since(began)
+		if err := srv.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = took
+			continue
+		}
+		total += took
+		worst = max(worst, took)
+	}
+	t.Logf("start to ready on SQLite: first %s; then mean %s, worst %s over %d starts", first, total/(starts-1), worst, starts-1)
+	if worst > 2*time.Second {
+		t.Errorf("a start took %s", worst)
+	}
+}
+
+// waitFor waits up to 10 s for cond.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
