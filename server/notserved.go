@@ -26,16 +26,9 @@ var notServed = map[string]map[string]string{
 		"persistentvolumes": reasonStorage, "persistentvolumeclaims": reasonStorage,
 		"resourcequotas": reasonCluster, "limitranges": reasonCluster,
 	},
-	"apps":                {"controllerrevisions": reasonWorkloads},
-	"batch":               {"jobs": reasonWorkloads, "cronjobs": reasonWorkloads},
-	"autoscaling":         {"horizontalpodautoscalers": reasonWorkloads},
-	"policy":              {"poddisruptionbudgets": reasonWorkloads},
-	"scheduling.k8s.io":   {"priorityclasses": reasonWorkloads},
-	"node.k8s.io":         {"runtimeclasses": reasonWorkloads},
-	"networking.k8s.io":   {"ingresses": reasonNetwork, "ingressclasses": reasonNetwork, "networkpolicies": reasonNetwork},
-	"discovery.k8s.io":    {"endpointslices": reasonNetwork},
-	"storage.k8s.io":      {"storageclasses": reasonStorage, "volumeattachments": reasonStorage, "csidrivers": reasonStorage, "csinodes": reasonStorage, "csistoragecapacities": reasonStorage},
-	"certificates.k8s.io": {"certificatesigningrequests": reasonCluster},
+	"policy":            {"poddisruptionbudgets": reasonWorkloads},
+	"networking.k8s.io": {"ingresses": reasonNetwork, "ingressclasses": reasonNetwork, "networkpolicies": reasonNetwork},
+	"discovery.k8s.io":  {"endpointslices": reasonNetwork},
 }
 
 // errUnknownResource is kube-apiserver's 404 for a resource the server does not serve; for a

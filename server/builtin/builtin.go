@@ -4,6 +4,7 @@
 package builtin
 
 import (
+	"slices"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -35,7 +36,7 @@ var (
 // its rules from bindCRDHooks (the catalog's, which validate and establish CRDs against the
 // names already served) on top of its Go type's.
 func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
-	return append([]*resource.Resource{
+	r := append([]*resource.Resource{
 		builtin("", "v1", "namespaces", "Namespace", false, verbsNoCollection, namespaceStrategy, func(r *resource.Resource) {
 			r.ShortNames = []string{"ns"}
 			r.Status = true
@@ -56,7 +57,7 @@ func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
 		}),
 		builtin("", "v1", "events", "Event", true, verbsAll, typed(rules[corev1.Event]{
 			validate: validateEvent, table: eventTable, untracked: true, createOnUpdate: true, fields: eventFields,
-		}), func(r *resource.Resource) { r.ShortNames = []string{"ev"} }),
+		}), describe(shortName("ev"), storedAs(corev1.SchemeGroupVersion))),
 		builtin(CoordinationGroup, "v1", "leases", "Lease", true, verbsAll, typed(rules[coordinationv1.Lease]{
 			validate: validateLease, table: leaseTable, untracked: true, createOnUpdate: true, conditional: true,
 		}), nil),
@@ -106,6 +107,8 @@ func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
 			bindCRDHooks(r)
 		}),
 	}, appsResources()...)
+	r = append(r, slices.Concat(batchResources(), autoscalingResources(), eventsResources(), storageResources(), schedulingResources(), nodeResources(), certificatesResources(), resourceResources(), storageMigrationResources())...)
+	return r
 }
 
 // builtin describes a built-in type whose singular name is its lower-case kind, and which is
