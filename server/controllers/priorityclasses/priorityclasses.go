@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	schedulingapiv1 "k8s.io/kubernetes/pkg/apis/scheduling/v1"
 
 	"github.com/sqlkube/sqlkube/server/controllers"
@@ -46,6 +47,7 @@ func ensure(ctx context.Context, deps controllers.Deps, priorityClasses *resourc
 	if !apierrors.IsNotFound(err) {
 		return err
 	}
+	legacyscheme.Scheme.Default(want) // as decoding the hook's request defaults it
 	obj, err := controllers.ToUnstructured(want, priorityClasses)
 	if err != nil {
 		return err

@@ -393,9 +393,6 @@ type viewConvertor struct{ runtime.ObjectConvertor }
 
 func (c viewConvertor) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
 	if view, ok := in.(managedFieldsView); ok {
-		if gv, ok := target.(schema.GroupVersion); ok && view.GroupVersionKind().GroupVersion() == gv {
-			return view, nil // Update returns the object it is given, which must stay the view
-		}
 		in = view.Unstructured
 	}
 	return c.ObjectConvertor.ConvertToVersion(in, target)
