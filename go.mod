@@ -168,8 +168,9 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	k8s.io/controller-manager v0.0.0 // indirect
 	k8s.io/endpointslice v0.0.0 // indirect
+	k8s.io/dynamic-resource-allocation v0.0.0 // indirect
 	k8s.io/kms v0.37.2 // indirect
-	k8s.io/kubelet v0.0.0 // indirect
+	k8s.io/kubelet v0.37.2 // indirect
 	k8s.io/streaming v0.37.2 // indirect
 	modernc.org/libc v1.79.0 // indirect
 	modernc.org/mathutil v1.7.1 // indirect

@@ -101,9 +101,9 @@ func TestRequestTimeout(t *testing.T) {
 
 func TestUnservedWellKnownTypesSayWhy(t *testing.T) {
 	api := sqliteAPI(t)
-	api.do("GET", "/apis/batch/v1/namespaces/default/jobs", "").expectStatus(t, metav1.Status{
+	api.do("GET", "/apis/policy/v1/namespaces/default/poddisruptionbudgets", "").expectStatus(t, metav1.Status{
 		Code: 404, Reason: metav1.StatusReasonNotFound, Details: &metav1.StatusDetails{},
-		Message: "the server could not find the requested resource: sqlkube does not serve jobs.batch, because " +
+		Message: "the server could not find the requested resource: sqlkube does not serve poddisruptionbudgets.policy, because " +
 			server.ReasonWorkloads + " (README.md lists what it serves)"})
 	if msg := string(api.do("GET", "/api/v1/pods", "").expect(t, 404).body); !strings.Contains(msg, "sqlkube does not serve pods, because it runs no workloads") {
 		t.Errorf("pods: %s", msg)

@@ -24,14 +24,7 @@ var notServed = map[string]map[string]string{
 		"persistentvolumes": reasonStorage, "persistentvolumeclaims": reasonStorage,
 		"resourcequotas": reasonCluster, "limitranges": reasonCluster,
 	},
-	"apps":                {"controllerrevisions": reasonWorkloads},
-	"batch":               {"jobs": reasonWorkloads, "cronjobs": reasonWorkloads},
-	"autoscaling":         {"horizontalpodautoscalers": reasonWorkloads},
-	"policy":              {"poddisruptionbudgets": reasonWorkloads},
-	"scheduling.k8s.io":   {"priorityclasses": reasonWorkloads},
-	"node.k8s.io":         {"runtimeclasses": reasonWorkloads},
-	"storage.k8s.io":      {"storageclasses": reasonStorage, "volumeattachments": reasonStorage, "csidrivers": reasonStorage, "csinodes": reasonStorage, "csistoragecapacities": reasonStorage},
-	"certificates.k8s.io": {"certificatesigningrequests": reasonCluster},
+	"policy": {"poddisruptionbudgets": reasonWorkloads},
 }
 
 // errUnknownResource is kube-apiserver's 404 for a resource the server does not serve; for a

@@ -4,22 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 )
 
 // mediaTypeProtobuf is Kubernetes' protobuf encoding. kubectl and client-go's typed clients send
@@ -35,12 +26,10 @@ var (
 
 func newProtobufScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, coordinationv1.AddToScheme, rbacv1.AddToScheme,
-		authorizationv1.AddToScheme, authenticationv1.AddToScheme, apiextensionsv1.AddToScheme,
-		admissionregistrationv1.AddToScheme, flowcontrolv1.AddToScheme, appsv1.AddToScheme,
-		networkingv1.AddToScheme, discoveryv1.AddToScheme} {
-		utilruntime.Must(add(scheme))
-	}
+	// Every built-in group's types, as client-go knows them (the ones sqlkube serves are among
+	// them), and CRDs'.
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
 	metav1.AddToGroupVersion(scheme, metav1.SchemeGroupVersion)
 	return scheme
 }

@@ -140,7 +140,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, req *request) 
 		s.dispatchCollection(w, r, req)
 	case req.subresource == "":
 		s.dispatchObject(w, r, req)
-	case req.subresource == "status" && req.res.Status:
+	case req.subresource == "status" && req.res.Status, req.subresource == "approval" && req.res.Approval:
 		s.dispatchStatus(w, r, req)
 	case req.subresource == "finalize" && req.res.Finalize:
 		s.dispatchFinalize(w, r, req)

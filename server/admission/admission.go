@@ -69,6 +69,9 @@ type Chain struct {
 	mutating, validating atomic.Pointer[configuration]
 	// ingressClasses is kube's DefaultIngressClass plugin, once started.
 	ingressClasses atomic.Pointer[kubeadmission.Interface]
+	// certificates are the plugins of CertificateSigningRequests (certificatePlugins), which
+	// run on every write of one once the chain has started.
+	certificates atomic.Pointer[[]kubeadmission.ValidationInterface]
 }
 
 var _ registry.Admission = (*Chain)(nil)
@@ -142,8 +145,12 @@ func (c *Chain) mutateByPlugins(ctx context.Context, req *registry.AdmissionRequ
 	return m.Admit(ctx, attrs, c.objects)
 }
 
-// Validate runs the chain's validating plugins.
+// Validate runs the chain's validating plugins, the CertificateSigningRequest ones first, as
+// kube-apiserver orders them.
 func (c *Chain) Validate(ctx context.Context, req *registry.AdmissionRequest) error {
+	if err := c.validateCertificates(ctx, req); err != nil {
+		return err
+	}
 	chain := c.chain.Load()
 	if chain == nil || !c.validating.Load().any() {
 		return nil
@@ -223,6 +230,8 @@ func (c *Chain) start(ctx context.Context, client kubernetes.Interface, dynamicC
 	// As kube-apiserver's handlers do, record the plugins' audit annotations in the request's
 	// audit event.
 	audited := kubeadmission.WithAudit(chain)
+	certificates := certificatePlugins(authz)
+	c.certificates.Store(&certificates)
 	c.chain.Store(&audited)
 	c.ingressClasses.Store(&ingressClasses)
 	return nil

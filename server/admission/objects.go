@@ -1,7 +1,9 @@
 package admission
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -10,6 +12,7 @@ import (
 	kubeadmission "k8s.io/apiserver/pkg/admission"
 
 	"github.com/sqlkube/sqlkube/server/catalog"
+	"github.com/sqlkube/sqlkube/server/resource"
 )
 
 // objectInterfaces are the ObjectInterfaces of the admission plugins. sqlkube's objects are all
@@ -80,15 +83,17 @@ func (objectInterfaces) ConvertFieldLabel(_ schema.GroupVersionKind, label, valu
 	return label, value, nil
 }
 
-// EquivalentResourcesFor lists the versions a resource is served at: one for a built-in, each
-// served version for a custom resource.
+// EquivalentResourcesFor lists the versions a resource is served at: each served version for a
+// custom resource; for a built-in, every group version serving its stored objects (autoscaling
+// v1 and v2 HPAs; core and events.k8s.io events), as kube-apiserver's registry of equivalent
+// resources keys them by storage.
 func (o objectInterfaces) EquivalentResourcesFor(gvr schema.GroupVersionResource, _ string) []schema.GroupVersionResource {
 	res, ok := o.catalog.Lookup(gvr.Group, gvr.Version, gvr.Resource)
 	if !ok {
 		return nil
 	}
 	if res.Definition == nil {
-		return []schema.GroupVersionResource{gvr}
+		return o.builtinEquivalents(res)
 	}
 	var versions []schema.GroupVersionResource
 	for _, v := range res.Definition.Spec.Versions {
@@ -97,6 +102,21 @@ func (o objectInterfaces) EquivalentResourcesFor(gvr schema.GroupVersionResource
 		}
 	}
 	return versions
+}
+
+// builtinEquivalents lists the built-ins stored as res is, in a stable order.
+func (o objectInterfaces) builtinEquivalents(res *resource.Resource) []schema.GroupVersionResource {
+	all, _ := o.catalog.Resources()
+	var equivalents []schema.GroupVersionResource
+	for _, r := range all {
+		if r.Definition == nil && r.StorageName == res.StorageName {
+			equivalents = append(equivalents, r.GroupResource().WithVersion(r.Version))
+		}
+	}
+	slices.SortFunc(equivalents, func(a, b schema.GroupVersionResource) int {
+		return cmp.Compare(a.String(), b.String())
+	})
+	return equivalents
 }
 
 // KindFor is the kind served at a resource; a subresource is admitted with its object's kind,

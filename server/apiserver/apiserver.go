@@ -21,6 +21,7 @@ import (
 	"github.com/sqlkube/sqlkube/server"
 	"github.com/sqlkube/sqlkube/server/admission"
 	"github.com/sqlkube/sqlkube/server/auth"
+	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/controllers"
 	"github.com/sqlkube/sqlkube/server/controllers/crdcleanup"
@@ -28,6 +29,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/controllers/gc"
 	"github.com/sqlkube/sqlkube/server/controllers/namespace"
 	"github.com/sqlkube/sqlkube/server/controllers/perns"
+	"github.com/sqlkube/sqlkube/server/controllers/priorityclasses"
 	rbaccontroller "github.com/sqlkube/sqlkube/server/controllers/rbac"
 	"github.com/sqlkube/sqlkube/server/discovery"
 	"github.com/sqlkube/sqlkube/server/loopback"
@@ -230,6 +232,9 @@ func startControllers(ctx context.Context, deps controllers.Deps, namespaces *re
 	if !opts.NoDefaultObjects {
 		for _, obj := range perNamespaceObjects(deps.Catalog, opts.Security) {
 			go perns.Run(ctx, deps, namespaces, obj)
+		}
+		if pcs, ok := deps.Catalog.Lookup(builtin.SchedulingGroup, "v1", "priorityclasses"); ok {
+			go priorityclasses.Run(ctx, deps, pcs)
 		}
 	}
 	return rbacController, nil

@@ -4,6 +4,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"        // apps' defaults and conversions in legacyscheme.Scheme
 	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install" // the Scales of their /scale
+	"k8s.io/kubernetes/pkg/registry/apps/controllerrevision"
 	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
 	"k8s.io/kubernetes/pkg/registry/apps/deployment"
 	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
@@ -21,6 +22,9 @@ const AppsGroup = "apps"
 // which kube-apiserver refuses in a request all the same).
 func appsResources() []*resource.Resource {
 	return []*resource.Resource{
+		builtin(AppsGroup, "v1", "controllerrevisions", "ControllerRevision", true, verbsAll, kube[appsv1.ControllerRevision](kubeRules{
+			strategy: controllerrevision.Strategy,
+		}), nil),
 		builtin(AppsGroup, "v1", "daemonsets", "DaemonSet", true, verbsAll, kube[appsv1.DaemonSet](kubeRules{
 			strategy: daemonset.Strategy, status: daemonset.StatusStrategy,
 		}), workload("ds")),

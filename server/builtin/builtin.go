@@ -57,7 +57,7 @@ func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
 		}),
 		builtin("", "v1", "events", "Event", true, verbsAll, typed(rules[corev1.Event]{
 			validate: validateEvent, table: eventTable, untracked: true, createOnUpdate: true, fields: eventFields,
-		}), func(r *resource.Resource) { r.ShortNames = []string{"ev"} }),
+		}), describe(shortName("ev"), storedAs(corev1.SchemeGroupVersion))),
 		builtin(CoordinationGroup, "v1", "leases", "Lease", true, verbsAll, typed(rules[coordinationv1.Lease]{
 			validate: validateLease, table: leaseTable, untracked: true, createOnUpdate: true, conditional: true,
 		}), nil),
@@ -106,7 +106,19 @@ func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
 			r.StorageVersionHashVersion = "v1beta1"
 			bindCRDHooks(r)
 		}),
-	}, slices.Concat(appsResources(), networkResources())...)
+	}, slices.Concat(
+		appsResources(),
+		networkResources(),
+		batchResources(),
+		autoscalingResources(),
+		eventsResources(),
+		storageResources(),
+		schedulingResources(),
+		nodeResources(),
+		certificatesResources(),
+		resourceResources(),
+		storageMigrationResources(),
+	)...)
 }
 
 // builtin describes a built-in type whose singular name is its lower-case kind, and which is

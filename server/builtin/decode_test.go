@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"encoding/json"
+	"fmt"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"math/rand"
 	"reflect"
@@ -144,7 +145,11 @@ func TestContentConverter(t *testing.T) {
 	filler := fuzzer.FuzzerFor(metafuzzer.Funcs, rand.NewSource(1), serializer.NewCodecFactory(runtime.NewScheme())).
 		NilChance(0.2).MaxDepth(8).Funcs(
 		func(tm *metav1.Time, c randfill.Continue) { *tm = metav1.NewTime(randomTime(c)) },
-		func(tm *metav1.MicroTime, c randfill.Continue) { *tm = metav1.NewMicroTime(randomTime(c)) })
+		func(tm *metav1.MicroTime, c randfill.Continue) { *tm = metav1.NewMicroTime(randomTime(c)) },
+		// A ControllerRevision's data: any JSON object (the meta fuzzer's would need a scheme).
+		func(e *runtime.RawExtension, c randfill.Continue) {
+			e.Raw = []byte(fmt.Sprintf(`{"n":%d,"s":%q}`, c.Int63(), c.String(8)))
+		})
 	for _, r := range Resources(func(*resource.Resource) {}) {
 		goType := r.GoType()
 		if r.StorageName == CRDStorageName {

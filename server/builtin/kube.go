@@ -36,6 +36,9 @@ type kubeRules struct {
 	// status is kube's strategy of its /status writes (deployment.StatusStrategy); nil
 	// without /status.
 	status rest.RESTUpdateStrategy
+	// approval is kube's strategy of its /approval writes (certificates.ApprovalStrategy); nil
+	// without /approval.
+	approval rest.RESTUpdateStrategy
 	// fields are the type's field selector labels beyond metadata (SelectableFields), as
 	// its GetAttrs gives them.
 	fields map[string][]string
@@ -64,7 +67,6 @@ func kube[V any, PV interface {
 			rules:     r,
 			goType:    reflect.TypeFor[V](),
 			newObject: func() runtime.Object { return PV(new(V)) },
-			internal:  schema.GroupVersionKind{Group: res.Group, Version: runtime.APIVersionInternal, Kind: res.Kind},
 			decode:    decodeAs(func(v *V) { defaultAndRoundTrip(PV(v), res) }),
 			toContent: contentConverter(reflect.TypeFor[V]()),
 		}
@@ -77,7 +79,7 @@ func kube[V any, PV interface {
 // generation annotation comes from it).
 func defaultAndRoundTrip(versioned runtime.Object, res *resource.Resource) {
 	legacyscheme.Scheme.Default(versioned)
-	internal, err := legacyscheme.Scheme.New(schema.GroupVersionKind{Group: res.Group, Version: runtime.APIVersionInternal, Kind: res.Kind})
+	internal, err := legacyscheme.Scheme.New(internalKind(res))
 	if err != nil || legacyscheme.Scheme.Convert(versioned, internal, nil) != nil {
 		return // cannot happen: the type is installed
 	}
@@ -91,7 +93,6 @@ type kubeTypeStrategy struct {
 	rules     kubeRules
 	goType    reflect.Type
 	newObject func() runtime.Object // an empty V
-	internal  schema.GroupVersionKind
 	decode    bodyDecoder
 	toContent func(typed any) (map[string]any, error)
 }
@@ -160,12 +161,15 @@ func (s *kubeTypeStrategy) WarningsOnUpdate(ctx context.Context, obj, old *unstr
 	return s.rules.strategy.WarningsOnUpdate(ctx, internal, internalOld)
 }
 
-// ResetFields are the fields a write through subresource ("" or "status") resets, as kube's
+// ResetFields are the fields a write through subresource ("", "status" or "approval") resets, as kube's
 // strategy of it says (rest.ResetFieldsStrategy): its manager does not own them.
 func (s *kubeTypeStrategy) ResetFields(subresource string) map[fieldpath.APIVersion]*fieldpath.Set {
 	var strategy any = s.rules.strategy
-	if subresource == "status" {
+	switch subresource {
+	case "status":
 		strategy = s.rules.status
+	case "approval":
+		strategy = s.rules.approval
 	}
 	if resets, ok := strategy.(rest.ResetFieldsStrategy); ok {
 		return resets.GetResetFields()
@@ -211,7 +215,16 @@ func (s *kubeTypeStrategy) StatusStrategy() resource.StatusStrategy {
 	if s.rules.status == nil {
 		return nil
 	}
-	return kubeStatusStrategy{s}
+	return kubeSubresourceStrategy{s, s.rules.status}
+}
+
+// ApprovalStrategy is the rules of the type's /approval writes (resource.Approver), nil for a
+// type without.
+func (s *kubeTypeStrategy) ApprovalStrategy() resource.StatusStrategy {
+	if s.rules.approval == nil {
+		return nil
+	}
+	return kubeSubresourceStrategy{s, s.rules.approval}
 }
 
 func (s *kubeTypeStrategy) PrepareForDelete(context.Context, *unstructured.Unstructured) {}
@@ -244,15 +257,19 @@ var kubePrinters = sync.OnceValue(func() printerstorage.TableConvertor {
 	return printerstorage.TableConvertor{TableGenerator: printers.NewTableGenerator().With(printersinternal.AddHandlers)}
 })
 
-// kubeStatusStrategy is a built-in's /status rules, kube's status strategy of the type.
-type kubeStatusStrategy struct{ s *kubeTypeStrategy }
-
-func (k kubeStatusStrategy) PrepareForUpdate(ctx context.Context, obj, old *unstructured.Unstructured) {
-	k.s.prepareUpdate(ctx, k.s.rules.status, obj, old)
+// kubeSubresourceStrategy is a built-in's rules of writes to one of its subresources (/status,
+// /approval), kube's strategy of that subresource.
+type kubeSubresourceStrategy struct {
+	s        *kubeTypeStrategy
+	strategy rest.RESTUpdateStrategy
 }
 
-func (k kubeStatusStrategy) ValidateUpdate(ctx context.Context, obj, old *unstructured.Unstructured) field.ErrorList {
-	return k.s.validateUpdate(ctx, k.s.rules.status, obj, old)
+func (k kubeSubresourceStrategy) PrepareForUpdate(ctx context.Context, obj, old *unstructured.Unstructured) {
+	k.s.prepareUpdate(ctx, k.strategy, obj, old)
+}
+
+func (k kubeSubresourceStrategy) ValidateUpdate(ctx context.Context, obj, old *unstructured.Unstructured) field.ErrorList {
+	return k.s.validateUpdate(ctx, k.strategy, obj, old)
 }
 
 // prepareUpdate runs strategy's PrepareForUpdate on obj and old as internal objects, and
@@ -344,7 +361,7 @@ func (s *kubeTypeStrategy) toInternal(obj *unstructured.Unstructured) (runtime.O
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, versioned); err != nil {
 		return nil, fmt.Errorf("converting %s %q: %w", s.res.Kind, obj.GetName(), err)
 	}
-	internal, err := legacyscheme.Scheme.New(s.internal)
+	internal, err := legacyscheme.Scheme.New(internalKind(s.res))
 	if err != nil {
 		return nil, err
 	}
@@ -365,7 +382,8 @@ func (s *kubeTypeStrategy) toInternalPair(obj, old *unstructured.Unstructured) (
 
 // toInternalList converts a list of the type's objects to its internal list type.
 func (s *kubeTypeStrategy) toInternalList(list *unstructured.UnstructuredList) (runtime.Object, error) {
-	internalList, err := legacyscheme.Scheme.New(s.internal.GroupVersion().WithKind(s.internal.Kind + "List"))
+	kind := internalKind(s.res)
+	internalList, err := legacyscheme.Scheme.New(kind.GroupVersion().WithKind(kind.Kind + "List"))
 	if err != nil {
 		return nil, err
 	}

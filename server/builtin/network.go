@@ -63,8 +63,3 @@ func networkResources() []*resource.Resource {
 		}), withStatus),
 	}
 }
-
-// shortName gives a type its one short name.
-func shortName(name string) func(*resource.Resource) {
-	return func(r *resource.Resource) { r.ShortNames = []string{name} }
-}

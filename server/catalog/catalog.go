@@ -190,7 +190,7 @@ func (g *Catalog) StorageResources() map[string]*resource.Resource {
 	defer g.mu.RUnlock()
 	out := map[string]*resource.Resource{}
 	for _, r := range g.resources {
-		if prev, ok := out[r.StorageName]; !ok || (prev.Version != prev.StorageVersion && r.Version == r.StorageVersion) {
+		if prev, ok := out[r.StorageName]; !ok || (!prev.ServesStorageVersion() && r.ServesStorageVersion()) {
 			out[r.StorageName] = r
 		}
 	}

@@ -252,6 +252,9 @@ type subresource struct {
 // subresources lists r's subresources by name.
 func subresources(r *resource.Resource) []subresource {
 	var subs []subresource
+	if r.Approval {
+		subs = append(subs, subresource{name: "approval", kind: r.Kind, verbs: verbsSubresource})
+	}
 	if r.Finalize {
 		subs = append(subs, subresource{name: "finalize", kind: r.Kind, verbs: verbsFinalize})
 	}

@@ -73,7 +73,7 @@ func CheckCreate(ref Ref) error {
 	return nil
 }
 
-// Update replaces the object ref names (or, through ref.Subresource "status" or "finalize", that
+// Update replaces the object ref names (or, through ref.Subresource "status", "approval" or "finalize", that
 // part of it) with obj. With a resourceVersion in obj, it applies only to that version (409
 // otherwise); without, to whatever is current, for the types that allow it. Types that allow it
 // create a missing object; created says so.

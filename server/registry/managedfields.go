@@ -24,6 +24,8 @@ func subresourceOf(mode updateMode) string {
 		return "status"
 	case replaceFinalizers:
 		return "finalize"
+	case replaceApproval:
+		return "approval"
 	}
 	return ""
 }

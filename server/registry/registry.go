@@ -116,6 +116,8 @@ func updateModeOf(subresource string) updateMode {
 		return replaceStatus
 	case "finalize":
 		return replaceFinalizers
+	case "approval":
+		return replaceApproval
 	}
 	return replaceAll
 }

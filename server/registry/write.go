@@ -196,6 +196,7 @@ const (
 	replaceAll        updateMode = iota // PUT on the object: everything but the system metadata
 	replaceStatus                       // PUT on /status: only the status
 	replaceFinalizers                   // PUT on /finalize (namespaces): only spec.finalizers
+	replaceApproval                     // PUT on /approval (CSRs): what the type's approval strategy takes
 )
 
 // checkObjectName makes an update's body name the object of its URL, as kube-apiserver requires:
@@ -340,6 +341,8 @@ func prepareUpdate(ctx context.Context, req *request, mode updateMode, obj, old 
 	switch mode {
 	case replaceStatus:
 		req.res.Strategy.StatusStrategy().PrepareForUpdate(ctx, obj, old)
+	case replaceApproval:
+		approvalStrategy(req.res).PrepareForUpdate(ctx, obj, old)
 	case replaceAll:
 		req.res.Strategy.PrepareForUpdate(ctx, obj, old)
 	}
@@ -351,9 +354,9 @@ func prepareUpdate(ctx context.Context, req *request, mode updateMode, obj, old 
 
 // subresourceUpdate is what a PUT on a subresource writes: old with only the subresource's
 // part taken from the body (status for /status, spec.finalizers for /finalize). Custom
-// resources' /status is left to their schema's status strategy.
+// resources' /status and /approval are left to their strategies.
 func subresourceUpdate(res *resource.Resource, mode updateMode, body, old *unstructured.Unstructured) *unstructured.Unstructured {
-	if res.Schema != nil && mode == replaceStatus {
+	if (res.Schema != nil && mode == replaceStatus) || mode == replaceApproval {
 		return body
 	}
 	path := []string{"status"}

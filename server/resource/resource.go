@@ -35,9 +35,14 @@ type Resource struct {
 	// type), so that all versions of one type share their objects.
 	StorageName string
 	// StorageVersion is the version objects are stored in. For a CRD's non-storage versions it
-	// differs from Version: writes go through ConvertToStorage and ToStorage, reads through
-	// ReadStored.
+	// differs from Version, as for a built-in served in several versions (autoscaling/v1
+	// HorizontalPodAutoscalers are stored as v2): writes go through ConvertToStorage and
+	// ToStorage, reads through ReadStored.
 	StorageVersion string
+	// StorageGroup, when StoredInOtherGroup, is the group objects are stored in instead of Group
+	// (events.k8s.io events are stored as core v1 events).
+	StorageGroup       string
+	StoredInOtherGroup bool
 	// StorageVersionHashVersion, when set, is the version kube-apiserver encodes the type in in
 	// etcd, which discovery's storageVersionHash names (CRDs: v1beta1); else StorageVersion.
 	StorageVersionHashVersion string
@@ -48,6 +53,9 @@ type Resource struct {
 	// Finalize is true when the type has a /finalize subresource (namespaces: an update that
 	// writes only spec.finalizers).
 	Finalize bool
+	// Approval is true when the type has an /approval subresource (certificatesigningrequests:
+	// an update of status.conditions), whose rules its strategy gives (Approver).
+	Approval bool
 	// TokenRequest is true when the type has a /token subresource (serviceaccounts: TokenRequest).
 	TokenRequest bool
 	// Proxy is true when the type has a /proxy subresource (services), which sqlkube answers as
@@ -79,7 +87,8 @@ type Resource struct {
 	// Converter is set for the versions of a CRD with conversion strategy Webhook: it converts
 	// objects between the CRD's versions by calling the webhook (apiextensions-apiserver's own
 	// converter, which also checks what the webhook returns). nil for strategy None, whose
-	// versions differ only by apiVersion.
+	// versions differ only by apiVersion. A built-in served in several versions (or groups)
+	// converts with kube's scheme.
 	Converter runtime.ObjectConvertor
 
 	// AfterWrite runs after a successful write (create, update, delete) at revision, before the
@@ -129,33 +138,46 @@ func (r *Resource) APIVersion() string {
 	return GroupVersion(r.Group, r.Version)
 }
 
+// StorageGroupVersion is the group version objects of r are stored in.
+func (r *Resource) StorageGroupVersion() schema.GroupVersion {
+	if r.StoredInOtherGroup {
+		return schema.GroupVersion{Group: r.StorageGroup, Version: r.StorageVersion}
+	}
+	return schema.GroupVersion{Group: r.Group, Version: r.StorageVersion}
+}
+
+// ServesStorageVersion is true when r serves objects as they are stored.
+func (r *Resource) ServesStorageVersion() bool {
+	return r.StorageGroupVersion() == schema.GroupVersion{Group: r.Group, Version: r.Version}
+}
+
 // ConvertToStorage converts an object written through r to the storage version with r's
-// Converter (the conversion webhook): it returns the converted object, or obj itself when there
+// Converter (a CRD's conversion webhook, kube's scheme for a built-in): it returns the converted object, or obj itself when there
 // is nothing to convert. ToStorage then finishes the job. The webhook gets the object without
 // its resourceVersion, as kube-apiserver's storage clears it before encoding.
 func (r *Resource) ConvertToStorage(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if r.Converter == nil || r.Version == r.StorageVersion {
+	if r.Converter == nil || r.ServesStorageVersion() {
 		return obj, nil
 	}
 	rv := obj.GetResourceVersion()
 	defer obj.SetResourceVersion(rv)
 	obj.SetResourceVersion("")
-	return r.Convert(obj, r.StorageVersion)
+	return r.convertTo(obj, r.StorageGroupVersion())
 }
 
 // ToStorage rewrites an object written through r to the storage version: its apiVersion (all
 // that CRD conversion strategy None changes), and the fields the storage version's schema
 // prunes. Call it before storing, after ConvertToStorage.
 func (r *Resource) ToStorage(obj *unstructured.Unstructured) {
-	obj.SetAPIVersion(GroupVersion(r.Group, r.StorageVersion))
+	obj.SetAPIVersion(r.StorageGroupVersion().String())
 	r.PruneForStorage(obj)
 }
 
 // NeedsConversion is true when stored objects must be decoded (ReadStored) before being served
-// through r, so that stored bytes can be streamed as they are otherwise. With a conversion
+// through r, so that stored bytes can be streamed as they are otherwise. With a CRD's conversion
 // webhook that is every version: an object may still be stored in a former storage version.
 func (r *Resource) NeedsConversion() bool {
-	return r.StorageVersion != r.Version || r.ReadsDefaults || r.Converter != nil
+	return !r.ServesStorageVersion() || r.ReadsDefaults || (r.Converter != nil && r.CRDName != "")
 }
 
 // StorageVersionHash is the hash discovery lists for r, as kube-apiserver computes it.
@@ -163,7 +185,7 @@ func (r *Resource) StorageVersionHash() string {
 	if r.StorageName == "" {
 		return "" // not stored: the reviews
 	}
-	return discovery.StorageVersionHash(r.Group, cmp.Or(r.StorageVersionHashVersion, r.StorageVersion), r.Kind)
+	return discovery.StorageVersionHash(r.StorageGroupVersion().Group, cmp.Or(r.StorageVersionHashVersion, r.StorageVersion), r.Kind)
 }
 
 func GroupVersion(group, version string) string {
@@ -182,7 +204,7 @@ func GroupVersion(group, version string) string {
 func (r *Resource) ReadStored(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	// The storage version's schema reads only what is in that version: with a webhook, an
 	// object still in a former storage version is converted as it was stored.
-	if r.ReadsDefaults && (r.Converter == nil || obj.GetAPIVersion() == GroupVersion(r.Group, r.StorageVersion)) {
+	if r.ReadsDefaults && (r.Converter == nil || obj.GetAPIVersion() == r.StorageGroupVersion().String()) {
 		if err := r.StorageSchema.ReadStored(obj); err != nil {
 			return nil, fmt.Errorf("decoding stored %s %q: %w", r.Kind, obj.GetName(), err)
 		}
@@ -206,15 +228,19 @@ func (r *Resource) ReadStored(obj *unstructured.Unstructured) (*unstructured.Uns
 	return obj, nil
 }
 
-// Convert converts obj to version with r's Converter (which must be set).
+// Convert converts obj to version of r's group with r's Converter (which must be set).
 func (r *Resource) Convert(obj *unstructured.Unstructured, version string) (*unstructured.Unstructured, error) {
-	out, err := r.Converter.ConvertToVersion(obj, schema.GroupVersion{Group: r.Group, Version: version})
+	return r.convertTo(obj, schema.GroupVersion{Group: r.Group, Version: version})
+}
+
+func (r *Resource) convertTo(obj *unstructured.Unstructured, gv schema.GroupVersion) (*unstructured.Unstructured, error) {
+	out, err := r.Converter.ConvertToVersion(obj, gv)
 	if err != nil {
 		return nil, &ConversionError{Err: err}
 	}
 	converted, ok := out.(*unstructured.Unstructured)
 	if !ok {
-		return nil, fmt.Errorf("converting %s %q to %s: got a %T", r.Kind, obj.GetName(), version, out)
+		return nil, fmt.Errorf("converting %s %q to %s: got a %T", r.Kind, obj.GetName(), gv, out)
 	}
 	return converted, nil
 }
@@ -237,7 +263,7 @@ func (e *ConversionError) Status() metav1.Status {
 // conversion to the storage version does. The object was decoded and validated already: its
 // metadata is well-formed, so pruning cannot fail.
 func (r *Resource) PruneForStorage(obj *unstructured.Unstructured) {
-	if r.StorageSchema != nil && r.Version != r.StorageVersion {
+	if r.StorageSchema != nil && !r.ServesStorageVersion() {
 		_, _ = r.StorageSchema.Prune(obj)
 	}
 }

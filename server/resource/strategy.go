@@ -102,6 +102,12 @@ type StatusStrategy interface {
 	ValidateUpdate(ctx context.Context, obj, old *unstructured.Unstructured) field.ErrorList
 }
 
+// Approver is the Strategy of a type with an /approval subresource: the rules of writes to it,
+// which get the request's body whole (kube's approval strategy keeps only its conditions).
+type Approver interface {
+	ApprovalStrategy() StatusStrategy
+}
+
 // TypedStrategy is the Strategy of a type that has a Go type (the built-ins): request bodies
 // are decoded through it, strategic merge patches take their merge keys from it, and OpenAPI
 // its schema. A custom resource's strategy is not one: its schema prunes and defaults its

@@ -178,13 +178,18 @@ func newFieldManager(res *resource.Resource, subresource string) (*managedfields
 		return newScaleFieldManager(res)
 	}
 	gvk := schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind}
-	// As in kube-apiserver for custom resources, the served version is the hub: the built-ins
-	// are served in one version, and custom resources convert by apiVersion alone.
+	// As in kube-apiserver for custom resources, the served version is the hub: custom
+	// resources convert by apiVersion alone, and the built-ins served in several versions
+	// convert from any version to any other with kube's scheme (res.Converter).
 	hub := gvk.GroupVersion()
 	resetFields := fieldpath.NewExcludeFilterSetMap(resetFieldsOf(res, subresource))
 	if res.Definition == nil {
 		typed, _ := res.Strategy.(typeDefaulter)
-		return managedfields.NewDefaultFieldManager(builtinTypeConverter(res.Group), apiVersionConvertor{}, objectDefaulter{typed: typed}, objectCreater{res},
+		var convertor runtime.ObjectConvertor = apiVersionConvertor{}
+		if res.Converter != nil {
+			convertor = viewConvertor{res.Converter}
+		}
+		return managedfields.NewDefaultFieldManager(builtinTypeConverter(res.Group), convertor, objectDefaulter{typed: typed}, objectCreater{res},
 			gvk, hub, subresource, resetFields)
 	}
 	return managedfields.NewDefaultCRDFieldManager(customResourceTypeConverter(res.Definition), apiVersionConvertor{}, objectDefaulter{schema: res.Schema}, objectCreater{},
@@ -380,6 +385,17 @@ func (apiVersionConvertor) ConvertToVersion(in runtime.Object, target runtime.Gr
 
 func (apiVersionConvertor) ConvertFieldLabel(_ schema.GroupVersionKind, label, value string) (string, string, error) {
 	return label, value, nil
+}
+
+// viewConvertor converts the objects field managers handle with a built-in's converter, which
+// converts unstructured objects: the managedFieldsView the field manager is given among them.
+type viewConvertor struct{ runtime.ObjectConvertor }
+
+func (c viewConvertor) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
+	if view, ok := in.(managedFieldsView); ok {
+		in = view.Unstructured
+	}
+	return c.ObjectConvertor.ConvertToVersion(in, target)
 }
 
 // objectDefaulter defaults the result of an apply: a custom resource by its schema, as
