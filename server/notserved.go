@@ -21,10 +21,8 @@ const (
 var notServed = map[string]map[string]string{
 	"": {
 		"pods": reasonWorkloads, "replicationcontrollers": reasonWorkloads, "podtemplates": reasonWorkloads,
-		"bindings": reasonWorkloads, "nodes": reasonWorkloads, "componentstatuses": reasonCluster,
+		"bindings": reasonWorkloads, "componentstatuses": reasonCluster,
 		"services": reasonNetwork, "endpoints": reasonNetwork,
-		"persistentvolumes": reasonStorage, "persistentvolumeclaims": reasonStorage,
-		"resourcequotas": reasonCluster, "limitranges": reasonCluster,
 	},
 	"apps":                {"controllerrevisions": reasonWorkloads},
 	"batch":               {"jobs": reasonWorkloads, "cronjobs": reasonWorkloads},

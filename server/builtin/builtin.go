@@ -4,6 +4,7 @@
 package builtin
 
 import (
+	"slices"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -105,7 +106,9 @@ func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
 			r.StorageVersionHashVersion = "v1beta1"
 			bindCRDHooks(r)
 		}),
-	}, appsResources()...)
+	}, slices.Concat(appsResources(),
+		clusterResources(),
+	)...)
 }
 
 // builtin describes a built-in type whose singular name is its lower-case kind, and which is

@@ -296,11 +296,24 @@ func (s *kubeTypeStrategy) change(obj *unstructured.Unstructured, f func(interna
 		return
 	}
 	f(internal)
+	_ = s.FromInternal(internal, obj)
+}
+
+// ToInternal is obj as the type's internal Go type (core.Node), which kube's admission
+// plugins read and change.
+func (s *kubeTypeStrategy) ToInternal(obj *unstructured.Unstructured) (runtime.Object, error) {
+	return s.toInternal(obj)
+}
+
+// FromInternal makes obj's content that of internal, an object of the type's internal Go type;
+// obj keeps its apiVersion and kind.
+func (s *kubeTypeStrategy) FromInternal(internal runtime.Object, obj *unstructured.Unstructured) error {
 	versioned := s.newObject()
 	if err := legacyscheme.Scheme.Convert(internal, versioned, nil); err != nil {
-		return
+		return fmt.Errorf("converting %s %q: %w", s.res.Kind, obj.GetName(), err)
 	}
 	s.setContent(obj, versioned)
+	return nil
 }
 
 // Default gives obj the defaults of kube's scheme for its version, as kube-apiserver's field
