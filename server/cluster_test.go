@@ -24,7 +24,7 @@ func TestNodesWithKubesRules(t *testing.T) {
 			Details: &metav1.StatusDetails{Name: "bad", Kind: "Node", Causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueNotSupported,
 				Message: `Unsupported value: "Sometimes": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"`, Field: "metadata.taints[0].effect"}}}})
 
-		for selector, want := range map[string][]string{"spec.unschedulable=true": {"n2"}, "spec.unschedulable!=true": {"n1"}, "metadata.name=n1": {"n1"}} {
+		for selector, want := range map[string][]string{"spec.unschedulable=true": {"n2"}, "spec.unschedulable!=true": {"n1"}, "spec.unschedulable=false": {"n1"}, "metadata.name=n1": {"n1"}} {
 			if names := itemNames(api.do("GET", "/api/v1/nodes?fieldSelector="+selector, "").expect(t, http.StatusOK).object(t)); !equalJSON(names, want) {
 				t.Errorf("nodes with %s: %v, want %v", selector, names, want)
 			}
