@@ -32,6 +32,18 @@ func TestNodesWithKubesRules(t *testing.T) {
 		api.do("GET", "/api/v1/nodes?fieldSelector=spec.podCIDR=x", "").expectStatus(t, metav1.Status{Code: http.StatusBadRequest, Reason: metav1.StatusReasonBadRequest,
 			Message: `field label not supported: spec.podCIDR`})
 
+		// No kubelet answers a node's /proxy.
+		api.do("GET", "/api/v1/nodes/n1/proxy/metrics", "").expectStatus(t, metav1.Status{Code: http.StatusInternalServerError, Reason: metav1.StatusReasonUnknown,
+			Message: "no preferred addresses found; known addresses: []"})
+		api.do("GET", "/api/v1/nodes/nope/proxy", "").expectStatus(t, metav1.Status{Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
+			Message: `nodes "nope" not found`, Details: &metav1.StatusDetails{Name: "nope", Kind: "nodes"}})
+		api.do("GET", "/api/v1/nodes/a:b:c:d/proxy", "").expectStatus(t, metav1.Status{Code: http.StatusBadRequest, Reason: metav1.StatusReasonBadRequest,
+			Message: `invalid node request "a:b:c:d"`})
+		api.do("PATCH", "/api/v1/nodes/n2/status", `{"status":{"addresses":[{"type":"InternalIP","address":"10.0.0.2"}]}}`,
+			"Content-Type: application/merge-patch+json").expect(t, http.StatusOK)
+		api.do("POST", "/api/v1/nodes/https:n2:10250/proxy/pods", "{}").expectStatus(t, metav1.Status{Code: http.StatusServiceUnavailable,
+			Reason: metav1.StatusReasonServiceUnavailable, Message: "error trying to reach service: sqlkube does not proxy to kubelets"})
+
 		status := api.do("PATCH", "/api/v1/nodes/n1/status", `{"status":{"capacity":{"cpu":"4"}},"spec":{"unschedulable":true}}`,
 			"Content-Type: application/merge-patch+json").expect(t, http.StatusOK).object(t)
 		if nested(status, "status", "capacity", "cpu") != "4" || nested(status, "spec", "unschedulable") != nil {

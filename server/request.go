@@ -82,7 +82,7 @@ func (s *Server) resolve(group, version, rest string) (*request, error) {
 	if req.namespace != "" && !res.Namespaced {
 		return nil, errNotFoundPath()
 	}
-	if len(parts) > 3 {
+	if len(parts) > 3 && !(parts[2] == "proxy" && res.Proxy != nil) {
 		if res.CRDName == "" {
 			return nil, errNotFoundPath()
 		}
@@ -95,7 +95,7 @@ func (s *Server) resolve(group, version, rest string) (*request, error) {
 		req.name = parts[1]
 	}
 	if len(parts) > 2 {
-		req.subresource = parts[2]
+		req.subresource = parts[2] // a proxy's path after it is the proxied path
 	}
 	if res.Namespaced && req.namespace == "" && req.name != "" {
 		// A namespaced object is only reachable through its namespace.
@@ -143,6 +143,8 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, req *request) 
 		s.dispatchFinalize(w, r, req)
 	case req.subresource == "scale" && req.res.Scale != nil:
 		s.dispatchScale(w, r, req)
+	case req.subresource == "proxy" && req.res.Proxy != nil:
+		s.handle(w, r, req, s.serveProxy)
 	case req.res.CRDName != "":
 		// apiextensions-apiserver names the object in its 404 for an unknown subresource.
 		s.writeError(w, r, apierrors.NewNotFound(req.gr, req.name))

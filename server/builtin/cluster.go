@@ -1,13 +1,20 @@
 package builtin
 
 import (
+	"net/http"
+
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	_ "k8s.io/kubernetes/pkg/apis/core/install" // core's defaults and conversions in legacyscheme.Scheme
 	"k8s.io/kubernetes/pkg/registry/core/limitrange"
 	"k8s.io/kubernetes/pkg/registry/core/node"
 	"k8s.io/kubernetes/pkg/registry/core/persistentvolume"
 	"k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim"
 	"k8s.io/kubernetes/pkg/registry/core/resourcequota"
+	nodeutil "k8s.io/kubernetes/pkg/util/node"
 
 	"github.com/sqlkube/sqlkube/server/resource"
 )
@@ -24,7 +31,10 @@ func clusterResources() []*resource.Resource {
 			strategy: node.Strategy, status: node.StatusStrategy,
 			// core/v1 converts this field label of nodes (and metadata.name).
 			fields: map[string][]string{"spec.unschedulable": {"spec", "unschedulable"}},
-		}), withShortNameAndStatus("no")),
+		}), func(r *resource.Resource) {
+			withShortNameAndStatus("no")(r)
+			r.Proxy = nodeProxy
+		}),
 		builtin("", "v1", "persistentvolumes", "PersistentVolume", false, verbsAll, kube[corev1.PersistentVolume](kubeRules{
 			strategy: persistentvolume.Strategy, status: persistentvolume.StatusStrategy,
 		}), withShortNameAndStatus("pv")),
@@ -46,4 +56,26 @@ func withShortNameAndStatus(shortName string) func(*resource.Resource) {
 		r.ShortNames = []string{shortName}
 		r.Status = true
 	}
+}
+
+// kubeletAddressTypes are the node addresses kube-apiserver reaches a kubelet at, by default
+// (--kubelet-preferred-address-types), in its order.
+var kubeletAddressTypes = []corev1.NodeAddressType{
+	corev1.NodeHostName, corev1.NodeInternalDNS, corev1.NodeInternalIP, corev1.NodeExternalDNS, corev1.NodeExternalIP,
+}
+
+// nodeProxy answers a request through a node's /proxy as kube-apiserver does when it cannot
+// reach the node's kubelet: a node whose status reports no address gets kube's own error (a
+// 500 with reason Unknown: kube's connection lookup does not make it a Status); any other gets
+// the 503 kube's proxy answers when the kubelet does not, saying that sqlkube calls no kubelet.
+func nodeProxy(obj *unstructured.Unstructured) error {
+	var node corev1.Node
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &node); err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if _, err := nodeutil.GetPreferredNodeAddress(&node, kubeletAddressTypes); err != nil {
+		return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
+			Reason: metav1.StatusReasonUnknown, Message: err.Error()}}
+	}
+	return apierrors.NewServiceUnavailable("error trying to reach service: sqlkube does not proxy to kubelets")
 }

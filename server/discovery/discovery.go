@@ -50,6 +50,8 @@ var (
 	verbsSubresource = []string{"get", "patch", "update"}
 	verbsFinalize    = []string{"update"}
 	verbsCreate      = []string{"create"}
+	// verbsProxy are the verbs of the methods a /proxy subresource serves.
+	verbsProxy = []string{"create", "delete", "get", "patch", "update"}
 )
 
 // Find picks the document for r's path: the aggregated list (isAggregated) when asked for and
@@ -254,6 +256,9 @@ func subresources(r *resource.Resource) []subresource {
 	if r.Finalize {
 		subs = append(subs, subresource{name: "finalize", kind: r.Kind, verbs: verbsFinalize})
 	}
+	if r.Proxy != nil {
+		subs = append(subs, subresource{name: "proxy", kind: r.Kind + "ProxyOptions", verbs: verbsProxy})
+	}
 	if r.Scale != nil {
 		subs = append(subs, subresource{name: "scale", group: "autoscaling", version: "v1", kind: "Scale", verbs: verbsSubresource})
 	}
@@ -314,6 +319,7 @@ func aggregatedResource(r *resource.Resource) apidiscoveryv2.APIResourceDiscover
 	}
 	for _, sub := range subresources(r) {
 		subKind := kind
+		subKind.Kind = sub.kind // nodes/proxy: NodeProxyOptions
 		if sub.group != "" {
 			subKind = metav1.GroupVersionKind{Group: sub.group, Version: sub.version, Kind: sub.kind}
 		}

@@ -50,6 +50,11 @@ type Resource struct {
 	Finalize bool
 	// TokenRequest is true when the type has a /token subresource (serviceaccounts: TokenRequest).
 	TokenRequest bool
+	// Proxy, when set, is the type's /proxy subresource (nodes'): the answer to a request
+	// proxied to obj, the object it names. kube-apiserver proxies it to what runs the object (a
+	// node's kubelet); sqlkube has nothing behind its objects and answers the error
+	// kube-apiserver answers when nothing can be reached.
+	Proxy func(obj *unstructured.Unstructured) error
 	// CRDName names the CustomResourceDefinition this type comes from; empty for built-ins.
 	CRDName string
 	// Definition is that CustomResourceDefinition, as the registry read it.
