@@ -104,3 +104,28 @@ func itemNames(list map[string]any) []any {
 	}
 	return names
 }
+
+// TestComponentStatuses: componentstatuses are read-only, computed from the liveness checks
+// (the database), with kube's deprecation warning.
+func TestComponentStatuses(t *testing.T) {
+	api := sqliteAPI(t)
+	resp := api.do("GET", "/api/v1/componentstatuses", "").expect(t, http.StatusOK)
+	if w := resp.header.Get("Warning"); w != `299 - "v1 ComponentStatus is deprecated in v1.19+"` {
+		t.Errorf("Warning header: %q", w)
+	}
+	list := resp.object(t)
+	if list["kind"] != "ComponentStatusList" || !equalJSON(itemNames(list), []any{"database"}) {
+		t.Errorf("componentstatuses: %v", list)
+	}
+	database := api.do("GET", "/api/v1/componentstatuses/database", "").expect(t, http.StatusOK).object(t)
+	if !equalJSON(database["conditions"], []any{map[string]any{"type": "Healthy", "status": "True", "message": "ok"}}) {
+		t.Errorf("database: %v", database)
+	}
+	if names := itemNames(api.do("GET", "/api/v1/componentstatuses?fieldSelector=metadata.name=etcd-0", "").expect(t, http.StatusOK).object(t)); len(names) != 0 {
+		t.Errorf("selected by another name: %v", names)
+	}
+	api.do("GET", "/api/v1/componentstatuses/etcd-0", "").expectStatus(t, metav1.Status{Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
+		Message: `componentstatus "etcd-0" not found`, Details: &metav1.StatusDetails{Name: "etcd-0", Kind: "componentstatus"}})
+	api.do("POST", "/api/v1/componentstatuses", `{"apiVersion":"v1","kind":"ComponentStatus","metadata":{"name":"x"}}`).expect(t, http.StatusMethodNotAllowed)
+	api.do("GET", "/api/v1/componentstatuses?watch=true", "").expect(t, http.StatusMethodNotAllowed)
+}

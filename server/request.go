@@ -57,6 +57,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, group, version
 		return
 	}
 	req.manager = managerOrUserAgent(r.URL.Query().Get("fieldManager"), r.UserAgent())
+	if req.res.DeprecationWarning != "" {
+		addWarnings(w, []string{req.res.DeprecationWarning})
+	}
 	s.dispatch(w, r, req)
 }
 
@@ -127,6 +130,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, req *request, h 
 // dispatch routes a resolved request to the handler for its verb.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, req *request) {
 	switch {
+	case req.res.Computed != nil:
+		s.serveComputed(w, r, req)
 	case req.legacyWatch:
 		if r.Method != http.MethodGet {
 			s.writeError(w, r, errMethodNotAllowed(r.Method))

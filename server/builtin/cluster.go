@@ -23,7 +23,8 @@ import (
 // their claims, limits and quotas), served with kube-apiserver's own rules (kube), with the
 // names and subresources kube's storage of each gives them. Nothing runs them: no kubelet
 // reports a node's status, no controller binds a claim or counts a quota's usage, as in envtest.
-// The effects of kube's admission plugins on them (a new node's not-ready taint, the
+// With them, the control plane's health as componentstatuses. The effects of kube's
+// admission plugins on them (a new node's not-ready taint, the
 // storage protection finalizers, the default StorageClass) are the admission chain's.
 func clusterResources() []*resource.Resource {
 	return []*resource.Resource{
@@ -47,6 +48,7 @@ func clusterResources() []*resource.Resource {
 		builtin("", "v1", "resourcequotas", "ResourceQuota", true, verbsAll, kube[corev1.ResourceQuota](kubeRules{
 			strategy: resourcequota.Strategy, status: resourcequota.StatusStrategy,
 		}), withShortNameAndStatus("quota")),
+		componentStatuses(),
 	}
 }
 

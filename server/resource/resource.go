@@ -55,6 +55,10 @@ type Resource struct {
 	// node's kubelet); sqlkube has nothing behind its objects and answers the error
 	// kube-apiserver answers when nothing can be reached.
 	Proxy func(obj *unstructured.Unstructured) error
+	// Computed, when set, makes the type one whose objects are not stored but computed at each
+	// read, from the results of the server's liveness checks (componentstatuses): it serves get
+	// and list only, and has no storage version hash.
+	Computed func(checks []Check) []*unstructured.Unstructured
 	// CRDName names the CustomResourceDefinition this type comes from; empty for built-ins.
 	CRDName string
 	// Definition is that CustomResourceDefinition, as the registry read it.
@@ -89,6 +93,13 @@ type Resource struct {
 	// (or gone) when the request returns. An error means it gave up waiting: the write itself
 	// succeeded, so log it rather than fail the request.
 	AfterWrite func(ctx context.Context, revision int64) error
+}
+
+// Check is the result of one of the server's liveness checks: its name ("database"), and why
+// it fails, nil when it passes.
+type Check struct {
+	Name string
+	Err  error
 }
 
 // ScaleSubresource names where a type keeps the fields the autoscaling/v1 Scale exposes.
@@ -139,8 +150,8 @@ func (r *Resource) NeedsConversion() bool {
 
 // StorageVersionHash is the hash discovery lists for r, as kube-apiserver computes it.
 func (r *Resource) StorageVersionHash() string {
-	if r.StorageName == "" {
-		return "" // not stored: the reviews
+	if r.StorageName == "" || r.Computed != nil {
+		return "" // not stored: the reviews, componentstatuses
 	}
 	return discovery.StorageVersionHash(r.Group, cmp.Or(r.StorageVersionHashVersion, r.StorageVersion), r.Kind)
 }
