@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,45 +11,22 @@ import (
 	"github.com/sqlkube/sqlkube/server/registry"
 )
 
-// serveProxy answers a Service's /proxy as kube-apiserver answers it when no endpoint backs the
-// Service, which is always so here: nothing runs Pods for an endpoint to point at. As there,
-// the name may carry a scheme and a port ("https:web:443"), and a port number is looked up in
-// the Service's ports first.
-func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request, req *request) error {
+// serveProxy answers a request, with any method, to an object's /proxy subresource: the
+// object's answer (resource.Resource.Proxy). Its name may carry a scheme and a port
+// ("https:web:443"), as kube-apiserver's proxy reads it.
+func (s *Server) serveProxy(_ http.ResponseWriter, r *http.Request, req *request) error {
 	_, name, port, valid := utilnet.SplitSchemeNamePort(req.name)
 	if !valid {
-		return apierrors.NewBadRequest(fmt.Sprintf("invalid service request %q", req.name))
+		return apierrors.NewBadRequest(fmt.Sprintf("invalid %s request %q", req.res.SingularName, req.name))
 	}
-	if number, err := strconv.ParseInt(port, 10, 64); err == nil {
-		ref := req.ref()
-		ref.Name, ref.Subresource = name, ""
-		obj, err := s.api.Registry.Get(r.Context(), ref, &metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if !servesPort(obj.Value, number) {
-			return apierrors.NewServiceUnavailable(fmt.Sprintf("no service port %d found for service %q", number, name))
-		}
+	ref := registry.Ref{Resource: req.res, Namespace: req.namespace, Name: name}
+	stored, err := s.api.Registry.Get(r.Context(), ref, &metav1.GetOptions{})
+	if err != nil {
+		return err
 	}
-	return apierrors.NewServiceUnavailable(fmt.Sprintf("no endpoints available for service %q", name))
-}
-
-// servesPort tells whether the stored Service value lists port among its ports.
-func servesPort(value []byte, port int64) bool {
-	var svc struct {
-		Spec struct {
-			Ports []struct {
-				Port int64 `json:"port"`
-			} `json:"ports"`
-		} `json:"spec"`
+	obj, err := registry.DecodeServed(req.res, stored.Value)
+	if err != nil {
+		return err
 	}
-	if registry.UnmarshalStored(value, &svc) != nil {
-		return false
-	}
-	for _, p := range svc.Spec.Ports {
-		if p.Port == port {
-			return true
-		}
-	}
-	return false
+	return req.res.Proxy(obj, port)
 }

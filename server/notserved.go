@@ -20,9 +20,7 @@ const (
 var notServed = map[string]map[string]string{
 	"": {
 		"pods": reasonWorkloads, "replicationcontrollers": reasonWorkloads, "podtemplates": reasonWorkloads,
-		"bindings": reasonWorkloads, "nodes": reasonWorkloads, "componentstatuses": reasonCluster,
-		"persistentvolumes": reasonStorage, "persistentvolumeclaims": reasonStorage,
-		"resourcequotas": reasonCluster, "limitranges": reasonCluster,
+		"bindings": reasonWorkloads,
 	},
 	"policy": {"poddisruptionbudgets": reasonWorkloads},
 }

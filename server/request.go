@@ -57,6 +57,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, group, version
 		return
 	}
 	req.manager = managerOrUserAgent(r.URL.Query().Get("fieldManager"), r.UserAgent())
+	if req.res.DeprecationWarning != "" {
+		addWarnings(w, []string{req.res.DeprecationWarning})
+	}
 	s.dispatch(w, r, req)
 }
 
@@ -82,23 +85,20 @@ func (s *Server) resolve(group, version, rest string) (*request, error) {
 	if req.namespace != "" && !res.Namespaced {
 		return nil, errNotFoundPath()
 	}
-	if len(parts) > 3 {
-		if res.Proxy && parts[2] == "proxy" {
-			parts = parts[:3] // the rest is the path to proxy to
-		} else if res.CRDName == "" {
+	if len(parts) > 3 && !(parts[2] == "proxy" && res.Proxy != nil) {
+		if res.CRDName == "" {
 			return nil, errNotFoundPath()
-		} else {
-			// apiextensions-apiserver reads only the subresource of a deeper path, as the
-			// request-info resolver does.
-			parts = parts[:3]
 		}
+		// apiextensions-apiserver reads only the subresource of a deeper path, as the
+		// request-info resolver does.
+		parts = parts[:3]
 	}
 	req.res, req.gr = res, schema.GroupResource{Group: res.Group, Resource: res.Name}
 	if len(parts) > 1 {
 		req.name = parts[1]
 	}
 	if len(parts) > 2 {
-		req.subresource = parts[2]
+		req.subresource = parts[2] // a proxy's path after it is the proxied path
 	}
 	if res.Namespaced && req.namespace == "" && req.name != "" {
 		// A namespaced object is only reachable through its namespace.
@@ -130,6 +130,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, req *request, h 
 // dispatch routes a resolved request to the handler for its verb.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, req *request) {
 	switch {
+	case req.res.Computed != nil:
+		s.serveComputed(w, r, req)
 	case req.legacyWatch:
 		if r.Method != http.MethodGet {
 			s.writeError(w, r, errMethodNotAllowed(r.Method))
@@ -146,7 +148,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, req *request) 
 		s.dispatchFinalize(w, r, req)
 	case req.subresource == "scale" && req.res.Scale != nil:
 		s.dispatchScale(w, r, req)
-	case req.subresource == "proxy" && req.res.Proxy:
+	case req.subresource == "proxy" && req.res.Proxy != nil:
 		s.handle(w, r, req, s.serveProxy)
 	case req.res.CRDName != "":
 		// apiextensions-apiserver names the object in its 404 for an unknown subresource.

@@ -62,16 +62,15 @@ type Chain struct {
 	catalog    *catalog.Catalog
 	escalation *rbac.Escalation
 	objects    objectInterfaces
-	chain      atomic.Pointer[kubeadmission.Interface]
+	// stored is what kube's plugins read through the registry; kube are those plugins, built
+	// by Start.
+	stored registryObjects
+	kube   atomic.Pointer[kubePlugins]
+	chain  atomic.Pointer[kubeadmission.Interface]
 	// mutating and validating tell whether there is any configuration for the chain's
 	// mutating or validating plugins to apply; when there is none the chain is skipped, which
 	// saves its cost on every write (it would do nothing).
 	mutating, validating atomic.Pointer[configuration]
-	// ingressClasses is kube's DefaultIngressClass plugin, once started.
-	ingressClasses atomic.Pointer[kubeadmission.Interface]
-	// certificates are the plugins of CertificateSigningRequests (certificatePlugins), which
-	// run on every write of one once the chain has started.
-	certificates atomic.Pointer[[]kubeadmission.ValidationInterface]
 }
 
 var _ registry.Admission = (*Chain)(nil)
@@ -80,8 +79,13 @@ var _ registry.Admission = (*Chain)(nil)
 // (whose Authorizer may be set later, before the first write). It admits by escalation alone
 // until Start.
 func New(opts Options, types *catalog.Catalog, escalation *rbac.Escalation, log *slog.Logger) *Chain {
-	return &Chain{opts: opts, log: log, catalog: types, escalation: escalation, objects: objectInterfaces{types}}
+	return &Chain{opts: opts, log: log, catalog: types, escalation: escalation, objects: objectInterfaces{types},
+		stored: registryObjects{types: types}}
 }
+
+// ReadFrom makes objects the registry kube's plugins read the objects they look up from
+// (StorageClasses, LimitRanges). Call it before Start: the registry is built on the chain.
+func (c *Chain) ReadFrom(objects *registry.Registry) { c.stored.objects = objects }
 
 // Synced reports whether the chain has been started and has read its configuration objects,
 // for the readiness check: until then a write its plugins match waits for them.
@@ -120,7 +124,7 @@ func (c *configuration) any() bool {
 // storage checks the object they made, before it is validated (so an escalation is refused
 // before an invalid field is named) and before the validating plugins run.
 func (c *Chain) Mutate(ctx context.Context, req *registry.AdmissionRequest) error {
-	if err := c.defaultIngressClass(ctx, req); err != nil {
+	if err := c.kube.Load().mutate(ctx, req, c.objects); err != nil {
 		return err
 	}
 	if err := c.mutateByPlugins(ctx, req); err != nil {
@@ -145,10 +149,10 @@ func (c *Chain) mutateByPlugins(ctx context.Context, req *registry.AdmissionRequ
 	return m.Admit(ctx, attrs, c.objects)
 }
 
-// Validate runs the chain's validating plugins, the CertificateSigningRequest ones first, as
+// Validate runs the chain's validating plugins, kube's plugins of the built-in types first, as
 // kube-apiserver orders them.
 func (c *Chain) Validate(ctx context.Context, req *registry.AdmissionRequest) error {
-	if err := c.validateCertificates(ctx, req); err != nil {
+	if err := c.kube.Load().check(ctx, req, c.objects); err != nil {
 		return err
 	}
 	chain := c.chain.Load()
@@ -216,10 +220,11 @@ func (c *Chain) start(ctx context.Context, client kubernetes.Interface, dynamicC
 	if err != nil {
 		return fmt.Errorf("building the admission chain: %w", err)
 	}
-	ingressClasses, err := newDefaultIngressClass(initializers)
+	kube, err := newKubePlugins(ctx, client, c.stored.informers(informers), authz)
 	if err != nil {
-		return fmt.Errorf("building the admission chain: %w", err)
+		return err
 	}
+	c.kube.Store(kube)
 	if err := c.startPolicyTypeChecking(ctx, client, informers, mapper); err != nil {
 		return err
 	}
@@ -230,10 +235,7 @@ func (c *Chain) start(ctx context.Context, client kubernetes.Interface, dynamicC
 	// As kube-apiserver's handlers do, record the plugins' audit annotations in the request's
 	// audit event.
 	audited := kubeadmission.WithAudit(chain)
-	certificates := certificatePlugins(authz)
-	c.certificates.Store(&certificates)
 	c.chain.Store(&audited)
-	c.ingressClasses.Store(&ingressClasses)
 	return nil
 }
 

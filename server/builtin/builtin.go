@@ -118,6 +118,7 @@ func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
 		certificatesResources(),
 		resourceResources(),
 		storageMigrationResources(),
+		clusterResources(),
 	)...)
 }
 

@@ -325,10 +325,25 @@ func (s *kubeTypeStrategy) Internally(obj *unstructured.Unstructured, f func(int
 	if err := f(internal); err != nil {
 		return err
 	}
+	return s.FromInternal(internal, obj)
+}
+
+// ToInternal is obj as the type's internal Go type (core.Node), which kube's admission
+// plugins read and change.
+func (s *kubeTypeStrategy) ToInternal(obj *unstructured.Unstructured) (runtime.Object, error) {
+	return s.toInternal(obj)
+}
+
+// FromInternal makes obj's content that of internal, an object of the type's internal Go type,
+// with the version's defaults; obj keeps its apiVersion and kind. kube's storage decoder
+// defaults every object it reads, so what a strategy cleared and the defaults give back (a
+// claim's status.phase Pending) is what kube-apiserver answers, even for the create.
+func (s *kubeTypeStrategy) FromInternal(internal runtime.Object, obj *unstructured.Unstructured) error {
 	versioned := s.newObject()
 	if err := legacyscheme.Scheme.Convert(internal, versioned, nil); err != nil {
-		return err
+		return fmt.Errorf("converting %s %q: %w", s.res.Kind, obj.GetName(), err)
 	}
+	legacyscheme.Scheme.Default(versioned)
 	s.setContent(obj, versioned)
 	return nil
 }

@@ -49,8 +49,9 @@ const crdGroupPriority = 1000
 var (
 	verbsSubresource = []string{"get", "patch", "update"}
 	verbsFinalize    = []string{"update"}
-	verbsProxy       = []string{"create", "delete", "get", "patch", "update"}
 	verbsCreate      = []string{"create"}
+	// verbsProxy are the verbs of the methods a /proxy subresource serves.
+	verbsProxy = []string{"create", "delete", "get", "patch", "update"}
 )
 
 // Find picks the document for r's path: the aggregated list (isAggregated) when asked for and
@@ -258,7 +259,7 @@ func subresources(r *resource.Resource) []subresource {
 	if r.Finalize {
 		subs = append(subs, subresource{name: "finalize", kind: r.Kind, verbs: verbsFinalize})
 	}
-	if r.Proxy {
+	if r.Proxy != nil {
 		subs = append(subs, subresource{name: "proxy", kind: r.Kind + "ProxyOptions", verbs: verbsProxy})
 	}
 	if r.Scale != nil {
@@ -321,6 +322,7 @@ func aggregatedResource(r *resource.Resource) apidiscoveryv2.APIResourceDiscover
 	}
 	for _, sub := range subresources(r) {
 		subKind := kind
+		subKind.Kind = sub.kind // nodes/proxy: NodeProxyOptions
 		if sub.group != "" {
 			subKind = metav1.GroupVersionKind{Group: sub.group, Version: sub.version, Kind: sub.kind}
 		}

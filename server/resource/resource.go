@@ -58,9 +58,15 @@ type Resource struct {
 	Approval bool
 	// TokenRequest is true when the type has a /token subresource (serviceaccounts: TokenRequest).
 	TokenRequest bool
-	// Proxy is true when the type has a /proxy subresource (services), which sqlkube answers as
-	// kube-apiserver does when no endpoint backs the object.
-	Proxy bool
+	// Proxy, when set, is the type's /proxy subresource (nodes'): the answer to a request
+	// proxied to obj, the object it names, at port ("" when the request names none). kube-apiserver proxies it to what runs the object (a
+	// node's kubelet); sqlkube has nothing behind its objects and answers the error
+	// kube-apiserver answers when nothing can be reached.
+	Proxy func(obj *unstructured.Unstructured, port string) error
+	// Computed, when set, makes the type one whose objects are not stored but computed at each
+	// read, from the results of the server's liveness checks (componentstatuses): it serves get
+	// and list only, and has no storage version hash.
+	Computed func(checks []Check) []*unstructured.Unstructured
 	// CRDName names the CustomResourceDefinition this type comes from; empty for built-ins.
 	CRDName string
 	// Definition is that CustomResourceDefinition, as the registry read it.
@@ -120,6 +126,13 @@ type Allocations interface {
 
 // Finish ends what a Begin hook started: success keeps its allocations, failure gives them back.
 type Finish func(success bool)
+
+// Check is the result of one of the server's liveness checks: its name ("database"), and why
+// it fails, nil when it passes.
+type Check struct {
+	Name string
+	Err  error
+}
 
 // ScaleSubresource names where a type keeps the fields the autoscaling/v1 Scale exposes.
 type ScaleSubresource struct {
@@ -182,8 +195,8 @@ func (r *Resource) NeedsConversion() bool {
 
 // StorageVersionHash is the hash discovery lists for r, as kube-apiserver computes it.
 func (r *Resource) StorageVersionHash() string {
-	if r.StorageName == "" {
-		return "" // not stored: the reviews
+	if r.StorageName == "" || r.Computed != nil {
+		return "" // not stored: the reviews, componentstatuses
 	}
 	return discovery.StorageVersionHash(r.StorageGroupVersion().Group, cmp.Or(r.StorageVersionHashVersion, r.StorageVersion), r.Kind)
 }

@@ -25,7 +25,7 @@ type Decoded struct {
 // as res is (one built-in resource per storage name).
 func Decode(res *resource.Resource, value []byte) *Decoded {
 	paths := selectableFields(res)
-	d := &Decoded{value: value, tableFields: sync.OnceValues(func() (fields.Set, error) { return fieldValues(value, paths) })}
+	d := &Decoded{value: value, tableFields: sync.OnceValues(func() (fields.Set, error) { return fieldValues(value, paths, res.GoType()) })}
 	var meta objectMeta
 	if json.Unmarshal(value, &meta) == nil {
 		d.meta = &meta

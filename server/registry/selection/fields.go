@@ -3,6 +3,9 @@ package selection
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/fields"
 
@@ -19,41 +22,93 @@ func selectableFields(res *resource.Resource) map[string][]string {
 	return nil
 }
 
-// fieldValues reads the selected non-metadata fields; a missing field is "". Only the objects
+// fieldValues reads the selected non-metadata fields of an object of goType (nil for a type
+// without a Go type); a missing field is its zero value (see zeroString). Only the objects
 // along each field's path are decoded, not the whole object.
-func fieldValues(value []byte, paths map[string][]string) (fields.Set, error) {
+func fieldValues(value []byte, paths map[string][]string, goType reflect.Type) (fields.Set, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(value, &obj); err != nil {
 		return nil, err
 	}
 	set := fields.Set{}
 	for label, path := range paths {
-		set[label] = fieldString(obj, path)
+		v, found := fieldString(obj, path)
+		if !found {
+			v = zeroString(goType, path)
+		}
+		set[label] = v
 	}
 	return set, nil
 }
 
-// fieldString is the value at path as a string; "" where the path is missing, null or runs
-// through a value that is not an object.
-func fieldString(obj map[string]json.RawMessage, path []string) string {
+// zeroString is the value kube's GetAttrs gives a field its object omits: the zero value of the
+// Go type's field at path, printed (fmt.Sprint: a node's spec.unschedulable is "false"); "" for
+// a string, a pointer or a path the type does not have.
+func zeroString(goType reflect.Type, path []string) string {
+	key := zeroKey{goType, strings.Join(path, ".")}
+	if v, ok := zeroStrings.Load(key); ok {
+		return v.(string)
+	}
+	t := goType
+	for _, name := range path {
+		field, ok := jsonField(t, name)
+		if !ok {
+			t = nil
+			break
+		}
+		t = field.Type
+	}
+	v := ""
+	if t != nil && t.Kind() != reflect.Pointer && t.Kind() != reflect.String {
+		v = fmt.Sprint(reflect.Zero(t).Interface())
+	}
+	zeroStrings.Store(key, v)
+	return v
+}
+
+type zeroKey struct {
+	goType reflect.Type
+	path   string
+}
+
+// zeroStrings caches zeroString by type and path.
+var zeroStrings sync.Map
+
+// jsonField is the field of struct type t that encodes as name in JSON.
+func jsonField(t reflect.Type, name string) (reflect.StructField, bool) {
+	if t == nil || t.Kind() != reflect.Struct {
+		return reflect.StructField{}, false
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if tagName, _, _ := strings.Cut(f.Tag.Get("json"), ","); tagName == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// fieldString is the value at path as a string; not found where the path is missing, null or
+// runs through a value that is not an object.
+func fieldString(obj map[string]json.RawMessage, path []string) (string, bool) {
 	raw := obj[path[0]]
 	for _, p := range path[1:] {
 		var m map[string]json.RawMessage
 		if json.Unmarshal(raw, &m) != nil {
-			return ""
+			return "", false
 		}
 		raw = m[p]
 	}
 	var v interface{}
 	if json.Unmarshal(raw, &v) != nil {
-		return ""
+		return "", false
 	}
 	switch v := v.(type) {
 	case nil:
-		return ""
+		return "", false
 	case string:
-		return v
+		return v, true
 	default:
-		return fmt.Sprint(v)
+		return fmt.Sprint(v), true
 	}
 }
