@@ -1,8 +1,9 @@
 // Package testserver starts sqlkube inside a Go program, for tests: the whole server, assembled
 // as the sqlkube binary assembles it (server/app), on a temporary SQLite database (or a
 // PostgreSQL one), serving TLS on 127.0.0.1 with a CA of its own. It hands back a *rest.Config
-// for an admin and mints configs for any other user; it is ready in a few tens of milliseconds,
-// so that a test suite can start one per test instead of sharing an envtest control plane.
+// for an admin and mints configs for any other user; it is ready in about half a second and
+// stops in milliseconds, so that a test suite can start one per test instead of sharing an
+// envtest control plane.
 //
 //	func TestReconcile(t *testing.T) {
 //		srv := testserver.Start(t)
