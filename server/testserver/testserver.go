@@ -79,7 +79,9 @@ func WithFlags(flags ...string) Option {
 	return func(s *settings) { s.flags = append(s.flags, flags...) }
 }
 
-// WithLogger writes the server's log to log; without it the log is discarded.
+// WithLogger writes the server's log to log; without it the log is discarded. Kubernetes'
+// libraries inside the server log through klog, which is global: it is left as the program
+// set it (klog.SetSlogLogger routes it to a slog logger).
 func WithLogger(log *slog.Logger) Option { return func(s *settings) { s.log = log } }
 
 // Start starts a server for the test, with its files in the test's temporary directory, and
