@@ -103,6 +103,11 @@ func startOperator(t *testing.T, s *sqlkubeServer, token string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	runManager(t, mgr)
+}
+
+// runManager runs mgr until the test ends, then stops it and checks that it stopped cleanly.
+func runManager(t *testing.T, mgr ctrl.Manager) {
 	runCtx, stop := context.WithCancel(ctx)
 	stopped := make(chan error, 1)
 	go func() { stopped <- mgr.Start(runCtx) }()

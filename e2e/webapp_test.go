@@ -169,15 +169,7 @@ func startWebAppOperator(t *testing.T, cfg *rest.Config, scheme *runtime.Scheme)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	stopped := make(chan error, 1)
-	go func() { stopped <- mgr.Start(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-stopped; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	runManager(t, mgr)
 }
 
 // TestWebAppOperator: on each backend, the operator creates a WebApp's Deployment and Service

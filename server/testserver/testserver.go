@@ -1,8 +1,9 @@
 // Package testserver starts sqlkube inside a Go program, for tests: the whole server, assembled
 // as the sqlkube binary assembles it (server/app), on a temporary SQLite database (or a
 // PostgreSQL one), serving TLS on 127.0.0.1 with a CA of its own. It hands back a *rest.Config
-// for an admin and mints configs for any other user; it is ready in a few tens of milliseconds,
-// so that a test suite can start one per test instead of sharing an envtest control plane.
+// for an admin and mints configs for any other user; it is ready in about half a second and
+// stops in milliseconds, so that a test suite can start one per test instead of sharing an
+// envtest control plane.
 //
 //	func TestReconcile(t *testing.T) {
 //		srv := testserver.Start(t)
@@ -78,7 +79,9 @@ func WithFlags(flags ...string) Option {
 	return func(s *settings) { s.flags = append(s.flags, flags...) }
 }
 
-// WithLogger writes the server's log to log; without it the log is discarded.
+// WithLogger writes the server's log to log; without it the log is discarded. Kubernetes'
+// libraries inside the server log through klog, which is global: it is left as the program
+// set it (klog.SetSlogLogger routes it to a slog logger).
 func WithLogger(log *slog.Logger) Option { return func(s *settings) { s.log = log } }
 
 // Start starts a server for the test, with its files in the test's temporary directory, and
