@@ -70,11 +70,7 @@ func (s *Server) serveComputedObject(w http.ResponseWriter, r *http.Request, req
 // serveComputedList answers the objects the request's selectors select, by their metadata
 // alone as kube's componentstatuses storage does, in a list without a resourceVersion.
 func (s *Server) serveComputedList(w http.ResponseWriter, r *http.Request, req *request, objects []*unstructured.Unstructured) error {
-	out, opts, err := parseCollectionRequest(r)
-	if err != nil {
-		return err
-	}
-	lw, err := s.newListWriter(w, r, req, out)
+	lw, opts, err := s.startList(w, r, req)
 	if err != nil {
 		return err
 	}

@@ -29,11 +29,7 @@ func parseCollectionRequest(r *http.Request) (output, *internalversion.ListOptio
 
 // serveList answers GET on a collection, streaming the objects from storage to the client.
 func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req *request) error {
-	out, opts, err := parseCollectionRequest(r)
-	if err != nil {
-		return err
-	}
-	lw, err := s.newListWriter(w, r, req, out)
+	lw, opts, err := s.startList(w, r, req)
 	if err != nil {
 		return err
 	}
@@ -45,6 +41,16 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req *request)
 		return lw.fail(err)
 	}
 	return lw.finish(meta)
+}
+
+// startList reads a list request's options and output and starts its answer.
+func (s *Server) startList(w http.ResponseWriter, r *http.Request, req *request) (*listWriter, *internalversion.ListOptions, error) {
+	out, opts, err := parseCollectionRequest(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	lw, err := s.newListWriter(w, r, req, out)
+	return lw, opts, err
 }
 
 // listWriter streams a list response: the opening (kind, apiVersion, and for a Table its

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/rest"
 	_ "k8s.io/kubernetes/pkg/apis/core/install" // core's defaults and conversions in legacyscheme.Scheme
 	"k8s.io/kubernetes/pkg/registry/core/limitrange"
 	"k8s.io/kubernetes/pkg/registry/core/node"
@@ -43,7 +44,7 @@ func clusterResources() []*resource.Resource {
 			strategy: persistentvolumeclaim.Strategy, status: persistentvolumeclaim.StatusStrategy,
 		}), withShortNameAndStatus("pvc")),
 		builtin("", "v1", "limitranges", "LimitRange", true, verbsAll, kube[corev1.LimitRange](kubeRules{
-			strategy: limitrange.Strategy,
+			strategy: limitrange.Strategy, table: rest.NewDefaultTableConvertor(corev1.Resource("limitranges")),
 		}), func(r *resource.Resource) { r.ShortNames = []string{"limits"} }),
 		builtin("", "v1", "resourcequotas", "ResourceQuota", true, verbsAll, kube[corev1.ResourceQuota](kubeRules{
 			strategy: resourcequota.Strategy, status: resourcequota.StatusStrategy,

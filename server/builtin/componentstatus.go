@@ -1,10 +1,15 @@
 package builtin
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/storage/names"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	"github.com/sqlkube/sqlkube/server/resource"
 )
@@ -15,10 +20,10 @@ import (
 // checks check, its database: one ComponentStatus per check, named as the check ("database"),
 // Healthy with message "ok" while it passes (as kube's etcd check), else not Healthy with the
 // check's error. There is no scheduler or controller manager to list. Nothing writes them:
-// the type has kube's printer, and no strategy for writes (the kube adapter's is nil).
+// the type has kube's printer, and a strategy no write reaches (readOnlyStrategy).
 func componentStatuses() *resource.Resource {
 	return builtin("", "v1", "componentstatuses", "ComponentStatus", false, []string{"get", "list"},
-		kube[corev1.ComponentStatus](kubeRules{}), func(r *resource.Resource) {
+		kube[corev1.ComponentStatus](kubeRules{strategy: readOnlyStrategy{legacyscheme.Scheme, names.SimpleNameGenerator}}), func(r *resource.Resource) {
 			r.ShortNames = []string{"cs"}
 			r.DeprecationWarning = "v1 ComponentStatus is deprecated in v1.19+"
 			r.Computed = componentStatusesOf
@@ -46,3 +51,25 @@ func componentStatusesOf(checks []resource.Check) []*unstructured.Unstructured {
 	}
 	return objects
 }
+
+// readOnlyStrategy is the strategy of a cluster-scoped type no write reaches (the server serves
+// componentstatuses' get and list only): it prepares and refuses nothing.
+type readOnlyStrategy struct {
+	runtime.ObjectTyper
+	names.NameGenerator
+}
+
+func (readOnlyStrategy) NamespaceScoped() bool                                            { return false }
+func (readOnlyStrategy) PrepareForCreate(context.Context, runtime.Object)                 {}
+func (readOnlyStrategy) Validate(context.Context, runtime.Object) field.ErrorList         { return nil }
+func (readOnlyStrategy) WarningsOnCreate(context.Context, runtime.Object) []string        { return nil }
+func (readOnlyStrategy) Canonicalize(runtime.Object)                                      {}
+func (readOnlyStrategy) AllowCreateOnUpdate(context.Context) bool                         { return false }
+func (readOnlyStrategy) PrepareForUpdate(context.Context, runtime.Object, runtime.Object) {}
+func (readOnlyStrategy) ValidateUpdate(context.Context, runtime.Object, runtime.Object) field.ErrorList {
+	return nil
+}
+func (readOnlyStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
+	return nil
+}
+func (readOnlyStrategy) AllowUnconditionalUpdate(context.Context) bool { return true }

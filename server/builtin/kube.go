@@ -42,6 +42,9 @@ type kubeRules struct {
 	// fields are the type's field selector labels beyond metadata (SelectableFields), as
 	// its GetAttrs gives them.
 	fields map[string][]string
+	// table, when set, is the type's table convertor where kube's storage of it does not use
+	// kube's printers (limitranges: the default columns).
+	table rest.TableConvertor
 }
 
 // kubeStrategy is what kube's registry asks of a type's strategy for creates and updates.
@@ -234,8 +237,11 @@ func (s *kubeTypeStrategy) HoldsDeletion(*unstructured.Unstructured) bool { retu
 func (s *kubeTypeStrategy) PrepareForFinalizing(*unstructured.Unstructured) {}
 
 // ConvertToTable prints an *unstructured.Unstructured or an *unstructured.UnstructuredList
-// with kube's printer of the internal type.
+// with kube's printer of the internal type, or the type's own table convertor.
 func (s *kubeTypeStrategy) ConvertToTable(ctx context.Context, obj runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+	if s.rules.table != nil {
+		return s.rules.table.ConvertToTable(ctx, obj, tableOptions)
+	}
 	var internal runtime.Object
 	var err error
 	switch o := obj.(type) {

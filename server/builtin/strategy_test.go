@@ -18,12 +18,14 @@ import (
 func TestStrategiesFollowKube(t *testing.T) {
 	untracked := []string{"configmaps", "secrets", "namespaces", "serviceaccounts", "events", "leases." + CoordinationGroup,
 		"roles." + RBACGroup, "clusterroles." + RBACGroup, "rolebindings." + RBACGroup, "clusterrolebindings." + RBACGroup}
-	createOnUpdate := []string{"events", "leases." + CoordinationGroup,
+	createOnUpdate := []string{"events", "leases." + CoordinationGroup, "limitranges",
 		"roles." + RBACGroup, "clusterroles." + RBACGroup, "rolebindings." + RBACGroup, "clusterrolebindings." + RBACGroup}
 	conditional := []string{"leases." + CoordinationGroup, CRDStorageName}
 	fieldLabels := map[string][]string{
 		"secrets":    {"type"},
 		"namespaces": {"status.phase"},
+		"nodes":      {"spec.unschedulable"},
+		"services":   {"spec.clusterIP", "spec.type"},
 		"events": {"involvedObject.apiVersion", "involvedObject.fieldPath", "involvedObject.kind", "involvedObject.name",
 			"involvedObject.namespace", "involvedObject.resourceVersion", "involvedObject.uid", "reason", "reportingComponent", "source", "type"},
 		"events." + EventsGroup: {"reason", "regarding.apiVersion", "regarding.fieldPath", "regarding.kind", "regarding.name",
