@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -27,17 +29,24 @@ type target struct {
 	objects map[string]map[string]string
 	// watches are the open watch streams by name.
 	watches map[string]*stream
+	// literals are the scalar values the scenario's requests carried (an IP or port asked for
+	// is compared as it is); allocated maps the cluster IPs and node ports the server chose
+	// itself to tokens.
+	literals  map[string]bool
+	allocated map[string]string
 }
 
 func newTarget(e endpoint) *target {
-	return &target{endpoint: e, users: map[string]*http.Client{}, tokens: map[string]string{}, counts: map[string]int{},
-		objects: map[string]map[string]string{}, watches: map[string]*stream{}}
+	t := &target{endpoint: e, users: map[string]*http.Client{}, objects: map[string]map[string]string{}, watches: map[string]*stream{}}
+	t.reset()
+	return t
 }
 
 // reset forgets what one scenario learnt: tokens restart so that a scenario's answers compare
 // alike whatever ran before it, and its watches are closed.
 func (t *target) reset() {
 	t.tokens, t.counts = map[string]string{}, map[string]int{}
+	t.literals, t.allocated = map[string]bool{firstServiceIP: true}, map[string]string{}
 	for name, w := range t.watches {
 		w.close()
 		delete(t.watches, name)
@@ -90,6 +99,7 @@ func (t *target) do(s step) (result, error) {
 	if s.watch != "" {
 		return t.doWatch(s)
 	}
+	t.learnLiterals(s.body)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		r, err := t.once(s)
@@ -181,6 +191,7 @@ func (t *target) decode(data []byte, pick func(any) any) any {
 		decoded = pick(decoded)
 	}
 	sortApplyConflicts(decoded)
+	hideAges(decoded)
 	t.collect(decoded, "")
 	t.remember(decoded)
 	return t.normalize(decoded, "")
@@ -191,7 +202,7 @@ func (t *target) decode(data []byte, pick func(any) any) any {
 var varying = map[string]string{"uid": "UID", "resourceVersion": "RV", "continue": "CONTINUE"}
 
 // timestamps are replaced outright.
-var timestamps = map[string]bool{"creationTimestamp": true, "deletionTimestamp": true, "time": true, "lastTransitionTime": true}
+var timestamps = map[string]bool{"creationTimestamp": true, "deletionTimestamp": true, "time": true, "lastTransitionTime": true, "lastUpdateTime": true}
 
 // collect learns the varying values of v in a fixed order (keys sorted), so that tokens are
 // numbered alike on both servers.
@@ -210,10 +221,13 @@ func (t *target) collect(v any, key string) {
 		for _, e := range v {
 			t.collect(e, key)
 		}
+	case float64:
+		t.allocate(key, strconv.FormatFloat(v, 'f', -1, 64))
 	case string:
 		if kind, ok := varying[key]; ok && v != "" {
 			t.token(kind, v)
 		}
+		t.allocate(key, v)
 		// A precondition's 409 names the stored resourceVersion, which may not have been
 		// answered before (a collection's delete changed it).
 		if m := recordVersion.FindStringSubmatch(v); key == "message" && m != nil {
@@ -257,6 +271,14 @@ func (t *target) normalize(v any, key string) any {
 			sortManagedFields(out)
 		}
 		return out
+	case float64:
+		n := strconv.FormatFloat(v, 'f', -1, 64)
+		if tok, ok := t.allocated[n]; ok && allocatedKeys[key] != "" {
+			return tok
+		}
+		if key == "targetPort" && n == t.port() {
+			return "<server port>"
+		}
 	case string:
 		if timestamps[key] && v != "" {
 			return "<time>"
@@ -267,9 +289,109 @@ func (t *target) normalize(v any, key string) any {
 			}
 			return v
 		}
-		return t.replaceTokens(timestamp.ReplaceAllString(v, "<time>"), key == "message")
+		v = apiAccessVolume.ReplaceAllString(v, "kube-api-access-<random>")
+		return t.replaceAllocated(t.replaceTokens(timestamp.ReplaceAllString(v, "<time>"), key == "message"))
 	}
 	return v
+}
+
+// firstServiceIP is the first address of the service range (10.0.0.0/24, kube-apiserver's
+// default and the reference's flag), the default kubernetes Service's on every server: compared
+// as it is, not as an allocation.
+const firstServiceIP = "10.0.0.1"
+
+// allocatedKeys are the fields whose values the server allocates when the request names none,
+// by the kind of token they become.
+var allocatedKeys = map[string]string{"clusterIP": "IP", "clusterIPs": "IP", "nodePort": "PORT", "healthCheckNodePort": "PORT"}
+
+// serviceRange and nodePorts are the ranges allocations come from: kube-apiserver's defaults,
+// which the reference is started with and sqlkube defaults to.
+var (
+	serviceRange             = netip.MustParsePrefix("10.0.0.0/24")
+	minNodePort, maxNodePort = 30000, 32767
+)
+
+// allocate learns a value the server chose for an allocated field: it becomes a token only if
+// the request did not name it and it lies in its range, so that an address out of the range is
+// still seen as a difference, and two objects given the same one get the same token.
+func (t *target) allocate(key, value string) {
+	kind := allocatedKeys[key]
+	if kind == "" || t.literals[value] || !inAllocationRange(kind, value) {
+		return
+	}
+	if _, ok := t.allocated[value]; !ok {
+		t.counts[kind]++
+		t.allocated[value] = fmt.Sprintf("<%s%d>", kind, t.counts[kind])
+	}
+}
+
+// inAllocationRange says whether value is an address of the service range other than its
+// network and broadcast addresses (kind IP), or a port of the node port range (kind PORT).
+func inAllocationRange(kind, value string) bool {
+	if kind == "PORT" {
+		n, err := strconv.Atoi(value)
+		return err == nil && n >= minNodePort && n <= maxNodePort
+	}
+	ip, err := netip.ParseAddr(value)
+	if err != nil || !serviceRange.Contains(ip) || ip == serviceRange.Addr() {
+		return false
+	}
+	return ip.Next().IsValid() && serviceRange.Contains(ip.Next())
+}
+
+// replaceAllocated puts the tokens of allocated addresses and ports in a string (a table's
+// Cluster-IP and Port(s) cells), whole addresses and numbers only.
+func (t *target) replaceAllocated(s string) string {
+	if len(t.allocated) == 0 {
+		return s
+	}
+	return addressOrPort.ReplaceAllStringFunc(s, func(v string) string {
+		if tok, ok := t.allocated[v]; ok {
+			return tok
+		}
+		return v
+	})
+}
+
+var addressOrPort = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}\b|\b\d{5}\b`)
+
+// apiAccessVolume is the projected token volume kube's ServiceAccount admission adds to a pod,
+// named with a random suffix.
+var apiAccessVolume = regexp.MustCompile(`\bkube-api-access-[a-z0-9]{5}\b`)
+
+// learnLiterals records the scalar values of a request body.
+func (t *target) learnLiterals(body string) {
+	var decoded any
+	if json.Unmarshal([]byte(body), &decoded) != nil {
+		return
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case string:
+			t.literals[v] = true
+		case float64:
+			t.literals[strconv.FormatFloat(v, 'f', -1, 64)] = true
+		}
+	}
+	walk(decoded)
+}
+
+// port is the port the server listens on (a Service's targetPort to it is each server's own).
+func (t *target) port() string {
+	u, err := url.Parse(t.url)
+	if err != nil {
+		return ""
+	}
+	return u.Port()
 }
 
 // replaceTokens puts tokens for the known uids and continue tokens in s, longest first; in a
@@ -366,6 +488,29 @@ func sortApplyConflicts(v any) {
 		lines := strings.Split(message, "\n")
 		sort.Strings(lines[1:])
 		status["message"] = strings.Join(lines, "\n")
+	}
+}
+
+// hideAges replaces the cells of a table's Age column: the time since each object was created,
+// which differs by the time each server took to get there (the kubernetes Service's, by when
+// each server started).
+func hideAges(v any) {
+	table, _ := v.(map[string]any)
+	if table["kind"] != "Table" {
+		return
+	}
+	columns, _ := table["columnDefinitions"].([]any)
+	for i, c := range columns {
+		if column, _ := c.(map[string]any); column["name"] != "Age" {
+			continue
+		}
+		rows, _ := table["rows"].([]any)
+		for _, r := range rows {
+			row, _ := r.(map[string]any)
+			if cells, _ := row["cells"].([]any); i < len(cells) {
+				cells[i] = "<age>"
+			}
+		}
 	}
 }
 
