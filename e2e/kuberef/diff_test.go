@@ -34,6 +34,11 @@ type target struct {
 	// itself to tokens.
 	literals  map[string]bool
 	allocated map[string]string
+	// headers says whether the Audit-Id and priority and fairness headers are compared (the
+	// apiextensions reference runs neither audit nor priority and fairness); priorityNames maps
+	// the uids those headers carry to the names of the flow schemas and priority levels.
+	headers       bool
+	priorityNames map[string]string
 }
 
 func newTarget(e endpoint) *target {
@@ -92,6 +97,7 @@ type result struct {
 	Code        int
 	ContentType string
 	Warnings    []string
+	Headers     map[string]string `json:",omitempty"`
 	Body        any
 }
 
@@ -120,7 +126,7 @@ func (t *target) once(s step) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	r := result{Code: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Warnings: resp.Header.Values("Warning")}
+	r := result{Code: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Warnings: resp.Header.Values("Warning"), Headers: t.compared(resp.Header)}
 	if s.setup {
 		return result{Code: r.Code}, nil
 	}
@@ -160,6 +166,54 @@ func (t *target) send(s step) (*http.Response, error) {
 	return client.Do(req)
 }
 
+// compared reduces the Audit-Id and priority and fairness headers to what two servers share:
+// whether Audit-Id is there (its value is a random id), and the names of the flow schema and
+// priority level the request was classified by (the headers carry their uids).
+func (t *target) compared(h http.Header) map[string]string {
+	if !t.headers {
+		return nil
+	}
+	out := map[string]string{}
+	if h.Get("Audit-Id") != "" {
+		out["Audit-Id"] = "<present>"
+	}
+	for _, name := range []string{"X-Kubernetes-PF-FlowSchema-UID", "X-Kubernetes-PF-PriorityLevel-UID"} {
+		if uid := h.Get(name); uid != "" {
+			out[name] = t.priorityName(uid)
+		}
+	}
+	return out
+}
+
+// priorityName is the name of the flow schema or priority level whose uid is uid, listing them
+// again when it is not known yet.
+func (t *target) priorityName(uid string) string {
+	if name, ok := t.priorityNames[uid]; ok {
+		return name
+	}
+	if t.priorityNames == nil {
+		t.priorityNames = map[string]string{}
+	}
+	for _, kind := range []string{"flowschemas", "prioritylevelconfigurations"} {
+		resp, err := t.client.Get(t.url + "/apis/flowcontrol.apiserver.k8s.io/v1/" + kind)
+		if err != nil {
+			continue
+		}
+		var list struct {
+			Items []struct{ Metadata struct{ Name, UID string } }
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&list)
+		resp.Body.Close()
+		for _, item := range list.Items {
+			t.priorityNames[item.Metadata.UID] = kind + "/" + item.Metadata.Name
+		}
+	}
+	if name, ok := t.priorityNames[uid]; ok {
+		return name
+	}
+	return "<a uid that names no flow schema or priority level>"
+}
+
 // clientAs is the client of the identity named user, minted on first use.
 func (t *target) clientAs(user string) (*http.Client, error) {
 	if user == "" {
@@ -187,13 +241,14 @@ func (t *target) decode(data []byte, pick func(any) any) any {
 	if err := json.Unmarshal(data, &decoded); err != nil {
 		return string(data)
 	}
+	// What later steps refer to is remembered before pick drops it (a TokenRequest's token).
+	t.remember(decoded)
 	if pick != nil {
 		decoded = pick(decoded)
 	}
 	sortApplyConflicts(decoded)
 	hideAges(decoded)
 	t.collect(decoded, "")
-	t.remember(decoded)
 	return t.normalize(decoded, "")
 }
 
@@ -432,8 +487,9 @@ var wholeNumber = regexp.MustCompile(`[\w.-]+`)
 var onlyDigits = regexp.MustCompile(`^[0-9]+$`)
 
 // expand fills {{uid:NAME}}, {{rv:NAME}} and {{oldrv:NAME}} (the resourceVersion before) in a
-// step from the last responses about NAME on this server, and {{continue}} with the last list's continue token; scenarios use them for
-// preconditions, resourceVersions and pages.
+// step from the last responses about NAME on this server, {{continue}} with the last list's
+// continue token and {{value:token}} with the last TokenRequest's token; scenarios use them for
+// preconditions, resourceVersions, pages and token reviews.
 func (t *target) expand(s step) step {
 	for name, fields := range t.objects {
 		for field, value := range fields {
@@ -456,6 +512,9 @@ func pretty(r result) string {
 // remember keeps the uid and resourceVersion of an object answered.
 func (t *target) remember(v any) {
 	obj, _ := v.(map[string]any)
+	if status, _ := obj["status"].(map[string]any); obj["kind"] == "TokenRequest" && status["token"] != nil {
+		t.objects["token"] = map[string]string{"value": fmt.Sprint(status["token"])}
+	}
 	meta, _ := obj["metadata"].(map[string]any)
 	name, _ := meta["name"].(string)
 	uid, _ := meta["uid"].(string)
