@@ -343,6 +343,9 @@ func policyScenarios() []scenario {
 			{method: "POST", path: pdbs, body: `{"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"guard"},"spec":{"minAvailable":1,"selector":{"matchLabels":{"app":"guarded"}}}}`},
 			{method: "POST", path: pdbs, body: `{"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"bad"},"spec":{"minAvailable":"150%","maxUnavailable":1}}`},
 			{method: "POST", path: pods, body: pod("guarded-1", `{"app":"guarded"}`, "")},
+			// A pending pod is evicted whatever its budget says: this one runs.
+			{method: "PATCH", path: pods + "/guarded-1/status", contentType: mergePatch,
+				body: `{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}`},
 			{method: "POST", path: pods + "/guarded-1/eviction", body: eviction("guarded-1")},
 			{method: "PATCH", path: pdbs + "/guard/status", contentType: mergePatch,
 				body: `{"status":{"observedGeneration":1,"disruptionsAllowed":1,"currentHealthy":2,"desiredHealthy":1,"expectedPods":2}}`},
@@ -368,7 +371,7 @@ func policyScenarios() []scenario {
 			{method: "POST", path: quota + "/pods", body: fmt.Sprintf(container(`{}`), "counted")},
 			{method: "PATCH", path: quota + "/resourcequotas/pods/status", contentType: mergePatch,
 				body: `{"status":{"hard":{"pods":"2","requests.cpu":"1"},"used":{"pods":"1","requests.cpu":"100m"}}}`},
-			{method: "POST", path: quota + "/pods", body: fmt.Sprintf(container(`{}`), "counted")},
+			{method: "POST", path: quota + "/pods", body: fmt.Sprintf(container(`{}`), "counted-2")},
 			{method: "GET", path: quota + "/resourcequotas/pods"},
 			{method: "POST", path: quota + "/pods", body: fmt.Sprintf(container(`{}`), "over")},
 			{method: "POST", path: quota + "/resourcequotas", body: `{"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"bad"},"spec":{"hard":{"pods":"-1","bogus":"1"}}}`},

@@ -331,7 +331,7 @@ func (t *target) normalize(v any, key string) any {
 		if tok, ok := t.allocated[n]; ok && allocatedKeys[key] != "" {
 			return tok
 		}
-		if key == "targetPort" && n == t.port() {
+		if key == "targetPort" && n == t.address().Port() {
 			return "<server port>"
 		}
 	case string:
@@ -344,7 +344,11 @@ func (t *target) normalize(v any, key string) any {
 			}
 			return v
 		}
+		if key == "serverAddress" && v == t.address().Host {
+			return "<server address>"
+		}
 		v = apiAccessVolume.ReplaceAllString(v, "kube-api-access-<random>")
+		v = credentialID.ReplaceAllString(v, "$1=<credential>")
 		return t.replaceAllocated(t.replaceTokens(timestamp.ReplaceAllString(v, "<time>"), key == "message"))
 	}
 	return v
@@ -440,14 +444,20 @@ func (t *target) learnLiterals(body string) {
 	walk(decoded)
 }
 
-// port is the port the server listens on (a Service's targetPort to it is each server's own).
-func (t *target) port() string {
+// address is the server's own address (discovery's serverAddress, and the port a Service's
+// targetPort to it names, are each server's own).
+func (t *target) address() *url.URL {
 	u, err := url.Parse(t.url)
 	if err != nil {
-		return ""
+		return &url.URL{}
 	}
-	return u.Port()
+	return u
 }
+
+// credentialID is the id of the credential a user authenticated with, in a user's extra
+// (authentication.kubernetes.io/credential-id, which a CSR and a TokenReview carry): the
+// fingerprint of each server's own client certificate, or a token's random JWT id.
+var credentialID = regexp.MustCompile(`^(JTI|X509SHA256)=[0-9a-f-]+$`)
 
 // replaceTokens puts tokens for the known uids and continue tokens in s, longest first; in a
 // message also resourceVersions written as whole numbers (elsewhere a number is a label value or
@@ -512,8 +522,10 @@ func pretty(r result) string {
 // remember keeps the uid and resourceVersion of an object answered.
 func (t *target) remember(v any) {
 	obj, _ := v.(map[string]any)
+	// A token is each server's own JWT: a token, wherever it shows (a TokenReview's spec).
 	if status, _ := obj["status"].(map[string]any); obj["kind"] == "TokenRequest" && status["token"] != nil {
 		t.objects["token"] = map[string]string{"value": fmt.Sprint(status["token"])}
+		t.token("TOKEN", fmt.Sprint(status["token"]))
 	}
 	meta, _ := obj["metadata"].(map[string]any)
 	name, _ := meta["name"].(string)
