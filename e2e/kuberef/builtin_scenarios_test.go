@@ -469,13 +469,8 @@ func sortedAggregated(v any) any {
 		versions, _ := group["versions"].([]any)
 		for _, version := range versions {
 			version, _ := version.(map[string]any)
-			if list, ok := version["resources"].([]any); ok {
-				sort.Slice(list, func(i, j int) bool {
-					a, _ := list[i].(map[string]any)
-					b, _ := list[j].(map[string]any)
-					return fmt.Sprint(a["resource"]) < fmt.Sprint(b["resource"])
-				})
-			}
+			list, _ := version["resources"].([]any)
+			sortByKey(list, "resource")
 		}
 	}
 	return doc
