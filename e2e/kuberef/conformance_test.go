@@ -72,6 +72,14 @@ func newLockstep(kube endpoint, sqlkubes []endpoint) *lockstep {
 
 func (l *lockstep) all() []*target { return append([]*target{l.kube}, l.sqlkubes...) }
 
+// compareHeaders compares the Audit-Id and priority and fairness headers too.
+func (l *lockstep) compareHeaders() *lockstep {
+	for _, t := range l.all() {
+		t.headers = true
+	}
+	return l
+}
+
 // reset starts a new scenario on every server.
 func (l *lockstep) reset() {
 	for _, t := range l.all() {

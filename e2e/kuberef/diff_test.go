@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -27,17 +29,29 @@ type target struct {
 	objects map[string]map[string]string
 	// watches are the open watch streams by name.
 	watches map[string]*stream
+	// literals are the scalar values the scenario's requests carried (an IP or port asked for
+	// is compared as it is); allocated maps the cluster IPs and node ports the server chose
+	// itself to tokens.
+	literals  map[string]bool
+	allocated map[string]string
+	// headers says whether the Audit-Id and priority and fairness headers are compared (the
+	// apiextensions reference runs neither audit nor priority and fairness); priorityNames maps
+	// the uids those headers carry to the names of the flow schemas and priority levels.
+	headers       bool
+	priorityNames map[string]string
 }
 
 func newTarget(e endpoint) *target {
-	return &target{endpoint: e, users: map[string]*http.Client{}, tokens: map[string]string{}, counts: map[string]int{},
-		objects: map[string]map[string]string{}, watches: map[string]*stream{}}
+	t := &target{endpoint: e, users: map[string]*http.Client{}, objects: map[string]map[string]string{}, watches: map[string]*stream{}}
+	t.reset()
+	return t
 }
 
 // reset forgets what one scenario learnt: tokens restart so that a scenario's answers compare
 // alike whatever ran before it, and its watches are closed.
 func (t *target) reset() {
 	t.tokens, t.counts = map[string]string{}, map[string]int{}
+	t.literals, t.allocated = map[string]bool{firstServiceIP: true}, map[string]string{}
 	for name, w := range t.watches {
 		w.close()
 		delete(t.watches, name)
@@ -83,6 +97,7 @@ type result struct {
 	Code        int
 	ContentType string
 	Warnings    []string
+	Headers     map[string]string `json:",omitempty"`
 	Body        any
 }
 
@@ -90,6 +105,7 @@ func (t *target) do(s step) (result, error) {
 	if s.watch != "" {
 		return t.doWatch(s)
 	}
+	t.learnLiterals(s.body)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		r, err := t.once(s)
@@ -110,7 +126,7 @@ func (t *target) once(s step) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	r := result{Code: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Warnings: resp.Header.Values("Warning")}
+	r := result{Code: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Warnings: resp.Header.Values("Warning"), Headers: t.compared(resp.Header)}
 	if s.setup {
 		return result{Code: r.Code}, nil
 	}
@@ -150,6 +166,54 @@ func (t *target) send(s step) (*http.Response, error) {
 	return client.Do(req)
 }
 
+// compared reduces the Audit-Id and priority and fairness headers to what two servers share:
+// whether Audit-Id is there (its value is a random id), and the names of the flow schema and
+// priority level the request was classified by (the headers carry their uids).
+func (t *target) compared(h http.Header) map[string]string {
+	if !t.headers {
+		return nil
+	}
+	out := map[string]string{}
+	if h.Get("Audit-Id") != "" {
+		out["Audit-Id"] = "<present>"
+	}
+	for _, name := range []string{"X-Kubernetes-PF-FlowSchema-UID", "X-Kubernetes-PF-PriorityLevel-UID"} {
+		if uid := h.Get(name); uid != "" {
+			out[name] = t.priorityName(uid)
+		}
+	}
+	return out
+}
+
+// priorityName is the name of the flow schema or priority level whose uid is uid, listing them
+// again when it is not known yet.
+func (t *target) priorityName(uid string) string {
+	if name, ok := t.priorityNames[uid]; ok {
+		return name
+	}
+	if t.priorityNames == nil {
+		t.priorityNames = map[string]string{}
+	}
+	for _, kind := range []string{"flowschemas", "prioritylevelconfigurations"} {
+		resp, err := t.client.Get(t.url + "/apis/flowcontrol.apiserver.k8s.io/v1/" + kind)
+		if err != nil {
+			continue
+		}
+		var list struct {
+			Items []struct{ Metadata struct{ Name, UID string } }
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&list)
+		resp.Body.Close()
+		for _, item := range list.Items {
+			t.priorityNames[item.Metadata.UID] = kind + "/" + item.Metadata.Name
+		}
+	}
+	if name, ok := t.priorityNames[uid]; ok {
+		return name
+	}
+	return "<a uid that names no flow schema or priority level>"
+}
+
 // clientAs is the client of the identity named user, minted on first use.
 func (t *target) clientAs(user string) (*http.Client, error) {
 	if user == "" {
@@ -177,12 +241,14 @@ func (t *target) decode(data []byte, pick func(any) any) any {
 	if err := json.Unmarshal(data, &decoded); err != nil {
 		return string(data)
 	}
+	// What later steps refer to is remembered before pick drops it (a TokenRequest's token).
+	t.remember(decoded)
 	if pick != nil {
 		decoded = pick(decoded)
 	}
 	sortApplyConflicts(decoded)
+	hideAges(decoded)
 	t.collect(decoded, "")
-	t.remember(decoded)
 	return t.normalize(decoded, "")
 }
 
@@ -191,7 +257,7 @@ func (t *target) decode(data []byte, pick func(any) any) any {
 var varying = map[string]string{"uid": "UID", "resourceVersion": "RV", "continue": "CONTINUE"}
 
 // timestamps are replaced outright.
-var timestamps = map[string]bool{"creationTimestamp": true, "deletionTimestamp": true, "time": true, "lastTransitionTime": true}
+var timestamps = map[string]bool{"creationTimestamp": true, "deletionTimestamp": true, "time": true, "lastTransitionTime": true, "lastUpdateTime": true}
 
 // collect learns the varying values of v in a fixed order (keys sorted), so that tokens are
 // numbered alike on both servers.
@@ -210,10 +276,13 @@ func (t *target) collect(v any, key string) {
 		for _, e := range v {
 			t.collect(e, key)
 		}
+	case float64:
+		t.allocate(key, strconv.FormatFloat(v, 'f', -1, 64))
 	case string:
 		if kind, ok := varying[key]; ok && v != "" {
 			t.token(kind, v)
 		}
+		t.allocate(key, v)
 		// A precondition's 409 names the stored resourceVersion, which may not have been
 		// answered before (a collection's delete changed it).
 		if m := recordVersion.FindStringSubmatch(v); key == "message" && m != nil {
@@ -257,6 +326,14 @@ func (t *target) normalize(v any, key string) any {
 			sortManagedFields(out)
 		}
 		return out
+	case float64:
+		n := strconv.FormatFloat(v, 'f', -1, 64)
+		if tok, ok := t.allocated[n]; ok && allocatedKeys[key] != "" {
+			return tok
+		}
+		if key == "targetPort" && n == t.address().Port() {
+			return "<server port>"
+		}
 	case string:
 		if timestamps[key] && v != "" {
 			return "<time>"
@@ -267,10 +344,120 @@ func (t *target) normalize(v any, key string) any {
 			}
 			return v
 		}
-		return t.replaceTokens(timestamp.ReplaceAllString(v, "<time>"), key == "message")
+		if key == "serverAddress" && v == t.address().Host {
+			return "<server address>"
+		}
+		v = apiAccessVolume.ReplaceAllString(v, "kube-api-access-<random>")
+		v = credentialID.ReplaceAllString(v, "$1=<credential>")
+		return t.replaceAllocated(t.replaceTokens(timestamp.ReplaceAllString(v, "<time>"), key == "message"))
 	}
 	return v
 }
+
+// firstServiceIP is the first address of the service range (10.0.0.0/24, kube-apiserver's
+// default and the reference's flag), the default kubernetes Service's on every server: compared
+// as it is, not as an allocation.
+const firstServiceIP = "10.0.0.1"
+
+// allocatedKeys are the fields whose values the server allocates when the request names none,
+// by the kind of token they become.
+var allocatedKeys = map[string]string{"clusterIP": "IP", "clusterIPs": "IP", "nodePort": "PORT", "healthCheckNodePort": "PORT"}
+
+// serviceRange and nodePorts are the ranges allocations come from: kube-apiserver's defaults,
+// which the reference is started with and sqlkube defaults to.
+var (
+	serviceRange             = netip.MustParsePrefix("10.0.0.0/24")
+	minNodePort, maxNodePort = 30000, 32767
+)
+
+// allocate learns a value the server chose for an allocated field: it becomes a token only if
+// the request did not name it and it lies in its range, so that an address out of the range is
+// still seen as a difference, and two objects given the same one get the same token.
+func (t *target) allocate(key, value string) {
+	kind := allocatedKeys[key]
+	if kind == "" || t.literals[value] || !inAllocationRange(kind, value) {
+		return
+	}
+	if _, ok := t.allocated[value]; !ok {
+		t.counts[kind]++
+		t.allocated[value] = fmt.Sprintf("<%s%d>", kind, t.counts[kind])
+	}
+}
+
+// inAllocationRange says whether value is an address of the service range other than its
+// network and broadcast addresses (kind IP), or a port of the node port range (kind PORT).
+func inAllocationRange(kind, value string) bool {
+	if kind == "PORT" {
+		n, err := strconv.Atoi(value)
+		return err == nil && n >= minNodePort && n <= maxNodePort
+	}
+	ip, err := netip.ParseAddr(value)
+	if err != nil || !serviceRange.Contains(ip) || ip == serviceRange.Addr() {
+		return false
+	}
+	return ip.Next().IsValid() && serviceRange.Contains(ip.Next())
+}
+
+// replaceAllocated puts the tokens of allocated addresses and ports in a string (a table's
+// Cluster-IP and Port(s) cells), whole addresses and numbers only.
+func (t *target) replaceAllocated(s string) string {
+	if len(t.allocated) == 0 {
+		return s
+	}
+	return addressOrPort.ReplaceAllStringFunc(s, func(v string) string {
+		if tok, ok := t.allocated[v]; ok {
+			return tok
+		}
+		return v
+	})
+}
+
+var addressOrPort = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}\b|\b\d{5}\b`)
+
+// apiAccessVolume is the projected token volume kube's ServiceAccount admission adds to a pod,
+// named with a random suffix.
+var apiAccessVolume = regexp.MustCompile(`\bkube-api-access-[a-z0-9]{5}\b`)
+
+// learnLiterals records the scalar values of a request body.
+func (t *target) learnLiterals(body string) {
+	var decoded any
+	if json.Unmarshal([]byte(body), &decoded) != nil {
+		return
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case string:
+			t.literals[v] = true
+		case float64:
+			t.literals[strconv.FormatFloat(v, 'f', -1, 64)] = true
+		}
+	}
+	walk(decoded)
+}
+
+// address is the server's own address (discovery's serverAddress, and the port a Service's
+// targetPort to it names, are each server's own).
+func (t *target) address() *url.URL {
+	u, err := url.Parse(t.url)
+	if err != nil {
+		return &url.URL{}
+	}
+	return u
+}
+
+// credentialID is the id of the credential a user authenticated with, in a user's extra
+// (authentication.kubernetes.io/credential-id, which a CSR and a TokenReview carry): the
+// fingerprint of each server's own client certificate, or a token's random JWT id.
+var credentialID = regexp.MustCompile(`^(JTI|X509SHA256)=[0-9a-f-]+$`)
 
 // replaceTokens puts tokens for the known uids and continue tokens in s, longest first; in a
 // message also resourceVersions written as whole numbers (elsewhere a number is a label value or
@@ -310,8 +497,9 @@ var wholeNumber = regexp.MustCompile(`[\w.-]+`)
 var onlyDigits = regexp.MustCompile(`^[0-9]+$`)
 
 // expand fills {{uid:NAME}}, {{rv:NAME}} and {{oldrv:NAME}} (the resourceVersion before) in a
-// step from the last responses about NAME on this server, and {{continue}} with the last list's continue token; scenarios use them for
-// preconditions, resourceVersions and pages.
+// step from the last responses about NAME on this server, {{continue}} with the last list's
+// continue token and {{value:token}} with the last TokenRequest's token; scenarios use them for
+// preconditions, resourceVersions, pages and token reviews.
 func (t *target) expand(s step) step {
 	for name, fields := range t.objects {
 		for field, value := range fields {
@@ -334,6 +522,11 @@ func pretty(r result) string {
 // remember keeps the uid and resourceVersion of an object answered.
 func (t *target) remember(v any) {
 	obj, _ := v.(map[string]any)
+	// A token is each server's own JWT: a token, wherever it shows (a TokenReview's spec).
+	if status, _ := obj["status"].(map[string]any); obj["kind"] == "TokenRequest" && status["token"] != nil {
+		t.objects["token"] = map[string]string{"value": fmt.Sprint(status["token"])}
+		t.token("TOKEN", fmt.Sprint(status["token"]))
+	}
 	meta, _ := obj["metadata"].(map[string]any)
 	name, _ := meta["name"].(string)
 	uid, _ := meta["uid"].(string)
@@ -366,6 +559,29 @@ func sortApplyConflicts(v any) {
 		lines := strings.Split(message, "\n")
 		sort.Strings(lines[1:])
 		status["message"] = strings.Join(lines, "\n")
+	}
+}
+
+// hideAges replaces the cells of a table's Age column: the time since each object was created,
+// which differs by the time each server took to get there (the kubernetes Service's, by when
+// each server started).
+func hideAges(v any) {
+	table, _ := v.(map[string]any)
+	if table["kind"] != "Table" {
+		return
+	}
+	columns, _ := table["columnDefinitions"].([]any)
+	for i, c := range columns {
+		if column, _ := c.(map[string]any); column["name"] != "Age" {
+			continue
+		}
+		rows, _ := table["rows"].([]any)
+		for _, r := range rows {
+			row, _ := r.(map[string]any)
+			if cells, _ := row["cells"].([]any); i < len(cells) {
+				cells[i] = "<age>"
+			}
+		}
 	}
 }
 

@@ -140,7 +140,9 @@ func startKubeAPIServer(bin, dir, etcdURL string) (*FullServer, error) {
 		cancel()
 		<-done
 	}
-	admin, err := ca.client("kuberef-admin", []string{"system:masters"})
+	// The admin is called as sqlkube's admin kubeconfig calls it, so that what records the
+	// requester (a CertificateSigningRequest's spec.username) compares alike.
+	admin, err := ca.client("system:admin", []string{"system:masters"})
 	if err != nil {
 		stop()
 		return nil, err

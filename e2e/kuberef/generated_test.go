@@ -626,14 +626,18 @@ func crdSpec(v any) any {
 // resources in no fixed order.
 func sortedResources(v any) any {
 	obj, _ := v.(map[string]any)
-	if list, ok := obj["resources"].([]any); ok {
-		sort.Slice(list, func(i, j int) bool {
-			a, _ := list[i].(map[string]any)
-			b, _ := list[j].(map[string]any)
-			return fmt.Sprint(a["name"]) < fmt.Sprint(b["name"])
-		})
-	}
+	list, _ := obj["resources"].([]any)
+	sortByKey(list, "name")
 	return obj
+}
+
+// sortByKey sorts a list of objects by their key's values.
+func sortByKey(list []any, key string) {
+	sort.Slice(list, func(i, j int) bool {
+		a, _ := list[i].(map[string]any)
+		b, _ := list[j].(map[string]any)
+		return fmt.Sprint(a[key]) < fmt.Sprint(b[key])
+	})
 }
 
 // discoveryScenarios read the discovery and OpenAPI v3 documents of a custom resource group.

@@ -310,7 +310,7 @@ func reviewScenarios() []scenario {
 // fullScenarios are the scenarios compared with the full kube-apiserver, with the known
 // differences marked.
 func fullScenarios() []scenario {
-	all := concat([]scenario{rbacSetup}, rbacWriteScenarios(), rbacBootstrapScenarios(), reviewScenarios(), builtinPatchScenarios(), deploymentScenarios())
+	all := concat([]scenario{rbacSetup}, rbacWriteScenarios(), rbacBootstrapScenarios(), reviewScenarios(), builtinPatchScenarios(), deploymentScenarios(), builtinScenarios(), identityScenarios())
 	return markKnown(all, knownFullDifferences)
 }
 
