@@ -111,6 +111,9 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req *reques
 		}
 		return s.writeObject(w, r, req, out, code, stored.Value)
 	}
+	if req.res.ReturnsDeletedObject {
+		return s.writeObject(w, r, req, out, http.StatusOK, stored.Value)
+	}
 	writeJSON(w, r, out, http.StatusOK, deletedStatus(req, stored))
 	return nil
 }

@@ -138,6 +138,7 @@ func builtin(group, version, plural, kind string, namespaced bool, verbs []strin
 		StorageName:    StorageName(plural, group),
 		StorageVersion: version,
 	}
+	r.ReturnsDeletedObject = returnsDeletedObject[r.StorageName]
 	r.Strategy = strategy(r)
 	if customize != nil {
 		customize(r)
@@ -146,6 +147,17 @@ func builtin(group, version, plural, kind string, namespaced bool, verbs []strin
 }
 
 func withStatus(r *resource.Resource) { r.Status = true }
+
+// returnsDeletedObject are the types whose immediate delete kube-apiserver answers with the
+// deleted object rather than a Success Status (their storage's ReturnDeletedObject).
+var returnsDeletedObject = map[string]bool{
+	"pods": true, "podtemplates": true, "services": true, "serviceaccounts": true, "namespaces": true,
+	"persistentvolumes": true, "persistentvolumeclaims": true, "resourcequotas": true,
+	"storageclasses.storage.k8s.io": true, "volumeattachments.storage.k8s.io": true, "csidrivers.storage.k8s.io": true,
+	"csinodes.storage.k8s.io": true, "volumeattributesclasses.storage.k8s.io": true,
+	"deviceclasses.resource.k8s.io": true, "resourceclaims.resource.k8s.io": true,
+	"resourceclaimtemplates.resource.k8s.io": true, "resourceslices.resource.k8s.io": true,
+}
 
 // eventFields are the field selector labels of core/v1 events beyond metadata.
 var eventFields = map[string][]string{

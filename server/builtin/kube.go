@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/warning"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/apis/autoscaling"
 	autoscalingvalidation "k8s.io/kubernetes/pkg/apis/autoscaling/validation"
@@ -45,6 +46,8 @@ type kubeRules struct {
 	// table, when set, is the type's table convertor where kube's storage of it does not use
 	// kube's printers (limitranges: the default columns).
 	table rest.TableConvertor
+	// orphanWarning, when set, is the warning a delete that orphans by default gets (Jobs').
+	orphanWarning string
 }
 
 // kubeStrategy is what kube's registry asks of a type's strategy for creates and updates.
@@ -231,6 +234,20 @@ func (s *kubeTypeStrategy) ApprovalStrategy() resource.StatusStrategy {
 }
 
 func (s *kubeTypeStrategy) PrepareForDelete(context.Context, *unstructured.Unstructured) {}
+
+// OrphansByDefault says whether a delete that names no propagation policy orphans the object's
+// dependents, as kube's strategy of the type says for the served version (batch/v1 Jobs, v1
+// ReplicationControllers); when it does, the delete gets the type's orphanWarning.
+func (s *kubeTypeStrategy) OrphansByDefault(ctx context.Context) bool {
+	gc, ok := s.rules.strategy.(rest.GarbageCollectionDeleteStrategy)
+	if !ok || gc.DefaultGarbageCollectionPolicy(s.withRequestInfo(ctx)) != rest.OrphanDependents {
+		return false
+	}
+	if s.rules.orphanWarning != "" {
+		warning.AddWarning(ctx, "", s.rules.orphanWarning)
+	}
+	return true
+}
 
 func (s *kubeTypeStrategy) HoldsDeletion(*unstructured.Unstructured) bool { return false }
 

@@ -425,7 +425,7 @@ func (r *Registry) deleteAttempt(ctx context.Context, req *request, current sqls
 	if obj.GetDeletionTimestamp() == nil {
 		req.res.Strategy.PrepareForDelete(ctx, obj)
 	}
-	propagationChanged := setPropagationFinalizers(obj, opts)
+	propagationChanged := setPropagationFinalizers(obj, opts, orphansByDefault(ctx, req, opts))
 	if !hasFinalizers(req.res, obj) {
 		stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
 		if err == nil {

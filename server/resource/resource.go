@@ -56,6 +56,10 @@ type Resource struct {
 	// Approval is true when the type has an /approval subresource (certificatesigningrequests:
 	// an update of status.conditions), whose rules its strategy gives (Approver).
 	Approval bool
+	// ReturnsDeletedObject is true when an immediate delete is answered with the deleted object,
+	// as kube-apiserver's storage of the type answers it (ReturnDeletedObject), rather than a
+	// Success Status.
+	ReturnsDeletedObject bool
 	// TokenRequest is true when the type has a /token subresource (serviceaccounts: TokenRequest).
 	TokenRequest bool
 	// Proxy, when set, is the type's /proxy subresource (nodes'): the answer to a request
