@@ -232,6 +232,13 @@ func (s *kubeTypeStrategy) ApprovalStrategy() resource.StatusStrategy {
 
 func (s *kubeTypeStrategy) PrepareForDelete(context.Context, *unstructured.Unstructured) {}
 
+// OrphansByDefault is whether kube's strategy of the type says its deletes orphan dependents
+// by default (rest.GarbageCollectionDeleteStrategy), for the version of the request.
+func (s *kubeTypeStrategy) OrphansByDefault(ctx context.Context) bool {
+	gc, ok := s.rules.strategy.(rest.GarbageCollectionDeleteStrategy)
+	return ok && gc.DefaultGarbageCollectionPolicy(s.withRequestInfo(ctx)) == rest.OrphanDependents
+}
+
 func (s *kubeTypeStrategy) RefuseDelete(name string) error {
 	if s.rules.refuseDelete == nil {
 		return nil

@@ -10,12 +10,13 @@ import (
 // setPropagationFinalizers gives obj, which a delete is about to delete or mark as being
 // deleted, the garbage collector's finalizers its DeleteOptions ask for, as kube-apiserver's
 // store does: orphan for Orphan (or orphanDependents=true), foregroundDeletion for Foreground,
-// neither for Background. Without a policy the ones obj has stay: every type served here
-// defaults to Background, as built-in core types and custom resources do in kube-apiserver.
-// changed says whether the finalizers differ, so that a repeated delete updates them.
-func setPropagationFinalizers(obj *unstructured.Unstructured, opts *metav1.DeleteOptions) (changed bool) {
+// neither for Background. Without a policy the ones obj has stay, and without those either the
+// type's default applies: orphan when orphanByDefault (batch/v1 Jobs), else Background, as
+// kube-apiserver's store decides. changed says whether the finalizers differ, so that a
+// repeated delete updates them.
+func setPropagationFinalizers(obj *unstructured.Unstructured, opts *metav1.DeleteOptions, orphanByDefault bool) (changed bool) {
 	current := obj.GetFinalizers()
-	orphan, foreground := propagationFinalizersWanted(current, opts)
+	orphan, foreground := propagationFinalizersWanted(current, opts, orphanByDefault)
 	finalizers := slices.DeleteFunc(slices.Clone(current), IsPropagationFinalizer)
 	if orphan {
 		finalizers = append(finalizers, metav1.FinalizerOrphanDependents)
@@ -33,7 +34,7 @@ func setPropagationFinalizers(obj *unstructured.Unstructured, opts *metav1.Delet
 	return true
 }
 
-func propagationFinalizersWanted(finalizers []string, opts *metav1.DeleteOptions) (orphan, foreground bool) {
+func propagationFinalizersWanted(finalizers []string, opts *metav1.DeleteOptions, orphanByDefault bool) (orphan, foreground bool) {
 	// orphanDependents is deprecated, but kube-apiserver still honours it before the policy.
 	if opts.OrphanDependents != nil {
 		return *opts.OrphanDependents, false
@@ -41,7 +42,11 @@ func propagationFinalizersWanted(finalizers []string, opts *metav1.DeleteOptions
 	if p := opts.PropagationPolicy; p != nil {
 		return *p == metav1.DeletePropagationOrphan, *p == metav1.DeletePropagationForeground
 	}
-	return slices.Contains(finalizers, metav1.FinalizerOrphanDependents), slices.Contains(finalizers, metav1.FinalizerDeleteDependents)
+	orphan, foreground = slices.Contains(finalizers, metav1.FinalizerOrphanDependents), slices.Contains(finalizers, metav1.FinalizerDeleteDependents)
+	if !orphan && !foreground {
+		return orphanByDefault, false
+	}
+	return orphan, foreground
 }
 
 func IsPropagationFinalizer(f string) bool {

@@ -382,7 +382,8 @@ func (r *Registry) deleteAttempt(ctx context.Context, req *request, current sqls
 	if obj.GetDeletionTimestamp() == nil {
 		req.res.Strategy.PrepareForDelete(ctx, obj)
 	}
-	propagationChanged := setPropagationFinalizers(obj, opts)
+	orphaner, ok := req.res.Strategy.(resource.DefaultOrphaner)
+	propagationChanged := setPropagationFinalizers(obj, opts, ok && orphaner.OrphansByDefault(ctx))
 	if !hasFinalizers(req.res, obj) {
 		stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
 		return stored, err == nil, err
