@@ -22,7 +22,7 @@ import (
 // HorizontalPodAutoscalers (read back in autoscaling v2 and v1), approves a
 // CertificateSigningRequest (which needs the approve verb on its signer, as kube's
 // CertificateApproval plugin checks) and lists the system PriorityClasses the server writes at
-// start.
+// start, which it refuses to delete.
 func TestBatchAutoscalingCertificatesSchedulingWithKubectl(t *testing.T) {
 	forEachServer(t, func(t *testing.T, s *sqlkubeServer) {
 		expectOutput(t, s.mustKubectl(t, "", "create", "deployment", "web", "--image=nginx"), "deployment.apps/web created")
@@ -56,6 +56,8 @@ func TestBatchAutoscalingCertificatesSchedulingWithKubectl(t *testing.T) {
 		if err != nil || strings.TrimSpace(out) != "priorityclass.scheduling.k8s.io/system-cluster-critical\npriorityclass.scheduling.k8s.io/system-node-critical" {
 			t.Errorf("system priority classes: %v\n%s", err, out)
 		}
+		_, err = s.kubectl(t, "", "delete", "priorityclass", "system-node-critical")
+		expectKubectlError(t, err, `Error from server (Forbidden): priorityclasses.scheduling.k8s.io "system-node-critical" is forbidden: this is a system priority class and cannot be deleted`)
 	})
 }
 

@@ -1,10 +1,13 @@
 package server_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 const (
@@ -105,4 +108,33 @@ func TestEventsInTwoGroups(t *testing.T) {
 	// events.k8s.io validates an event by its own rules, which a core event need not meet.
 	api.do("POST", eventsV1, `{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e2"},"reason":"Synced","type":"Normal"}`).
 		expect(t, http.StatusUnprocessableEntity)
+}
+
+// TestJobsOrphanByDefault: a batch/v1 Job deleted without a propagation policy is marked with
+// the orphan finalizer, kube's default for Jobs, and the garbage collector then removes it; a
+// Background delete removes it at once.
+func TestJobsOrphanByDefault(t *testing.T) {
+	api := sqliteAPI(t)
+	const jobs = "/apis/batch/v1/namespaces/default/jobs"
+	job := func(name string) string {
+		return `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"` + name + `"},"spec":{"template":{"spec":{
+			"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}}`
+	}
+	api.do("POST", jobs, job("orphaned")).expect(t, http.StatusCreated)
+	marked := api.do("DELETE", jobs+"/orphaned", "").expect(t, http.StatusOK).object(t)
+	if !equalJSON(nested(marked, "metadata", "finalizers"), []any{"orphan"}) || nested(marked, "metadata", "deletionTimestamp") == nil {
+		t.Fatalf("deleted without a policy: %v", marked["metadata"])
+	}
+	err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return api.do("GET", jobs+"/orphaned", "").code == http.StatusNotFound, nil
+	})
+	if err != nil {
+		t.Fatalf("the garbage collector did not finish the orphaning delete: %v", err)
+	}
+
+	api.do("POST", jobs, job("background")).expect(t, http.StatusCreated)
+	gone := api.do("DELETE", jobs+"/background", `{"propagationPolicy":"Background"}`).expect(t, http.StatusOK).object(t)
+	if str(gone, "kind") != "Status" {
+		t.Fatalf("Background delete answered %v", gone)
+	}
 }

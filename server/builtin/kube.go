@@ -40,6 +40,9 @@ type kubeRules struct {
 	// approval is kube's strategy of its /approval writes (certificates.ApprovalStrategy); nil
 	// without /approval.
 	approval rest.RESTUpdateStrategy
+	// refuseDelete, when set, says which objects the type's REST storage refuses to delete by
+	// name (resource.DeleteRefuser).
+	refuseDelete func(name string) error
 	// fields are the type's field selector labels beyond metadata (SelectableFields), as
 	// its GetAttrs gives them.
 	fields map[string][]string
@@ -247,6 +250,13 @@ func (s *kubeTypeStrategy) OrphansByDefault(ctx context.Context) bool {
 		warning.AddWarning(ctx, "", s.rules.orphanWarning)
 	}
 	return true
+}
+
+func (s *kubeTypeStrategy) RefuseDelete(name string) error {
+	if s.rules.refuseDelete == nil {
+		return nil
+	}
+	return s.rules.refuseDelete(name)
 }
 
 func (s *kubeTypeStrategy) HoldsDeletion(*unstructured.Unstructured) bool { return false }

@@ -3,6 +3,7 @@ package builtin
 import (
 	"fmt"
 	"reflect"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -82,13 +83,26 @@ func (c kubeConverter) ConvertToVersion(in runtime.Object, target runtime.GroupV
 	if err := legacyscheme.Scheme.Convert(internal, out, nil); err != nil {
 		return nil, err
 	}
-	content, err := contentConverter(reflect.TypeOf(out).Elem())(out)
+	content, err := convertedContent(out)
 	if err != nil {
 		return nil, err
 	}
 	converted := &unstructured.Unstructured{Object: content}
 	converted.SetGroupVersionKind(to)
 	return converted, nil
+}
+
+// contentConverters caches contentConverter by Go type: it walks the type.
+var contentConverters sync.Map // reflect.Type → func(any) (map[string]any, error)
+
+// convertedContent is typed's unstructured content, as contentConverter makes it for its type.
+func convertedContent(typed runtime.Object) (map[string]any, error) {
+	t := reflect.TypeOf(typed).Elem()
+	convert, ok := contentConverters.Load(t)
+	if !ok {
+		convert, _ = contentConverters.LoadOrStore(t, contentConverter(t))
+	}
+	return convert.(func(any) (map[string]any, error))(typed)
 }
 
 func (kubeConverter) ConvertFieldLabel(_ schema.GroupVersionKind, label, value string) (string, string, error) {

@@ -19,6 +19,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/registry/fieldmanagers"
 	"github.com/sqlkube/sqlkube/server/registry/scales"
 	"github.com/sqlkube/sqlkube/server/registry/selection"
+	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -103,10 +104,17 @@ func (r *Registry) Patch(ctx context.Context, ref Ref, patchType types.PatchType
 
 // Delete deletes the object ref names, or, when finalizers hold it, marks it as being deleted
 // (deleted false, stored the object as marked). opts carries preconditions, the propagation
-// policy and dry-run.
+// policy and dry-run. A name its type's strategy refuses to delete (resource.DeleteRefuser) is
+// refused first, as kube's REST storage of the type refuses it; a delete of the collection does
+// not ask, as in kube-apiserver.
 func (r *Registry) Delete(ctx context.Context, ref Ref, opts *metav1.DeleteOptions) (stored sqlstore.Object, deleted bool, err error) {
 	if err := checkPathName(ref.Name); err != nil {
 		return sqlstore.Object{}, false, err
+	}
+	if refuser, ok := ref.Resource.Strategy.(resource.DeleteRefuser); ok {
+		if err := refuser.RefuseDelete(ref.Name); err != nil {
+			return sqlstore.Object{}, false, err
+		}
 	}
 	req := newRequest(ref, opts.DryRun, "", opts)
 	if err := r.checkNamespaceDeletable(req); err != nil {

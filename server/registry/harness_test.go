@@ -46,7 +46,9 @@ func newTestRegistry(t *testing.T, dsn string) *testRegistry {
 	store := openStore(t, dsn)
 	types := map[string]*resource.Resource{}
 	for _, r := range builtin.Resources(func(*resource.Resource) {}) {
-		types[r.StorageName] = r
+		if r.ServesStorageVersion() { // one per stored type (events: core's, not events.k8s.io's)
+			types[r.StorageName] = r
+		}
 	}
 	reg, err := registry.New(t.Context(), store, types["namespaces"], registry.Options{RevisionWait: 300 * time.Millisecond})
 	if err != nil {

@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"context"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,16 +10,13 @@ import (
 // setPropagationFinalizers gives obj, which a delete is about to delete or mark as being
 // deleted, the garbage collector's finalizers its DeleteOptions ask for, as kube-apiserver's
 // store does: orphan for Orphan (or orphanDependents=true), foregroundDeletion for Foreground,
-// neither for Background. Without a policy the ones obj has stay, and without those the type's
-// default applies (orphanByDefault: batch/v1 Jobs and v1 ReplicationControllers orphan, every
-// other type served here, custom resources included, is Background). changed says whether the
-// finalizers differ, so that a repeated delete updates them.
+// neither for Background. Without a policy the ones obj has stay, and without those either the
+// type's default applies: orphan when orphanByDefault (batch/v1 Jobs), else Background, as
+// kube-apiserver's store decides. changed says whether the finalizers differ, so that a
+// repeated delete updates them.
 func setPropagationFinalizers(obj *unstructured.Unstructured, opts *metav1.DeleteOptions, orphanByDefault bool) (changed bool) {
 	current := obj.GetFinalizers()
-	orphan, foreground := propagationFinalizersWanted(current, opts)
-	if !orphan && !foreground && orphanByDefault {
-		orphan = true
-	}
+	orphan, foreground := propagationFinalizersWanted(current, opts, orphanByDefault)
 	finalizers := slices.DeleteFunc(slices.Clone(current), IsPropagationFinalizer)
 	if orphan {
 		finalizers = append(finalizers, metav1.FinalizerOrphanDependents)
@@ -38,7 +34,7 @@ func setPropagationFinalizers(obj *unstructured.Unstructured, opts *metav1.Delet
 	return true
 }
 
-func propagationFinalizersWanted(finalizers []string, opts *metav1.DeleteOptions) (orphan, foreground bool) {
+func propagationFinalizersWanted(finalizers []string, opts *metav1.DeleteOptions, orphanByDefault bool) (orphan, foreground bool) {
 	// orphanDependents is deprecated, but kube-apiserver still honours it before the policy.
 	if opts.OrphanDependents != nil {
 		return *opts.OrphanDependents, false
@@ -46,7 +42,11 @@ func propagationFinalizersWanted(finalizers []string, opts *metav1.DeleteOptions
 	if p := opts.PropagationPolicy; p != nil {
 		return *p == metav1.DeletePropagationOrphan, *p == metav1.DeletePropagationForeground
 	}
-	return slices.Contains(finalizers, metav1.FinalizerOrphanDependents), slices.Contains(finalizers, metav1.FinalizerDeleteDependents)
+	orphan, foreground = slices.Contains(finalizers, metav1.FinalizerOrphanDependents), slices.Contains(finalizers, metav1.FinalizerDeleteDependents)
+	if !orphan && !foreground {
+		return orphanByDefault, false
+	}
+	return orphan, foreground
 }
 
 func IsPropagationFinalizer(f string) bool {
@@ -59,16 +59,3 @@ func sameStrings(a, b []string) bool {
 	return slices.Equal(slices.Compact(a), slices.Compact(b))
 }
 
-// orphaningStrategy is the strategy of a type whose delete may orphan its dependents when it
-// names no propagation policy, as kube's strategy of it says (rest.GarbageCollectionDeleteStrategy
-// answering OrphanDependents for the version the request is served in).
-type orphaningStrategy interface {
-	OrphansByDefault(ctx context.Context) bool
-}
-
-// orphansByDefault says whether a delete of req's type that names no propagation policy orphans
-// the object's dependents.
-func orphansByDefault(ctx context.Context, req *request, opts *metav1.DeleteOptions) bool {
-	s, ok := req.res.Strategy.(orphaningStrategy)
-	return ok && opts.OrphanDependents == nil && opts.PropagationPolicy == nil && s.OrphansByDefault(ctx)
-}

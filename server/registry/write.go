@@ -425,7 +425,11 @@ func (r *Registry) deleteAttempt(ctx context.Context, req *request, current sqls
 	if obj.GetDeletionTimestamp() == nil {
 		req.res.Strategy.PrepareForDelete(ctx, obj)
 	}
-	propagationChanged := setPropagationFinalizers(obj, opts, orphansByDefault(ctx, req, opts))
+	// A delete that names a policy follows it; only one that names none asks the type's default
+	// (which may warn, as kube's Job storage does).
+	orphaner, ok := req.res.Strategy.(resource.DefaultOrphaner)
+	namesPolicy := opts.OrphanDependents != nil || opts.PropagationPolicy != nil
+	propagationChanged := setPropagationFinalizers(obj, opts, ok && !namesPolicy && orphaner.OrphansByDefault(ctx))
 	if !hasFinalizers(req.res, obj) {
 		stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
 		if err == nil {

@@ -108,6 +108,20 @@ type Approver interface {
 	ApprovalStrategy() StatusStrategy
 }
 
+// DeleteRefuser is the Strategy of a type some of whose objects may never be deleted one by
+// one: RefuseDelete is the error for the object named name (kube's 403 for a system
+// PriorityClass), nil for the others.
+type DeleteRefuser interface {
+	RefuseDelete(name string) error
+}
+
+// DefaultOrphaner is the Strategy of a type whose deletes orphan its dependents when neither
+// the DeleteOptions nor the object's finalizers say otherwise (kube's default garbage collection
+// policy of batch/v1 Jobs).
+type DefaultOrphaner interface {
+	OrphansByDefault(ctx context.Context) bool
+}
+
 // TypedStrategy is the Strategy of a type that has a Go type (the built-ins): request bodies
 // are decoded through it, strategic merge patches take their merge keys from it, and OpenAPI
 // its schema. A custom resource's strategy is not one: its schema prunes and defaults its
