@@ -20,8 +20,7 @@ const (
 // resource, with the reason.
 var notServed = map[string]map[string]string{
 	"": {
-		"pods": reasonWorkloads, "replicationcontrollers": reasonWorkloads, "podtemplates": reasonWorkloads,
-		"bindings": reasonWorkloads, "nodes": reasonWorkloads, "componentstatuses": reasonCluster,
+		"nodes": reasonWorkloads, "componentstatuses": reasonCluster,
 		"services": reasonNetwork, "endpoints": reasonNetwork,
 		"persistentvolumes": reasonStorage, "persistentvolumeclaims": reasonStorage,
 		"resourcequotas": reasonCluster, "limitranges": reasonCluster,
@@ -29,7 +28,6 @@ var notServed = map[string]map[string]string{
 	"apps":                {"controllerrevisions": reasonWorkloads},
 	"batch":               {"jobs": reasonWorkloads, "cronjobs": reasonWorkloads},
 	"autoscaling":         {"horizontalpodautoscalers": reasonWorkloads},
-	"policy":              {"poddisruptionbudgets": reasonWorkloads},
 	"scheduling.k8s.io":   {"priorityclasses": reasonWorkloads},
 	"node.k8s.io":         {"runtimeclasses": reasonWorkloads},
 	"networking.k8s.io":   {"ingresses": reasonNetwork, "ingressclasses": reasonNetwork, "networkpolicies": reasonNetwork},

@@ -4,6 +4,7 @@
 package builtin
 
 import (
+	"slices"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -31,7 +32,7 @@ var (
 )
 
 // Resources lists the built-in types, stored as opaque JSON beyond metadata, each with its
-// strategy (kube-apiserver's own for the apps types, see kube). customresourcedefinitions gets
+// strategy (kube-apiserver's own for the apps, core workload and policy types, see kube). customresourcedefinitions gets
 // its rules from bindCRDHooks (the catalog's, which validate and establish CRDs against the
 // names already served) on top of its Go type's.
 func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
@@ -105,7 +106,7 @@ func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
 			r.StorageVersionHashVersion = "v1beta1"
 			bindCRDHooks(r)
 		}),
-	}, appsResources()...)
+	}, slices.Concat(appsResources(), coreResources(), policyResources())...)
 }
 
 // builtin describes a built-in type whose singular name is its lower-case kind, and which is

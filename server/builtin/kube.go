@@ -37,8 +37,10 @@ type kubeRules struct {
 	// without /status.
 	status rest.RESTUpdateStrategy
 	// fields are the type's field selector labels beyond metadata (SelectableFields), as
-	// its GetAttrs gives them.
-	fields map[string][]string
+	// its GetAttrs gives them; unsetFields the values of those its GetAttrs formats as
+	// something other than "" when the field is not set (a bool's "false").
+	fields      map[string][]string
+	unsetFields map[string]string
 }
 
 // kubeStrategy is what kube's registry asks of a type's strategy for creates and updates.
@@ -105,6 +107,10 @@ func (s *kubeTypeStrategy) Decode(data []byte) (map[string]any, []error, error) 
 }
 
 func (s *kubeTypeStrategy) SelectableFields() map[string][]string { return s.rules.fields }
+
+// UnsetFieldValues are the values of the selectable fields that are not set, as kube's
+// GetAttrs formats them.
+func (s *kubeTypeStrategy) UnsetFieldValues() map[string]string { return s.rules.unsetFields }
 
 func (s *kubeTypeStrategy) NamespaceScoped() bool { return s.rules.strategy.NamespaceScoped() }
 
@@ -215,6 +221,31 @@ func (s *kubeTypeStrategy) StatusStrategy() resource.StatusStrategy {
 }
 
 func (s *kubeTypeStrategy) PrepareForDelete(context.Context, *unstructured.Unstructured) {}
+
+var _ resource.GracefulDeleteStrategy = (*kubeTypeStrategy)(nil)
+
+// BeforeDelete is kube's rest.BeforeDelete for the types whose strategy deletes gracefully
+// (rest.RESTGracefulDeleteStrategy: pods): it sets obj's deletionTimestamp and
+// deletionGracePeriodSeconds, and opts' gracePeriodSeconds, as kube's strategy decides them.
+// The other types are never deleted gracefully.
+func (s *kubeTypeStrategy) BeforeDelete(ctx context.Context, obj *unstructured.Unstructured, opts *metav1.DeleteOptions) (graceful, pending bool, err error) {
+	if _, ok := s.rules.strategy.(rest.RESTGracefulDeleteStrategy); !ok {
+		return false, false, nil
+	}
+	strategy, ok := s.rules.strategy.(rest.RESTDeleteStrategy)
+	if !ok {
+		return false, false, nil
+	}
+	converted := false
+	s.change(obj, func(internal runtime.Object) {
+		converted = true
+		graceful, pending, err = rest.BeforeDelete(strategy, ctx, internal, opts)
+	})
+	if !converted {
+		return false, false, fmt.Errorf("converting %s %q for its deletion", s.res.Kind, obj.GetName())
+	}
+	return graceful, pending, err
+}
 
 func (s *kubeTypeStrategy) HoldsDeletion(*unstructured.Unstructured) bool { return false }
 

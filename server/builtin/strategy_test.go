@@ -19,17 +19,21 @@ func TestStrategiesFollowKube(t *testing.T) {
 		"roles." + RBACGroup, "clusterroles." + RBACGroup, "rolebindings." + RBACGroup, "clusterrolebindings." + RBACGroup}
 	createOnUpdate := []string{"events", "leases." + CoordinationGroup,
 		"roles." + RBACGroup, "clusterroles." + RBACGroup, "rolebindings." + RBACGroup, "clusterrolebindings." + RBACGroup}
-	conditional := []string{"leases." + CoordinationGroup, CRDStorageName}
+	conditional := []string{"leases." + CoordinationGroup, CRDStorageName, "poddisruptionbudgets." + PolicyGroup}
 	fieldLabels := map[string][]string{
 		"secrets":    {"type"},
 		"namespaces": {"status.phase"},
 		"events": {"involvedObject.apiVersion", "involvedObject.fieldPath", "involvedObject.kind", "involvedObject.name",
 			"involvedObject.namespace", "involvedObject.resourceVersion", "involvedObject.uid", "reason", "reportingComponent", "source", "type"},
+		"pods": {"spec.host", "spec.hostNetwork", "spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+			"status.nominatedNodeName", "status.phase", "status.podIP", "status.podIPs"},
+		"replicationcontrollers": {"status.replicas"},
 	}
 	for _, r := range Resources(func(*resource.Resource) {}) {
 		s := r.Strategy
 		// kube's own strategies (kube) count their generations themselves.
-		if got, want := s.TracksGeneration(), !slices.Contains(untracked, r.StorageName) && r.Group != AppsGroup; got != want {
+		_, kubes := s.(*kubeTypeStrategy)
+		if got, want := s.TracksGeneration(), !slices.Contains(untracked, r.StorageName) && !kubes; got != want {
 			t.Errorf("%s: TracksGeneration %t, want %t", r.StorageName, got, want)
 		}
 		if got, want := s.AllowCreateOnUpdate(), slices.Contains(createOnUpdate, r.StorageName); got != want {

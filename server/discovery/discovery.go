@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/resource"
@@ -263,6 +264,10 @@ func subresources(r *resource.Resource) []subresource {
 	if r.TokenRequest {
 		subs = append(subs, subresource{name: "token", group: "authentication.k8s.io", version: "v1", kind: "TokenRequest", verbs: verbsCreate})
 	}
+	for _, sub := range r.Subresources {
+		subs = append(subs, subresource{name: sub.Name, group: sub.Group, version: sub.Version, kind: sub.Kind, verbs: sub.Verbs})
+	}
+	slices.SortFunc(subs, func(a, b subresource) int { return strings.Compare(a.name, b.name) })
 	return subs
 }
 
@@ -314,6 +319,7 @@ func aggregatedResource(r *resource.Resource) apidiscoveryv2.APIResourceDiscover
 	}
 	for _, sub := range subresources(r) {
 		subKind := kind
+		subKind.Kind = sub.kind
 		if sub.group != "" {
 			subKind = metav1.GroupVersionKind{Group: sub.group, Version: sub.version, Kind: sub.kind}
 		}

@@ -257,7 +257,9 @@ func (r *Registry) applyUpdate(ctx context.Context, req *request, current sqlsto
 	if equalObjects(obj, old) && !current.Stale {
 		return current, nil
 	}
-	if obj.GetDeletionTimestamp() != nil && !hasFinalizers(req.res, obj) {
+	// As kube-apiserver's store, an update deletes an object being deleted once no finalizer
+	// holds it, unless a grace period still runs (a pod's, which its kubelet ends).
+	if obj.GetDeletionTimestamp() != nil && !hasFinalizers(req.res, obj) && gracePeriod(old) == 0 {
 		return r.deleteWithoutFinalizers(ctx, req, current, old, obj)
 	}
 	return r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
@@ -379,7 +381,14 @@ func (r *Registry) deleteAttempt(ctx context.Context, req *request, current sqls
 	if obj.GetDeletionTimestamp() == nil {
 		req.res.Strategy.PrepareForDelete(ctx, obj)
 	}
+	graceful, pending, err := beforeGracefulDelete(ctx, req.res, obj, opts)
+	if err != nil || pending {
+		return current, false, err
+	}
 	propagationChanged := setPropagationFinalizers(obj, opts)
+	if graceful {
+		return r.deleteGracefully(ctx, req, current, obj)
+	}
 	if !hasFinalizers(req.res, obj) {
 		stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
 		return stored, err == nil, err
@@ -391,6 +400,36 @@ func (r *Registry) deleteAttempt(ctx context.Context, req *request, current sqls
 	req.res.Strategy.PrepareForFinalizing(obj)
 	stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
 	return stored, false, err
+}
+
+// beforeGracefulDelete asks the type's strategy whether obj is deleted gracefully (see
+// resource.GracefulDeleteStrategy); types without grace periods are not.
+func beforeGracefulDelete(ctx context.Context, res *resource.Resource, obj *unstructured.Unstructured, opts *metav1.DeleteOptions) (graceful, pending bool, err error) {
+	strategy, ok := res.Strategy.(resource.GracefulDeleteStrategy)
+	if !ok {
+		return false, false, nil
+	}
+	return strategy.BeforeDelete(ctx, obj, opts)
+}
+
+// deleteGracefully writes obj, which the strategy has marked with a deletionTimestamp and a
+// grace period, as kube-apiserver's store does: it stays while that period is not 0 or
+// finalizers hold it; otherwise it is then deleted at once (watchers see both writes).
+func (r *Registry) deleteGracefully(ctx context.Context, req *request, current sqlstore.Object, obj *unstructured.Unstructured) (sqlstore.Object, bool, error) {
+	stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
+	if err != nil || gracePeriod(obj) > 0 || hasFinalizers(req.res, obj) {
+		return stored, false, err
+	}
+	stored, err = r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: stored.Revision, Render: render(req.res, obj)})
+	return stored, err == nil, err
+}
+
+// gracePeriod is obj's deletionGracePeriodSeconds, 0 when not set.
+func gracePeriod(obj *unstructured.Unstructured) int64 {
+	if period := obj.GetDeletionGracePeriodSeconds(); period != nil {
+		return *period
+	}
+	return 0
 }
 
 // checkPreconditions applies DeleteOptions.preconditions; a mismatch is 409 worded as

@@ -50,6 +50,9 @@ type Resource struct {
 	Finalize bool
 	// TokenRequest is true when the type has a /token subresource (serviceaccounts: TokenRequest).
 	TokenRequest bool
+	// Subresources are the type's other subresources, which a handler of its own serves
+	// (pods' binding, eviction, log...), as discovery lists them.
+	Subresources []Subresource
 	// CRDName names the CustomResourceDefinition this type comes from; empty for built-ins.
 	CRDName string
 	// Definition is that CustomResourceDefinition, as the registry read it.
@@ -96,6 +99,28 @@ type ScaleSubresource struct {
 	// shows in its string form, as kube-apiserver's scale of the built-ins does. A CRD's
 	// labelSelectorPath names that string itself.
 	StructuredSelector bool
+	// MapSelector is true when the field at LabelSelectorPath is a map of labels (a
+	// ReplicationController's spec.selector), which the Scale's status.selector shows as the
+	// selector of that set.
+	MapSelector bool
+}
+
+// Subresource is a subresource served by a handler of the type's own, as discovery lists it:
+// Group and Version are set only when its kind is not of the resource's group version (a
+// pod's eviction: policy/v1 Eviction).
+type Subresource struct {
+	Name, Group, Version, Kind string
+	Verbs                      []string
+}
+
+// HasSubresource reports whether r lists a subresource of that name in Subresources.
+func (r *Resource) HasSubresource(name string) bool {
+	for _, sub := range r.Subresources {
+		if sub.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // APIVersion is "group/version", or "version" for the core group.

@@ -24,8 +24,8 @@ type Decoded struct {
 // Decode reads value, a stored object of res, for matching by any selection of the type stored
 // as res is (one built-in resource per storage name).
 func Decode(res *resource.Resource, value []byte) *Decoded {
-	paths := selectableFields(res)
-	d := &Decoded{value: value, tableFields: sync.OnceValues(func() (fields.Set, error) { return fieldValues(value, paths) })}
+	paths, unset := selectableFields(res), unsetFieldValues(res)
+	d := &Decoded{value: value, tableFields: sync.OnceValues(func() (fields.Set, error) { return fieldValues(value, paths, unset) })}
 	var meta objectMeta
 	if json.Unmarshal(value, &meta) == nil {
 		d.meta = &meta

@@ -19,41 +19,66 @@ func selectableFields(res *resource.Resource) map[string][]string {
 	return nil
 }
 
-// fieldValues reads the selected non-metadata fields; a missing field is "". Only the objects
-// along each field's path are decoded, not the whole object.
-func fieldValues(value []byte, paths map[string][]string) (fields.Set, error) {
+// unsetFieldValuer is implemented by the strategies of types with a field selector label whose
+// field reads as something other than "" when it is not set: kube formats a Pod's
+// spec.hostNetwork as a bool ("false"), a ReplicationController's status.replicas as a number
+// ("0").
+type unsetFieldValuer interface {
+	UnsetFieldValues() map[string]string
+}
+
+// unsetFieldValues are the values of res's selectable fields that are not set, by label; a
+// label not there reads as "".
+func unsetFieldValues(res *resource.Resource) map[string]string {
+	if valuer, ok := res.Strategy.(unsetFieldValuer); ok {
+		return valuer.UnsetFieldValues()
+	}
+	return nil
+}
+
+// fieldValues reads the selected non-metadata fields; a missing field has its value in unset,
+// else "". Only the objects along each field's path are decoded, not the whole object.
+func fieldValues(value []byte, paths map[string][]string, unset map[string]string) (fields.Set, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(value, &obj); err != nil {
 		return nil, err
 	}
 	set := fields.Set{}
 	for label, path := range paths {
-		set[label] = fieldString(obj, path)
+		v, found := fieldString(obj, path)
+		if !found {
+			v = unset[label]
+		}
+		set[label] = v
 	}
 	return set, nil
 }
 
-// fieldString is the value at path as a string; "" where the path is missing, null or runs
-// through a value that is not an object.
-func fieldString(obj map[string]json.RawMessage, path []string) string {
+// fieldString is the value at path as a string, and whether it is set: not where the path is
+// empty (a label the type accepts but never sets), missing, null or runs through a value that
+// is not an object.
+func fieldString(obj map[string]json.RawMessage, path []string) (string, bool) {
+	if len(path) == 0 {
+		return "", false
+	}
 	raw := obj[path[0]]
 	for _, p := range path[1:] {
 		var m map[string]json.RawMessage
 		if json.Unmarshal(raw, &m) != nil {
-			return ""
+			return "", false
 		}
 		raw = m[p]
 	}
 	var v interface{}
 	if json.Unmarshal(raw, &v) != nil {
-		return ""
+		return "", false
 	}
 	switch v := v.(type) {
 	case nil:
-		return ""
+		return "", false
 	case string:
-		return v
+		return v, true
 	default:
-		return fmt.Sprint(v)
+		return fmt.Sprint(v), true
 	}
 }

@@ -85,7 +85,8 @@ func builtinFields(res *resource.Resource, selector fields.Selector) (func([]byt
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	return func(value []byte) (fields.Set, error) { return fieldValues(value, paths) }, nil
+	unset := unsetFieldValues(res)
+	return func(value []byte) (fields.Set, error) { return fieldValues(value, paths, unset) }, nil
 }
 
 // schemaFields checks a field selector against a custom resource's selectableFields.
