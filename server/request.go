@@ -83,11 +83,11 @@ func (s *Server) resolve(group, version, rest string) (*request, error) {
 		return nil, errNotFoundPath()
 	}
 	if len(parts) > 3 {
-		if res.CRDName == "" {
+		if res.CRDName == "" && !(parts[2] == "proxy" && res.HasSubresource("proxy")) {
 			return nil, errNotFoundPath()
 		}
 		// apiextensions-apiserver reads only the subresource of a deeper path, as the
-		// request-info resolver does.
+		// request-info resolver does; a pod's proxy takes the rest as the proxied path.
 		parts = parts[:3]
 	}
 	req.res, req.gr = res, schema.GroupResource{Group: res.Group, Resource: res.Name}
@@ -143,6 +143,8 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, req *request) 
 		s.dispatchFinalize(w, r, req)
 	case req.subresource == "scale" && req.res.Scale != nil:
 		s.dispatchScale(w, r, req)
+	case req.res.HasSubresource(req.subresource) && s.api.Pods != nil:
+		s.dispatchPodSubresource(w, r, req)
 	case req.res.CRDName != "":
 		// apiextensions-apiserver names the object in its 404 for an unknown subresource.
 		s.writeError(w, r, apierrors.NewNotFound(req.gr, req.name))

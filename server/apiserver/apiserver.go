@@ -32,6 +32,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/discovery"
 	"github.com/sqlkube/sqlkube/server/loopback"
 	"github.com/sqlkube/sqlkube/server/metrics"
+	"github.com/sqlkube/sqlkube/server/pods"
 	"github.com/sqlkube/sqlkube/server/rbac"
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/resource"
@@ -141,6 +142,7 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 	}
 	fairness := startPriorityAndFairness(ctx, deps, lb, opts.EffectiveLimits(), opts)
 	api.Catalog, api.Registry, api.Discovery, api.FlowControl = types, objects, discovery.NewCache(types), fairness.control
+	api.Pods = pods.New(types, objects)
 	api.Checks = checks(store, opts, rbacController, fairness, admissionChain)
 	srv := server.New(api, opts.Options)
 	lb.Serve(ctx, srv.InProcess())
