@@ -26,7 +26,9 @@ func podNames(t *testing.T, api *testAPI, query string) string {
 	return strings.Join(names, ",")
 }
 
-// TestPodsWithKubesRules: a pod gets kube's defaults and status, kube's field selectors, and
+// TestPodsWithKubesRules: a pod gets kube's defaults and status, what kube's default
+// admission plugins add (its ServiceAccount's token volume, tolerations), kube's field
+// selectors, and
 // its binding sets spec.nodeName once; log and exec answer as kube-apiserver does without a
 // kubelet; a scheduled pod's delete waits its grace period (until a delete with
 // gracePeriodSeconds=0), an unscheduled one's does not.
@@ -40,6 +42,16 @@ func TestPodsWithKubesRules(t *testing.T) {
 			if got := nested(pod, strings.Split(path, ".")...); got != want {
 				t.Errorf("%s: %v, want %v", path, got, want)
 			}
+		}
+		// kube's default admission plugins: ServiceAccount and DefaultTolerationSeconds.
+		volumes, _ := nested(pod, "spec", "volumes").([]any)
+		mounts, _ := nested(pod, "spec", "containers").([]any)[0].(map[string]any)["volumeMounts"].([]any)
+		tolerations, _ := nested(pod, "spec", "tolerations").([]any)
+		if str(pod, "spec", "serviceAccountName") != "default" || len(volumes) != 1 || len(mounts) != 1 || len(tolerations) != 2 ||
+			!strings.HasPrefix(str(volumes[0].(map[string]any), "name"), "kube-api-access-") ||
+			str(mounts[0].(map[string]any), "mountPath") != "/var/run/secrets/kubernetes.io/serviceaccount" ||
+			str(tolerations[0].(map[string]any), "key") != "node.kubernetes.io/not-ready" || nested(tolerations[1].(map[string]any), "tolerationSeconds") != float64(300) {
+			t.Errorf("admitted pod's spec: %v", pod["spec"])
 		}
 		createPod(t, api, "other", `"app":"other"`)
 

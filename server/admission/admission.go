@@ -67,6 +67,8 @@ type Chain struct {
 	// mutating or validating plugins to apply; when there is none the chain is skipped, which
 	// saves its cost on every write (it would do nothing).
 	mutating, validating atomic.Pointer[configuration]
+	// podPlugins are kube's default plugins that change a new Pod (see newPodPlugins).
+	podPlugins atomic.Pointer[[]kubeadmission.MutationInterface]
 }
 
 var _ registry.Admission = (*Chain)(nil)
@@ -111,10 +113,14 @@ func (c *configuration) any() bool {
 	return false
 }
 
-// Mutate runs the chain's mutating plugins, then the RBAC escalation check: kube's RBAC
+// Mutate runs kube's default plugins that change a new Pod, the chain's mutating plugins, then
+// the RBAC escalation check: kube's RBAC
 // storage checks the object they made, before it is validated (so an escalation is refused
 // before an invalid field is named) and before the validating plugins run.
 func (c *Chain) Mutate(ctx context.Context, req *registry.AdmissionRequest) error {
+	if err := c.admitPod(ctx, req); err != nil {
+		return err
+	}
 	if err := c.mutateByPlugins(ctx, req); err != nil {
 		return err
 	}
@@ -204,6 +210,10 @@ func (c *Chain) start(ctx context.Context, client kubernetes.Interface, dynamicC
 	if err != nil {
 		return fmt.Errorf("building the admission chain: %w", err)
 	}
+	podPlugins, err := newPodPlugins(c.catalog, initializers)
+	if err != nil {
+		return err
+	}
 	if err := c.startPolicyTypeChecking(ctx, client, informers, mapper); err != nil {
 		return err
 	}
@@ -215,6 +225,7 @@ func (c *Chain) start(ctx context.Context, client kubernetes.Interface, dynamicC
 	// audit event.
 	audited := kubeadmission.WithAudit(chain)
 	c.chain.Store(&audited)
+	c.podPlugins.Store(&podPlugins)
 	return nil
 }
 
