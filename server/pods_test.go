@@ -10,10 +10,21 @@ import (
 
 const podsPath = "/api/v1/namespaces/default/pods"
 
+func podJSON(name, labels string) string {
+	return `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"` + name + `","labels":{` + labels + `}},
+		"spec":{"containers":[{"name":"c","image":"nginx"}]}}`
+}
+
 func createPod(t *testing.T, api *testAPI, name, labels string) map[string]any {
 	t.Helper()
-	return api.do("POST", podsPath, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"`+name+`","labels":{`+labels+`}},
-		"spec":{"containers":[{"name":"c","image":"nginx"}]}}`).expect(t, http.StatusCreated).object(t)
+	return api.do("POST", podsPath, podJSON(name, labels)).expect(t, http.StatusCreated).object(t)
+}
+
+// createDefaultServiceAccount creates what kube's ServiceAccount controller would (the test
+// servers run without it): kube's ServiceAccount admission refuses pods without it.
+func createDefaultServiceAccount(t *testing.T, api *testAPI) {
+	t.Helper()
+	api.do("POST", "/api/v1/namespaces/default/serviceaccounts", `{"metadata":{"name":"default"}}`).expect(t, http.StatusCreated)
 }
 
 // podNames lists the names of the default namespace's pods that query selects.
@@ -34,6 +45,11 @@ func podNames(t *testing.T, api *testAPI, query string) string {
 // gracePeriodSeconds=0), an unscheduled one's does not.
 func TestPodsWithKubesRules(t *testing.T) {
 	backends(t, func(t *testing.T, api *testAPI) {
+		api.do("POST", podsPath, podJSON("web", "")).expectStatus(t, metav1.Status{
+			Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
+			Message: `pods "web" is forbidden: error looking up service account default/default: serviceaccount "default" not found`,
+			Details: &metav1.StatusDetails{Name: "web", Kind: "pods"}})
+		createDefaultServiceAccount(t, api)
 		pod := createPod(t, api, "web", `"app":"web"`)
 		for path, want := range map[string]any{
 			"spec.restartPolicy": "Always", "spec.dnsPolicy": "ClusterFirst", "spec.terminationGracePeriodSeconds": float64(30),
@@ -115,6 +131,7 @@ func TestPodsWithKubesRules(t *testing.T) {
 func TestPodEviction(t *testing.T) {
 	backends(t, func(t *testing.T, api *testAPI) {
 		const pdbsPath = "/apis/policy/v1/namespaces/default/poddisruptionbudgets"
+		createDefaultServiceAccount(t, api)
 		createPod(t, api, "a", `"app":"x"`)
 		api.do("PATCH", podsPath+"/a/status", `{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}`, "Content-Type: application/merge-patch+json").expect(t, http.StatusOK)
 		api.do("POST", pdbsPath, `{"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"budget"},
