@@ -96,6 +96,14 @@ func TestPodsWithKubesRules(t *testing.T) {
 			conditions[0].(map[string]any)["type"] != "PodScheduled" || conditions[0].(map[string]any)["status"] != "True" {
 			t.Fatalf("bound pod %v", bound)
 		}
+		// ephemeralcontainers takes only spec.ephemeralContainers from the pod it is given.
+		debugged := api.do("PATCH", podsPath+"/web/ephemeralcontainers", `{"spec":{"ephemeralContainers":[{"name":"debug","image":"busybox"}],
+			"containers":[{"name":"c","image":"changed"}]}}`, "Content-Type: application/strategic-merge-patch+json").expect(t, http.StatusOK).object(t)
+		ephemeral, _ := nested(debugged, "spec", "ephemeralContainers").([]any)
+		if len(ephemeral) != 1 || str(ephemeral[0].(map[string]any), "terminationMessagePolicy") != "File" ||
+			str(nested(debugged, "spec", "containers").([]any)[0].(map[string]any), "image") != "nginx" {
+			t.Fatalf("pod after /ephemeralcontainers: %v", debugged["spec"])
+		}
 		api.do("POST", podsPath+"/web/exec?command=ls&stdout=true", "").expectStatus(t, metav1.Status{
 			Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound, Message: `nodes "node-1" not found`,
 			Details: &metav1.StatusDetails{Name: "node-1", Kind: "nodes"}})

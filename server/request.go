@@ -143,6 +143,8 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, req *request) 
 		s.dispatchFinalize(w, r, req)
 	case req.subresource == "scale" && req.res.Scale != nil:
 		s.dispatchScale(w, r, req)
+	case req.res.SubresourceStrategy(req.subresource) != nil:
+		s.dispatchStatus(w, r, req) // an update of the object with the subresource's rules
 	case req.res.HasSubresource(req.subresource) && s.api.Pods != nil:
 		s.dispatchPodSubresource(w, r, req)
 	case req.res.CRDName != "":

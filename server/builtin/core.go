@@ -24,7 +24,7 @@ func coreResources() []*resource.Resource {
 			strategy: pod.Strategy, status: pod.StatusStrategy, fields: podFields, unsetFields: podUnsetFields,
 		}), func(r *resource.Resource) {
 			workload("po")(r)
-			r.Subresources = podSubresources
+			r.Subresources = podSubresources(r.Strategy.(*kubeTypeStrategy))
 		}),
 		builtin("", "v1", "podtemplates", "PodTemplate", true, verbsAll, kube[corev1.PodTemplate](kubeRules{
 			strategy: podtemplate.Strategy,
@@ -62,13 +62,19 @@ var podFields = map[string][]string{
 var podUnsetFields = map[string]string{"spec.hostNetwork": "false"}
 
 // podSubresources are the Pods' subresources beyond /status, as kube-apiserver's discovery
-// lists them (package pods serves them).
-var podSubresources = []resource.Subresource{
-	{Name: "attach", Kind: "PodAttachOptions", Verbs: []string{"create", "get"}},
-	{Name: "binding", Kind: "Binding", Verbs: []string{"create"}},
-	{Name: "eviction", Group: "policy", Version: "v1", Kind: "Eviction", Verbs: []string{"create"}},
-	{Name: "exec", Kind: "PodExecOptions", Verbs: []string{"create", "get"}},
-	{Name: "log", Kind: "Pod", Verbs: []string{"get"}},
-	{Name: "portforward", Kind: "PodPortForwardOptions", Verbs: []string{"create", "get"}},
-	{Name: "proxy", Kind: "PodProxyOptions", Verbs: []string{"create", "delete", "get", "patch", "update"}},
+// lists them: ephemeralcontainers and resize are updates of the pod with kube's strategies of
+// them; package pods serves the others.
+func podSubresources(s *kubeTypeStrategy) []resource.Subresource {
+	verbsUpdate := []string{"get", "patch", "update"}
+	return []resource.Subresource{
+		{Name: "attach", Kind: "PodAttachOptions", Verbs: []string{"create", "get"}},
+		{Name: "binding", Kind: "Binding", Verbs: []string{"create"}},
+		{Name: "ephemeralcontainers", Kind: "Pod", Verbs: verbsUpdate, Strategy: s.subresourceStrategy(pod.EphemeralContainersStrategy)},
+		{Name: "eviction", Group: "policy", Version: "v1", Kind: "Eviction", Verbs: []string{"create"}},
+		{Name: "exec", Kind: "PodExecOptions", Verbs: []string{"create", "get"}},
+		{Name: "log", Kind: "Pod", Verbs: []string{"get"}},
+		{Name: "portforward", Kind: "PodPortForwardOptions", Verbs: []string{"create", "get"}},
+		{Name: "proxy", Kind: "PodProxyOptions", Verbs: []string{"create", "delete", "get", "patch", "update"}},
+		{Name: "resize", Kind: "Pod", Verbs: verbsUpdate, Strategy: s.subresourceStrategy(pod.ResizeStrategy)},
+	}
 }

@@ -167,10 +167,15 @@ func (s *kubeTypeStrategy) WarningsOnUpdate(ctx context.Context, obj, old *unstr
 }
 
 // ResetFields are the fields a write through subresource ("" or "status") resets, as kube's
-// strategy of it says (rest.ResetFieldsStrategy): its manager does not own them.
+// strategy of it says (rest.ResetFieldsStrategy): its manager does not own them. Other
+// subresources reset none here (kube's pod ephemeralcontainers and resize strategies give a
+// filter instead, which the registry does not apply).
 func (s *kubeTypeStrategy) ResetFields(subresource string) map[fieldpath.APIVersion]*fieldpath.Set {
-	var strategy any = s.rules.strategy
-	if subresource == "status" {
+	var strategy any
+	switch subresource {
+	case "":
+		strategy = s.rules.strategy
+	case "status":
 		strategy = s.rules.status
 	}
 	if resets, ok := strategy.(rest.ResetFieldsStrategy); ok {
@@ -217,7 +222,13 @@ func (s *kubeTypeStrategy) StatusStrategy() resource.StatusStrategy {
 	if s.rules.status == nil {
 		return nil
 	}
-	return kubeStatusStrategy{s}
+	return s.subresourceStrategy(s.rules.status)
+}
+
+// subresourceStrategy is the rules of writes through a subresource whose kube strategy is
+// strategy (/status, a pod's /ephemeralcontainers).
+func (s *kubeTypeStrategy) subresourceStrategy(strategy rest.RESTUpdateStrategy) resource.StatusStrategy {
+	return kubeSubresourceStrategy{s, strategy}
 }
 
 func (s *kubeTypeStrategy) PrepareForDelete(context.Context, *unstructured.Unstructured) {}
@@ -275,15 +286,19 @@ var kubePrinters = sync.OnceValue(func() printerstorage.TableConvertor {
 	return printerstorage.TableConvertor{TableGenerator: printers.NewTableGenerator().With(printersinternal.AddHandlers)}
 })
 
-// kubeStatusStrategy is a built-in's /status rules, kube's status strategy of the type.
-type kubeStatusStrategy struct{ s *kubeTypeStrategy }
-
-func (k kubeStatusStrategy) PrepareForUpdate(ctx context.Context, obj, old *unstructured.Unstructured) {
-	k.s.prepareUpdate(ctx, k.s.rules.status, obj, old)
+// kubeSubresourceStrategy is a built-in's rules of writes through a subresource (/status):
+// kube's strategy of that subresource.
+type kubeSubresourceStrategy struct {
+	s        *kubeTypeStrategy
+	strategy rest.RESTUpdateStrategy
 }
 
-func (k kubeStatusStrategy) ValidateUpdate(ctx context.Context, obj, old *unstructured.Unstructured) field.ErrorList {
-	return k.s.validateUpdate(ctx, k.s.rules.status, obj, old)
+func (k kubeSubresourceStrategy) PrepareForUpdate(ctx context.Context, obj, old *unstructured.Unstructured) {
+	k.s.prepareUpdate(ctx, k.strategy, obj, old)
+}
+
+func (k kubeSubresourceStrategy) ValidateUpdate(ctx context.Context, obj, old *unstructured.Unstructured) field.ErrorList {
+	return k.s.validateUpdate(ctx, k.strategy, obj, old)
 }
 
 // prepareUpdate runs strategy's PrepareForUpdate on obj and old as internal objects, and

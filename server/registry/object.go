@@ -25,12 +25,15 @@ func validateCreate(ctx context.Context, res *resource.Resource, obj *unstructur
 }
 
 // validateUpdate runs the type's validation of an update: its status strategy's for a /status
-// write, its own otherwise.
+// write, a subresource's own for one that has rules (mode), the type's otherwise.
 func validateUpdate(ctx context.Context, res *resource.Resource, mode updateMode, obj, old *unstructured.Unstructured) error {
-	if mode == replaceStatus {
+	switch mode {
+	case replaceStatus:
 		return invalid(res, obj, res.Strategy.StatusStrategy().ValidateUpdate(ctx, obj, old))
+	case replaceAll, replaceFinalizers:
+		return invalid(res, obj, res.Strategy.ValidateUpdate(ctx, obj, old))
 	}
-	return invalid(res, obj, res.Strategy.ValidateUpdate(ctx, obj, old))
+	return invalid(res, obj, res.SubresourceStrategy(string(mode)).ValidateUpdate(ctx, obj, old))
 }
 
 // invalid is the 422 for errs, naming the object by its own kind, as kube-apiserver's

@@ -157,13 +157,15 @@ func (r *Registry) afterWrite(ctx context.Context, req *request, revision int64)
 	}
 }
 
-// updateMode says which part of the object an update replaces.
-type updateMode int
+// updateMode says which part of the object an update replaces: it is the subresource written
+// through, "" for the object itself. A subresource other than these has rules of its own
+// (resource.Subresource.Strategy), which take their part from the body.
+type updateMode string
 
 const (
-	replaceAll        updateMode = iota // PUT on the object: everything but the system metadata
-	replaceStatus                       // PUT on /status: only the status
-	replaceFinalizers                   // PUT on /finalize (namespaces): only spec.finalizers
+	replaceAll        updateMode = ""         // PUT on the object: everything but the system metadata
+	replaceStatus     updateMode = "status"   // PUT on /status: only the status
+	replaceFinalizers updateMode = "finalize" // PUT on /finalize (namespaces): only spec.finalizers
 )
 
 // checkObjectName makes an update's body name the object of its URL, as kube-apiserver requires:
@@ -234,7 +236,7 @@ func (r *Registry) applyUpdate(ctx context.Context, req *request, current sqlsto
 	if err != nil {
 		return sqlstore.Object{}, err
 	}
-	if mode != replaceAll {
+	if mode == replaceStatus || mode == replaceFinalizers {
 		obj = subresourceUpdate(req.res, mode, obj, old)
 	}
 	obj = recordManagedFields(ctx, req, mode, obj, old)
@@ -301,6 +303,9 @@ func prepareUpdate(ctx context.Context, req *request, mode updateMode, obj, old 
 		req.res.Strategy.StatusStrategy().PrepareForUpdate(ctx, obj, old)
 	case replaceAll:
 		req.res.Strategy.PrepareForUpdate(ctx, obj, old)
+	case replaceFinalizers:
+	default:
+		req.res.SubresourceStrategy(string(mode)).PrepareForUpdate(ctx, obj, old)
 	}
 	if req.res.Strategy.TracksGeneration() && specChanged(obj, old) {
 		obj.SetGeneration(old.GetGeneration() + 1)

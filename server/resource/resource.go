@@ -111,6 +111,22 @@ type ScaleSubresource struct {
 type Subresource struct {
 	Name, Group, Version, Kind string
 	Verbs                      []string
+	// Strategy, when set, is the rules of updates through the subresource, whose body is the
+	// whole object (pods' ephemeralcontainers and resize): the registry serves its get, update
+	// and patch as those of the object, with these rules instead of the type's, which take from
+	// the body only what the subresource may change.
+	Strategy StatusStrategy
+}
+
+// SubresourceStrategy is the rules of updates through the subresource name, when it is one of
+// Subresources with rules of its own; else nil.
+func (r *Resource) SubresourceStrategy(name string) StatusStrategy {
+	for _, sub := range r.Subresources {
+		if sub.Name == name {
+			return sub.Strategy
+		}
+	}
+	return nil
 }
 
 // HasSubresource reports whether r lists a subresource of that name in Subresources.
