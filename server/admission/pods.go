@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	kubeadmission "k8s.io/apiserver/pkg/admission"
-	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	api "k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/kubernetes/plugin/pkg/admission/defaulttolerationseconds"
 	"k8s.io/kubernetes/plugin/pkg/admission/priority"
@@ -41,38 +38,22 @@ func newPodPlugins(types *catalog.Catalog, initializers kubeadmission.PluginInit
 }
 
 // admitPod runs the pod plugins on the creation of a Pod: they take kube's internal Pod, which
-// req.Object is converted to and back from.
+// req.Object is converted to and back from (a body the decoder took converts).
 func (c *Chain) admitPod(ctx context.Context, req *registry.AdmissionRequest) error {
 	plugins := c.podPlugins.Load()
 	if plugins == nil || req.Resource.Group != "" || req.Resource.Name != builtin.PodsResource || req.Subresource != "" ||
 		req.Operation != kubeadmission.Create || req.Object == nil {
 		return nil
 	}
-	versioned := &corev1.Pod{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(req.Object.Object, versioned); err != nil {
-		return nil // validation refuses it
-	}
-	pod := &api.Pod{}
-	if err := legacyscheme.Scheme.Convert(versioned, pod, nil); err != nil {
-		return nil
-	}
 	attrs := attributes(ctx, req)
-	internal := kubeadmission.NewAttributesRecord(pod, nil, attrs.GetKind(), attrs.GetNamespace(), attrs.GetName(), attrs.GetResource(),
-		"", kubeadmission.Create, attrs.GetOperationOptions(), attrs.IsDryRun(), attrs.GetUserInfo())
-	for _, plugin := range *plugins {
-		if err := plugin.Admit(ctx, internal, c.objects); err != nil {
-			return err
+	return builtin.ChangeInternalPod(req.Object, func(pod *api.Pod) error {
+		internal := kubeadmission.NewAttributesRecord(pod, nil, attrs.GetKind(), attrs.GetNamespace(), attrs.GetName(), attrs.GetResource(),
+			"", kubeadmission.Create, attrs.GetOperationOptions(), attrs.IsDryRun(), attrs.GetUserInfo())
+		for _, plugin := range *plugins {
+			if err := plugin.Admit(ctx, internal, c.objects); err != nil {
+				return err
+			}
 		}
-	}
-	versioned = &corev1.Pod{}
-	if err := legacyscheme.Scheme.Convert(pod, versioned, nil); err != nil {
-		return err
-	}
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(versioned)
-	if err != nil {
-		return err
-	}
-	content["apiVersion"], content["kind"] = req.Object.GetAPIVersion(), req.Object.GetKind()
-	req.Object.Object = content
-	return nil
+		return nil
+	})
 }

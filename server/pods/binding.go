@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/storage"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
@@ -19,6 +18,7 @@ import (
 	"k8s.io/kubernetes/pkg/apis/core/validation"
 	"k8s.io/kubernetes/pkg/features"
 
+	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/registry"
 )
 
@@ -47,7 +47,7 @@ func (s *Subresources) Bind(ctx context.Context, namespace, pathName string, bin
 		if err := checkPreconditions(ref, binding.UID, binding.ResourceVersion, obj); err != nil {
 			return err
 		}
-		return changePod(obj, func(pod *api.Pod) error { return assign(pod, internal) })
+		return builtin.ChangeInternalPod(obj, func(pod *api.Pod) error { return assign(pod, internal) })
 	})
 	if err != nil {
 		if _, ok := err.(apierrors.APIStatus); !ok {
@@ -100,31 +100,5 @@ func checkPreconditions(ref registry.Ref, uid types.UID, resourceVersion string,
 		return apierrors.NewConflict(ref.Resource.GroupResource(), ref.Name, storage.NewInvalidObjError(key,
 			fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", resourceVersion, obj.GetResourceVersion())))
 	}
-	return nil
-}
-
-// changePod applies change to obj as kube's internal Pod, and writes the result back.
-func changePod(obj *unstructured.Unstructured, change func(pod *api.Pod) error) error {
-	versioned := &corev1.Pod{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, versioned); err != nil {
-		return err
-	}
-	internal := &api.Pod{}
-	if err := legacyscheme.Scheme.Convert(versioned, internal, nil); err != nil {
-		return err
-	}
-	if err := change(internal); err != nil {
-		return err
-	}
-	versioned = &corev1.Pod{}
-	if err := legacyscheme.Scheme.Convert(internal, versioned, nil); err != nil {
-		return err
-	}
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(versioned)
-	if err != nil {
-		return err
-	}
-	content["apiVersion"], content["kind"] = obj.GetAPIVersion(), obj.GetKind()
-	obj.Object = content
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/utils/ptr"
 
+	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -177,28 +178,20 @@ func (s *Subresources) takeDisruption(ctx context.Context, pod *api.Pod, pdbName
 		return err
 	}
 	_, err = s.registry.GuaranteedUpdate(ctx, ref, dryRun, func(obj *unstructured.Unstructured) error {
-		pdb := &policyv1.PodDisruptionBudget{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, pdb); err != nil {
-			return err
-		}
-		if err := checkBudget(pdb); err != nil {
-			return err
-		}
-		pdb.Status.DisruptionsAllowed--
-		if pdb.Status.DisruptionsAllowed == 0 {
-			pdbhelper.UpdateDisruptionAllowedCondition(pdb)
-		}
-		if pdb.Status.DisruptedPods == nil {
-			pdb.Status.DisruptedPods = map[string]metav1.Time{}
-		}
-		pdb.Status.DisruptedPods[pod.Name] = metav1.Now()
-		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pdb)
-		if err != nil {
-			return err
-		}
-		content["apiVersion"], content["kind"] = obj.GetAPIVersion(), obj.GetKind()
-		obj.Object = content
-		return nil
+		return builtin.ChangeAs(obj, func(pdb *policyv1.PodDisruptionBudget) error {
+			if err := checkBudget(pdb); err != nil {
+				return err
+			}
+			pdb.Status.DisruptionsAllowed--
+			if pdb.Status.DisruptionsAllowed == 0 {
+				pdbhelper.UpdateDisruptionAllowedCondition(pdb)
+			}
+			if pdb.Status.DisruptedPods == nil {
+				pdb.Status.DisruptedPods = map[string]metav1.Time{}
+			}
+			pdb.Status.DisruptedPods[pod.Name] = metav1.Now()
+			return nil
+		})
 	})
 	return err
 }
@@ -259,7 +252,7 @@ func (s *Subresources) disruptAndDelete(ctx context.Context, namespace, name str
 					return err
 				}
 			}
-			return changePod(obj, func(pod *api.Pod) error {
+			return builtin.ChangeInternalPod(obj, func(pod *api.Pod) error {
 				podutil.UpdatePodCondition(&pod.Status, &api.PodCondition{
 					Type: api.DisruptionTarget, Status: api.ConditionTrue, Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting",
 				})
