@@ -1,6 +1,8 @@
 package server
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -8,6 +10,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/sqlkube/sqlkube/server/auditlog"
 )
@@ -19,7 +22,7 @@ func (s *Server) routePodBindings(m *mux.Router) {
 		return
 	}
 	m.Path("/api/v1/namespaces/{namespace}/bindings").HandlerFunc(s.review("bindings", func(r *http.Request, body []byte) (any, error) {
-		binding, opts, err := decodeSubresourceBody[corev1.Binding](r, body)
+		binding, opts, err := decodeSubresourceBody[corev1.Binding](r, body, false, "Binding")
 		if err != nil {
 			return nil, err
 		}
@@ -63,14 +66,14 @@ func (s *Server) servePodCreateSubresource(w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return err
 	}
-	body, _, err := s.readRequestBody(r, true)
+	body, isYAML, err := s.readRequestBody(r, true)
 	if err != nil {
 		return err
 	}
 	auditlog.RequestBody(r.Context(), body)
 	var status *metav1.Status
 	if req.subresource == "binding" {
-		binding, opts, err := decodeSubresourceBody[corev1.Binding](r, body)
+		binding, opts, err := decodeSubresourceBody[corev1.Binding](r, body, isYAML, "Binding")
 		if err != nil {
 			return err
 		}
@@ -79,7 +82,7 @@ func (s *Server) servePodCreateSubresource(w http.ResponseWriter, r *http.Reques
 			return err
 		}
 	} else {
-		eviction, opts, err := decodeSubresourceBody[policyv1.Eviction](r, body)
+		eviction, opts, err := decodeSubresourceBody[policyv1.Eviction](r, body, isYAML, "Eviction")
 		if err != nil {
 			return err
 		}
@@ -95,15 +98,20 @@ func (s *Server) servePodCreateSubresource(w http.ResponseWriter, r *http.Reques
 	return nil
 }
 
-// decodeSubresourceBody decodes a subresource's body as T, and the request's create options.
-func decodeSubresourceBody[T any](r *http.Request, body []byte) (*T, *metav1.CreateOptions, error) {
+// decodeSubresourceBody decodes a subresource's body as T, of kind kind in version v1, and the
+// request's create options; a body that does not decode is kube's 400.
+func decodeSubresourceBody[T any](r *http.Request, body []byte, isYAML bool, kind string) (*T, *metav1.CreateOptions, error) {
 	opts, err := parseCreateOptions(r)
 	if err != nil {
 		return nil, nil, err
 	}
 	into := new(T)
-	if err := decodeReview(body, into); err != nil {
-		return nil, nil, apierrors.NewBadRequest(err.Error())
+	unmarshal := json.Unmarshal
+	if isYAML {
+		unmarshal = func(data []byte, v any) error { return yaml.Unmarshal(data, v) }
+	}
+	if err := unmarshal(body, into); err != nil {
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version \"v1\" cannot be handled as a %s: %v", kind, kind, err))
 	}
 	return into, opts, nil
 }

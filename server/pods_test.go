@@ -88,6 +88,9 @@ func TestPodsWithKubesRules(t *testing.T) {
 			Code: http.StatusConflict, Reason: metav1.StatusReasonConflict,
 			Message: `Operation cannot be fulfilled on pods/binding "web": pod web is already assigned to node "node-1"`,
 			Details: &metav1.StatusDetails{Name: "web", Kind: "pods/binding"}})
+		api.do("POST", podsPath+"/web/binding", `{"target":"node-1"}`).expectStatus(t, metav1.Status{
+			Code: http.StatusBadRequest, Reason: metav1.StatusReasonBadRequest,
+			Message: `Binding in version "v1" cannot be handled as a Binding: json: cannot unmarshal string into Go struct field Binding.target of type v1.ObjectReference`})
 		api.do("POST", podsPath+"/other/binding", binding).expectStatus(t, metav1.Status{
 			Code: http.StatusBadRequest, Reason: metav1.StatusReasonBadRequest, Message: "name in URL does not match name in Binding object"})
 		bound := api.do("GET", podsPath+"/web", "").expect(t, http.StatusOK).object(t)
