@@ -105,8 +105,8 @@ func TestUnservedWellKnownTypesSayWhy(t *testing.T) {
 		Code: 404, Reason: metav1.StatusReasonNotFound, Details: &metav1.StatusDetails{},
 		Message: "the server could not find the requested resource: sqlkube does not serve poddisruptionbudgets.policy, because " +
 			server.ReasonWorkloads + " (README.md lists what it serves)"})
-	if msg := string(api.do("GET", "/api/v1/pods", "").expect(t, 404).body); !strings.Contains(msg, "sqlkube does not serve pods, because it runs no workloads") {
-		t.Errorf("pods: %s", msg)
+	if msg := string(api.do("GET", "/api/v1/nodes", "").expect(t, 404).body); !strings.Contains(msg, "sqlkube does not serve nodes, because it runs no workloads") {
+		t.Errorf("nodes: %s", msg)
 	}
 	// Any other unknown resource gets kube-apiserver's plain 404.
 	if body := string(api.do("GET", "/apis/example.com/v1/things", "").expect(t, 404).body); body != "404 page not found\n" {

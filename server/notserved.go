@@ -18,11 +18,7 @@ const (
 // notServed are kube-apiserver's built-in resources that sqlkube does not serve, by group and
 // resource, with the reason.
 var notServed = map[string]map[string]string{
-	"": {
-		"pods": reasonWorkloads, "replicationcontrollers": reasonWorkloads, "podtemplates": reasonWorkloads,
-		"bindings": reasonWorkloads,
-	},
-	"policy": {"poddisruptionbudgets": reasonWorkloads},
+	"resource.k8s.io": {"resourceclaims": reasonWorkloads, "resourceclaimtemplates": reasonWorkloads},
 }
 
 // errUnknownResource is kube-apiserver's 404 for a resource the server does not serve; for a

@@ -85,12 +85,13 @@ func (s *Server) resolve(group, version, rest string) (*request, error) {
 	if req.namespace != "" && !res.Namespaced {
 		return nil, errNotFoundPath()
 	}
-	if len(parts) > 3 && !(parts[2] == "proxy" && res.Proxy != nil) {
-		if res.CRDName == "" {
+	if len(parts) > 3 {
+		proxied := parts[2] == "proxy" && (res.Proxy != nil || res.HasSubresource("proxy"))
+		if res.CRDName == "" && !proxied {
 			return nil, errNotFoundPath()
 		}
 		// apiextensions-apiserver reads only the subresource of a deeper path, as the
-		// request-info resolver does.
+		// request-info resolver does; a pod's proxy takes the rest as the proxied path.
 		parts = parts[:3]
 	}
 	req.res, req.gr = res, schema.GroupResource{Group: res.Group, Resource: res.Name}
@@ -142,7 +143,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, req *request) 
 		s.dispatchCollection(w, r, req)
 	case req.subresource == "":
 		s.dispatchObject(w, r, req)
-	case req.subresource == "status" && req.res.Status, req.subresource == "approval" && req.res.Approval:
+	case req.subresource == "status" && req.res.Status:
 		s.dispatchStatus(w, r, req)
 	case req.subresource == "finalize" && req.res.Finalize:
 		s.dispatchFinalize(w, r, req)
@@ -150,6 +151,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, req *request) 
 		s.dispatchScale(w, r, req)
 	case req.subresource == "proxy" && req.res.Proxy != nil:
 		s.handle(w, r, req, s.serveProxy)
+	case req.res.SubresourceStrategy(req.subresource) != nil:
+		s.dispatchStatus(w, r, req) // an update of the object with the subresource's rules
+	case req.res.HasSubresource(req.subresource) && s.api.Pods != nil:
+		s.dispatchPodSubresource(w, r, req)
 	case req.res.CRDName != "":
 		// apiextensions-apiserver names the object in its 404 for an unknown subresource.
 		s.writeError(w, r, apierrors.NewNotFound(req.gr, req.name))

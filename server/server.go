@@ -27,6 +27,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/discovery"
 	"github.com/sqlkube/sqlkube/server/metrics"
+	"github.com/sqlkube/sqlkube/server/pods"
 	"github.com/sqlkube/sqlkube/server/registry"
 )
 
@@ -71,6 +72,9 @@ type API struct {
 	Reviews *reviews.Reviewer
 	// Tokens issues ServiceAccount tokens (TokenRequest, the issuer's discovery); nil for none.
 	Tokens *tokenrequest.Issuing
+	// Pods answers the Pods' subresources beyond /status (binding, eviction, log, streams);
+	// nil serves none.
+	Pods *pods.Subresources
 	// FlowControl is priority and fairness; nil applies the two plain in-flight limits.
 	FlowControl utilflowcontrol.Interface
 	// Checks are the health checks beyond the server's own.
@@ -139,6 +143,7 @@ func (s *Server) route() http.Handler {
 	s.routeDiscovery(m)
 	s.routeReviews(m)
 	s.routeServiceAccountTokens(m)
+	s.routePodBindings(m)
 	m.PathPrefix("/api/v1/").HandlerFunc(s.serveCoreAPI)
 	m.PathPrefix("/apis/{group}/{version}/").HandlerFunc(s.serveGroupAPI)
 	m.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -120,7 +120,8 @@ func (c *configuration) any() bool {
 	return false
 }
 
-// Mutate runs the chain's mutating plugins, then the RBAC escalation check: kube's RBAC
+// Mutate runs kube's default plugins that change a new Pod, the chain's mutating plugins, then
+// the RBAC escalation check: kube's RBAC
 // storage checks the object they made, before it is validated (so an escalation is refused
 // before an invalid field is named) and before the validating plugins run.
 func (c *Chain) Mutate(ctx context.Context, req *registry.AdmissionRequest) error {

@@ -17,9 +17,12 @@ import (
 	"k8s.io/kubernetes/plugin/pkg/admission/certificates/approval"
 	"k8s.io/kubernetes/plugin/pkg/admission/certificates/signing"
 	"k8s.io/kubernetes/plugin/pkg/admission/certificates/subjectrestriction"
+	"k8s.io/kubernetes/plugin/pkg/admission/defaulttolerationseconds"
 	"k8s.io/kubernetes/plugin/pkg/admission/limitranger"
 	"k8s.io/kubernetes/plugin/pkg/admission/network/defaultingressclass"
 	"k8s.io/kubernetes/plugin/pkg/admission/nodetaint"
+	"k8s.io/kubernetes/plugin/pkg/admission/priority"
+	"k8s.io/kubernetes/plugin/pkg/admission/serviceaccount"
 	"k8s.io/kubernetes/plugin/pkg/admission/storage/persistentvolume/resize"
 	"k8s.io/kubernetes/plugin/pkg/admission/storage/storageclass/setdefault"
 	"k8s.io/kubernetes/plugin/pkg/admission/storage/storageobjectinuseprotection"
@@ -33,7 +36,10 @@ import (
 // records usage in the quotas' status, is not among them.
 var kubePluginNames = []string{
 	limitranger.PluginName,                  // LimitRanger: pods' default resources, pods' and claims' limits
+	serviceaccount.PluginName,               // ServiceAccount: a pod's account and its token volume
 	nodetaint.PluginName,                    // TaintNodesByCondition: a new node's not-ready taint
+	priority.PluginName,                     // Priority: a pod's priority from its PriorityClass
+	defaulttolerationseconds.PluginName,     // DefaultTolerationSeconds: the not-ready and unreachable tolerations
 	setdefault.PluginName,                   // DefaultStorageClass: a claim's class
 	storageobjectinuseprotection.PluginName, // StorageObjectInUseProtection: volumes' and claims' finalizers
 	resize.PluginName,                       // PersistentVolumeClaimResize: only expandable claims grow
@@ -49,6 +55,7 @@ var kubePluginResources = map[schema.GroupResource]bool{
 	{Resource: "pods"}: true, {Resource: "nodes"}: true, {Resource: "persistentvolumes"}: true, {Resource: "persistentvolumeclaims"}: true,
 	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: true,
 	{Group: "networking.k8s.io", Resource: "ingresses"}:                    true,
+	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}:              true,
 }
 
 // internalObjects converts a type's objects to kube's internal Go type and back, which the
@@ -69,7 +76,7 @@ type kubePlugins struct {
 func newKubePlugins(ctx context.Context, client kubernetes.Interface, informers informers.SharedInformerFactory, authz authorizer.Authorizer) (*kubePlugins, error) {
 	registered := kubeadmission.NewPlugins()
 	for _, register := range []func(*kubeadmission.Plugins){
-		limitranger.Register, nodetaint.Register, setdefault.Register, storageobjectinuseprotection.Register, resize.Register,
+		limitranger.Register, serviceaccount.Register, nodetaint.Register, priority.Register, defaulttolerationseconds.Register, setdefault.Register, storageobjectinuseprotection.Register, resize.Register,
 		approval.Register, signing.Register, subjectrestriction.Register, defaultingressclass.Register,
 	} {
 		register(registered)

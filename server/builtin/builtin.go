@@ -32,7 +32,8 @@ var (
 )
 
 // Resources lists the built-in types, stored as opaque JSON beyond metadata, each with its
-// strategy (kube-apiserver's own for the apps and network types, see kube). customresourcedefinitions gets
+// strategy (kube-apiserver's own for the workload, network, storage and other kube types, see
+// kube). customresourcedefinitions gets
 // its rules from bindCRDHooks (the catalog's, which validate and establish CRDs against the
 // names already served) on top of its Go type's.
 func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
@@ -108,6 +109,8 @@ func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
 		}),
 	}, slices.Concat(
 		appsResources(),
+		coreResources(),
+		policyResources(),
 		networkResources(),
 		batchResources(),
 		autoscalingResources(),

@@ -20,6 +20,9 @@ func certificatesResources() []*resource.Resource {
 		builtin(CertificatesGroup, "v1", "certificatesigningrequests", "CertificateSigningRequest", false, verbsAll, kube[certificatesv1.CertificateSigningRequest](kubeRules{
 			strategy: certificates.Strategy, status: certificates.StatusStrategy, approval: certificates.ApprovalStrategy,
 			fields: map[string][]string{"spec.signerName": {"spec", "signerName"}},
-		}), describe(shortName("csr"), withStatus, func(r *resource.Resource) { r.Approval = true })),
+		}), describe(shortName("csr"), withStatus, func(r *resource.Resource) {
+			r.Subresources = []resource.Subresource{{Name: "approval", Kind: "CertificateSigningRequest", Verbs: []string{"get", "patch", "update"},
+				Strategy: r.Strategy.(*kubeTypeStrategy).subresourceStrategy(certificates.ApprovalStrategy)}}
+		})),
 	}
 }

@@ -105,7 +105,7 @@ func TestCertificateApprovalTakesOnlyConditions(t *testing.T) {
 	_ = unstructured.SetNestedField(body.Object, "example.com/other", "spec", "signerName")
 	_ = unstructured.SetNestedField(body.Object, "Y2VydA==", "status", "certificate")
 	_ = unstructured.SetNestedSlice(body.Object, []any{map[string]any{"type": "Approved", "status": "True", "reason": "Test"}}, "status", "conditions")
-	approval := csrs.Strategy.(resource.Approver).ApprovalStrategy()
+	approval := csrs.SubresourceStrategy("approval")
 	approval.PrepareForUpdate(t.Context(), body, old)
 	if signer, _, _ := unstructured.NestedString(body.Object, "spec", "signerName"); signer != "example.com/signer" {
 		t.Errorf("signerName %q after /approval", signer)

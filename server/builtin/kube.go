@@ -116,6 +116,7 @@ func (s *kubeTypeStrategy) Decode(data []byte) (map[string]any, []error, error) 
 
 func (s *kubeTypeStrategy) SelectableFields() map[string][]string { return s.rules.fields }
 
+
 func (s *kubeTypeStrategy) NamespaceScoped() bool { return s.rules.strategy.NamespaceScoped() }
 
 func (s *kubeTypeStrategy) PrepareForCreate(ctx context.Context, obj *unstructured.Unstructured) {
@@ -170,11 +171,15 @@ func (s *kubeTypeStrategy) WarningsOnUpdate(ctx context.Context, obj, old *unstr
 	return s.rules.strategy.WarningsOnUpdate(ctx, internal, internalOld)
 }
 
-// ResetFields are the fields a write through subresource ("", "status" or "approval") resets, as kube's
-// strategy of it says (rest.ResetFieldsStrategy): its manager does not own them.
+// ResetFields are the fields a write through subresource ("", "status" or "approval") resets, as
+// kube's strategy of it says (rest.ResetFieldsStrategy): its manager does not own them. Other
+// subresources reset none here (kube's pod ephemeralcontainers and resize strategies give a
+// filter instead, which the registry does not apply).
 func (s *kubeTypeStrategy) ResetFields(subresource string) map[fieldpath.APIVersion]*fieldpath.Set {
-	var strategy any = s.rules.strategy
+	var strategy any
 	switch subresource {
+	case "":
+		strategy = s.rules.strategy
 	case "status":
 		strategy = s.rules.status
 	case "approval":
@@ -224,16 +229,13 @@ func (s *kubeTypeStrategy) StatusStrategy() resource.StatusStrategy {
 	if s.rules.status == nil {
 		return nil
 	}
-	return kubeSubresourceStrategy{s, s.rules.status}
+	return s.subresourceStrategy(s.rules.status)
 }
 
-// ApprovalStrategy is the rules of the type's /approval writes (resource.Approver), nil for a
-// type without.
-func (s *kubeTypeStrategy) ApprovalStrategy() resource.StatusStrategy {
-	if s.rules.approval == nil {
-		return nil
-	}
-	return kubeSubresourceStrategy{s, s.rules.approval}
+// subresourceStrategy is the rules of writes through a subresource whose kube strategy is
+// strategy (/status, a pod's /ephemeralcontainers).
+func (s *kubeTypeStrategy) subresourceStrategy(strategy rest.RESTUpdateStrategy) resource.StatusStrategy {
+	return kubeSubresourceStrategy{s, strategy}
 }
 
 func (s *kubeTypeStrategy) PrepareForDelete(context.Context, *unstructured.Unstructured) {}
@@ -257,6 +259,31 @@ func (s *kubeTypeStrategy) RefuseDelete(name string) error {
 		return nil
 	}
 	return s.rules.refuseDelete(name)
+}
+
+var _ resource.GracefulDeleteStrategy = (*kubeTypeStrategy)(nil)
+
+// BeforeDelete is kube's rest.BeforeDelete for the types whose strategy deletes gracefully
+// (rest.RESTGracefulDeleteStrategy: pods): it sets obj's deletionTimestamp and
+// deletionGracePeriodSeconds, and opts' gracePeriodSeconds, as kube's strategy decides them.
+// The other types are never deleted gracefully.
+func (s *kubeTypeStrategy) BeforeDelete(ctx context.Context, obj *unstructured.Unstructured, opts *metav1.DeleteOptions) (graceful, pending bool, err error) {
+	if _, ok := s.rules.strategy.(rest.RESTGracefulDeleteStrategy); !ok {
+		return false, false, nil
+	}
+	strategy, ok := s.rules.strategy.(rest.RESTDeleteStrategy)
+	if !ok {
+		return false, false, nil
+	}
+	converted := false
+	s.change(obj, func(internal runtime.Object) {
+		converted = true
+		graceful, pending, err = rest.BeforeDelete(strategy, ctx, internal, opts)
+	})
+	if !converted {
+		return false, false, fmt.Errorf("converting %s %q for its deletion", s.res.Kind, obj.GetName())
+	}
+	return graceful, pending, err
 }
 
 func (s *kubeTypeStrategy) HoldsDeletion(*unstructured.Unstructured) bool { return false }
@@ -291,7 +318,7 @@ var kubePrinters = sync.OnceValue(func() printerstorage.TableConvertor {
 })
 
 // kubeSubresourceStrategy is a built-in's rules of writes to one of its subresources (/status,
-// /approval), kube's strategy of that subresource.
+// /approval, a pod's /ephemeralcontainers): kube's strategy of that subresource.
 type kubeSubresourceStrategy struct {
 	s        *kubeTypeStrategy
 	strategy rest.RESTUpdateStrategy

@@ -20,7 +20,7 @@ func TestStrategiesFollowKube(t *testing.T) {
 		"roles." + RBACGroup, "clusterroles." + RBACGroup, "rolebindings." + RBACGroup, "clusterrolebindings." + RBACGroup}
 	createOnUpdate := []string{"events", "leases." + CoordinationGroup, "limitranges",
 		"roles." + RBACGroup, "clusterroles." + RBACGroup, "rolebindings." + RBACGroup, "clusterrolebindings." + RBACGroup}
-	conditional := []string{"leases." + CoordinationGroup, CRDStorageName}
+	conditional := []string{"leases." + CoordinationGroup, CRDStorageName, "poddisruptionbudgets." + PolicyGroup}
 	fieldLabels := map[string][]string{
 		"secrets":    {"type"},
 		"namespaces": {"status.phase"},
@@ -33,24 +33,22 @@ func TestStrategiesFollowKube(t *testing.T) {
 		"jobs." + BatchGroup:                              {"status.successful"},
 		"certificatesigningrequests." + CertificatesGroup: {"spec.signerName"},
 		"resourceslices." + ResourceGroup:                 {"spec.driver", "spec.nodeName", "spec.pool.name"},
+		"pods": {"spec.host", "spec.hostNetwork", "spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+			"status.nominatedNodeName", "status.phase", "status.podIP", "status.podIPs"},
+		"replicationcontrollers": {"status.replicas"},
 	}
 	for _, r := range Resources(func(*resource.Resource) {}) {
 		s := r.Strategy
-		if _, kubes := s.(*kubeTypeStrategy); kubes {
-			// kube's own strategies count their generations themselves.
-			if s.TracksGeneration() {
-				t.Errorf("%s: TracksGeneration with kube's strategy", r.StorageName)
-			}
-		} else {
-			if got, want := s.TracksGeneration(), !slices.Contains(untracked, r.StorageName); got != want {
-				t.Errorf("%s: TracksGeneration %t, want %t", r.StorageName, got, want)
-			}
-			if got, want := s.AllowCreateOnUpdate(), slices.Contains(createOnUpdate, r.StorageName); got != want {
-				t.Errorf("%s: AllowCreateOnUpdate %t, want %t", r.StorageName, got, want)
-			}
-			if got, want := s.AllowUnconditionalUpdate(), !slices.Contains(conditional, r.StorageName); got != want {
-				t.Errorf("%s: AllowUnconditionalUpdate %t, want %t", r.StorageName, got, want)
-			}
+		// kube's own strategies (kube) count their generations themselves.
+		_, kubes := s.(*kubeTypeStrategy)
+		if got, want := s.TracksGeneration(), !slices.Contains(untracked, r.StorageName) && !kubes; got != want {
+			t.Errorf("%s: TracksGeneration %t, want %t", r.StorageName, got, want)
+		}
+		if got, want := s.AllowCreateOnUpdate(), slices.Contains(createOnUpdate, r.StorageName); got != want {
+			t.Errorf("%s: AllowCreateOnUpdate %t, want %t", r.StorageName, got, want)
+		}
+		if got, want := s.AllowUnconditionalUpdate(), !slices.Contains(conditional, r.StorageName); got != want {
+			t.Errorf("%s: AllowUnconditionalUpdate %t, want %t", r.StorageName, got, want)
 		}
 		if s.NamespaceScoped() != r.Namespaced || (s.StatusStrategy() != nil) != r.Status {
 			t.Errorf("%s: NamespaceScoped %t, StatusStrategy %v; resource namespaced %t, status %t", r.StorageName, s.NamespaceScoped(), s.StatusStrategy(), r.Namespaced, r.Status)

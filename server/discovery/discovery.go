@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/resource"
@@ -253,9 +254,6 @@ type subresource struct {
 // subresources lists r's subresources by name.
 func subresources(r *resource.Resource) []subresource {
 	var subs []subresource
-	if r.Approval {
-		subs = append(subs, subresource{name: "approval", kind: r.Kind, verbs: verbsSubresource})
-	}
 	if r.Finalize {
 		subs = append(subs, subresource{name: "finalize", kind: r.Kind, verbs: verbsFinalize})
 	}
@@ -271,6 +269,10 @@ func subresources(r *resource.Resource) []subresource {
 	if r.TokenRequest {
 		subs = append(subs, subresource{name: "token", group: "authentication.k8s.io", version: "v1", kind: "TokenRequest", verbs: verbsCreate})
 	}
+	for _, sub := range r.Subresources {
+		subs = append(subs, subresource{name: sub.Name, group: sub.Group, version: sub.Version, kind: sub.Kind, verbs: sub.Verbs})
+	}
+	slices.SortFunc(subs, func(a, b subresource) int { return strings.Compare(a.name, b.name) })
 	return subs
 }
 

@@ -6,6 +6,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sqlkube/sqlkube/server/resource"
 )
@@ -21,6 +22,8 @@ var reviews = []*resource.Resource{
 	review("authorization.k8s.io", "selfsubjectaccessreviews", reflect.TypeFor[authorizationv1.SelfSubjectAccessReview](), false),
 	review("authorization.k8s.io", "selfsubjectrulesreviews", reflect.TypeFor[authorizationv1.SelfSubjectRulesReview](), false),
 	review("authorization.k8s.io", "subjectaccessreviews", reflect.TypeFor[authorizationv1.SubjectAccessReview](), false),
+	// Not a review, but create-only and stored nowhere either: a pod's binding by its older path.
+	review("", "bindings", reflect.TypeFor[corev1.Binding](), true),
 }
 
 func review(group, name string, goType reflect.Type, namespaced bool) *resource.Resource {

@@ -86,7 +86,7 @@ func (r *Registry) Update(ctx context.Context, ref Ref, obj *unstructured.Unstru
 	if err := checkPathName(ref.Name); err != nil {
 		return sqlstore.Object{}, false, err
 	}
-	return r.update(ctx, req, obj, updateModeOf(ref.Subresource))
+	return r.update(ctx, req, obj, updateModeOf(ref.Resource, ref.Subresource))
 }
 
 // Patch applies a patch of patchType (JSON, merge, strategic merge or apply) to the object ref
@@ -98,7 +98,7 @@ func (r *Registry) Patch(ctx context.Context, ref Ref, patchType types.PatchType
 	}
 	p := &patchRequest{patchType: patchType, body: body, opts: opts}
 	req := newRequest(ref, opts.DryRun, p.manager(), opts)
-	stored, created, err = r.patch(ctx, req, p, updateModeOf(ref.Subresource))
+	stored, created, err = r.patch(ctx, req, p, updateModeOf(ref.Resource, ref.Subresource))
 	return stored, created, p.warnings, err
 }
 

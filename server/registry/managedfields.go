@@ -18,14 +18,4 @@ func recordManagedFields(ctx context.Context, req *request, mode updateMode, obj
 	return fieldmanagers.Record(ctx, req.res, subresourceOf(mode), req.manager, obj, old)
 }
 
-func subresourceOf(mode updateMode) string {
-	switch mode {
-	case replaceStatus:
-		return "status"
-	case replaceFinalizers:
-		return "finalize"
-	case replaceApproval:
-		return "approval"
-	}
-	return ""
-}
+func subresourceOf(mode updateMode) string { return string(mode) }

@@ -25,21 +25,15 @@ func validateCreate(ctx context.Context, res *resource.Resource, obj *unstructur
 }
 
 // validateUpdate runs the type's validation of an update: its status strategy's for a /status
-// write, its own otherwise.
+// write, a subresource's own for one that has rules (mode), the type's otherwise.
 func validateUpdate(ctx context.Context, res *resource.Resource, mode updateMode, obj, old *unstructured.Unstructured) error {
 	switch mode {
 	case replaceStatus:
 		return invalid(res, obj, res.Strategy.StatusStrategy().ValidateUpdate(ctx, obj, old))
-	case replaceApproval:
-		return invalid(res, obj, approvalStrategy(res).ValidateUpdate(ctx, obj, old))
+	case replaceAll, replaceFinalizers:
+		return invalid(res, obj, res.Strategy.ValidateUpdate(ctx, obj, old))
 	}
-	return invalid(res, obj, res.Strategy.ValidateUpdate(ctx, obj, old))
-}
-
-// approvalStrategy is the rules of res's /approval, which only types whose strategy has them
-// serve (Resource.Approval).
-func approvalStrategy(res *resource.Resource) resource.StatusStrategy {
-	return res.Strategy.(resource.Approver).ApprovalStrategy()
+	return invalid(res, obj, res.SubresourceStrategy(string(mode)).ValidateUpdate(ctx, obj, old))
 }
 
 // invalid is the 422 for errs, naming the object by its own kind, as kube-apiserver's

@@ -110,14 +110,9 @@ func (req *request) key() sqlstore.Key {
 }
 
 // updateModeOf is the part of an object a write through subresource replaces.
-func updateModeOf(subresource string) updateMode {
-	switch subresource {
-	case "status":
-		return replaceStatus
-	case "finalize":
-		return replaceFinalizers
-	case "approval":
-		return replaceApproval
+func updateModeOf(res *resource.Resource, subresource string) updateMode {
+	if subresource == "status" || subresource == "finalize" || res.SubresourceStrategy(subresource) != nil {
+		return updateMode(subresource)
 	}
 	return replaceAll
 }

@@ -189,14 +189,15 @@ func (r *Registry) afterWrite(ctx context.Context, req *request, revision int64)
 	}
 }
 
-// updateMode says which part of the object an update replaces.
-type updateMode int
+// updateMode says which part of the object an update replaces: it is the subresource written
+// through, "" for the object itself. A subresource other than these has rules of its own
+// (resource.Subresource.Strategy), which take their part from the body.
+type updateMode string
 
 const (
-	replaceAll        updateMode = iota // PUT on the object: everything but the system metadata
-	replaceStatus                       // PUT on /status: only the status
-	replaceFinalizers                   // PUT on /finalize (namespaces): only spec.finalizers
-	replaceApproval                     // PUT on /approval (CSRs): what the type's approval strategy takes
+	replaceAll        updateMode = ""         // PUT on the object: everything but the system metadata
+	replaceStatus     updateMode = "status"   // PUT on /status: only the status
+	replaceFinalizers updateMode = "finalize" // PUT on /finalize (namespaces): only spec.finalizers
 )
 
 // checkObjectName makes an update's body name the object of its URL, as kube-apiserver requires:
@@ -267,7 +268,7 @@ func (r *Registry) applyUpdate(ctx context.Context, req *request, current sqlsto
 	if err != nil {
 		return sqlstore.Object{}, err
 	}
-	if mode != replaceAll {
+	if mode == replaceStatus || mode == replaceFinalizers {
 		obj = subresourceUpdate(req.res, mode, obj, old)
 	}
 	obj = recordManagedFields(ctx, req, mode, obj, old)
@@ -300,7 +301,9 @@ func (r *Registry) storeUpdate(ctx context.Context, req *request, current sqlsto
 	if equalObjects(obj, old) && !current.Stale {
 		return current, nil
 	}
-	if obj.GetDeletionTimestamp() != nil && !hasFinalizers(req.res, obj) {
+	// As kube-apiserver's store, an update deletes an object being deleted once no finalizer
+	// holds it, unless a grace period still runs (a pod's, which its kubelet ends).
+	if obj.GetDeletionTimestamp() != nil && !hasFinalizers(req.res, obj) && gracePeriod(old) == 0 {
 		return r.deleteWithoutFinalizers(ctx, req, current, old, obj)
 	}
 	return r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
@@ -341,10 +344,11 @@ func prepareUpdate(ctx context.Context, req *request, mode updateMode, obj, old 
 	switch mode {
 	case replaceStatus:
 		req.res.Strategy.StatusStrategy().PrepareForUpdate(ctx, obj, old)
-	case replaceApproval:
-		approvalStrategy(req.res).PrepareForUpdate(ctx, obj, old)
 	case replaceAll:
 		req.res.Strategy.PrepareForUpdate(ctx, obj, old)
+	case replaceFinalizers:
+	default:
+		req.res.SubresourceStrategy(string(mode)).PrepareForUpdate(ctx, obj, old)
 	}
 	if req.res.Strategy.TracksGeneration() && specChanged(obj, old) {
 		obj.SetGeneration(old.GetGeneration() + 1)
@@ -354,9 +358,9 @@ func prepareUpdate(ctx context.Context, req *request, mode updateMode, obj, old 
 
 // subresourceUpdate is what a PUT on a subresource writes: old with only the subresource's
 // part taken from the body (status for /status, spec.finalizers for /finalize). Custom
-// resources' /status and /approval are left to their strategies.
+// resources' /status is left to their strategies.
 func subresourceUpdate(res *resource.Resource, mode updateMode, body, old *unstructured.Unstructured) *unstructured.Unstructured {
-	if (res.Schema != nil && mode == replaceStatus) || mode == replaceApproval {
+	if res.Schema != nil && mode == replaceStatus {
 		return body
 	}
 	path := []string{"status"}
@@ -425,11 +429,18 @@ func (r *Registry) deleteAttempt(ctx context.Context, req *request, current sqls
 	if obj.GetDeletionTimestamp() == nil {
 		req.res.Strategy.PrepareForDelete(ctx, obj)
 	}
+	graceful, pending, err := beforeGracefulDelete(ctx, req.res, obj, opts)
+	if err != nil || pending {
+		return current, false, err
+	}
 	// A delete that names a policy follows it; only one that names none asks the type's default
 	// (which may warn, as kube's Job storage does).
 	orphaner, ok := req.res.Strategy.(resource.DefaultOrphaner)
 	namesPolicy := opts.OrphanDependents != nil || opts.PropagationPolicy != nil
 	propagationChanged := setPropagationFinalizers(obj, opts, ok && !namesPolicy && orphaner.OrphansByDefault(ctx))
+	if graceful {
+		return r.deleteGracefully(ctx, req, current, obj)
+	}
 	if !hasFinalizers(req.res, obj) {
 		stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
 		if err == nil {
@@ -444,6 +455,36 @@ func (r *Registry) deleteAttempt(ctx context.Context, req *request, current sqls
 	req.res.Strategy.PrepareForFinalizing(obj)
 	stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
 	return stored, false, err
+}
+
+// beforeGracefulDelete asks the type's strategy whether obj is deleted gracefully (see
+// resource.GracefulDeleteStrategy); types without grace periods are not.
+func beforeGracefulDelete(ctx context.Context, res *resource.Resource, obj *unstructured.Unstructured, opts *metav1.DeleteOptions) (graceful, pending bool, err error) {
+	strategy, ok := res.Strategy.(resource.GracefulDeleteStrategy)
+	if !ok {
+		return false, false, nil
+	}
+	return strategy.BeforeDelete(ctx, obj, opts)
+}
+
+// deleteGracefully writes obj, which the strategy has marked with a deletionTimestamp and a
+// grace period, as kube-apiserver's store does: it stays while that period is not 0 or
+// finalizers hold it; otherwise it is then deleted at once (watchers see both writes).
+func (r *Registry) deleteGracefully(ctx context.Context, req *request, current sqlstore.Object, obj *unstructured.Unstructured) (sqlstore.Object, bool, error) {
+	stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
+	if err != nil || gracePeriod(obj) > 0 || hasFinalizers(req.res, obj) {
+		return stored, false, err
+	}
+	stored, err = r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: stored.Revision, Render: render(req.res, obj)})
+	return stored, err == nil, err
+}
+
+// gracePeriod is obj's deletionGracePeriodSeconds, 0 when not set.
+func gracePeriod(obj *unstructured.Unstructured) int64 {
+	if period := obj.GetDeletionGracePeriodSeconds(); period != nil {
+		return *period
+	}
+	return 0
 }
 
 // checkPreconditions applies DeleteOptions.preconditions; a mismatch is 409 worded as

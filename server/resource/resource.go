@@ -53,9 +53,6 @@ type Resource struct {
 	// Finalize is true when the type has a /finalize subresource (namespaces: an update that
 	// writes only spec.finalizers).
 	Finalize bool
-	// Approval is true when the type has an /approval subresource (certificatesigningrequests:
-	// an update of status.conditions), whose rules its strategy gives (Approver).
-	Approval bool
 	// ReturnsDeletedObject is true when an immediate delete is answered with the deleted object,
 	// as kube-apiserver's storage of the type answers it (ReturnDeletedObject), rather than a
 	// Success Status.
@@ -63,14 +60,18 @@ type Resource struct {
 	// TokenRequest is true when the type has a /token subresource (serviceaccounts: TokenRequest).
 	TokenRequest bool
 	// Proxy, when set, is the type's /proxy subresource (nodes'): the answer to a request
-	// proxied to obj, the object it names, at port ("" when the request names none). kube-apiserver proxies it to what runs the object (a
-	// node's kubelet); sqlkube has nothing behind its objects and answers the error
+	// proxied to obj, the object it names, at port ("" when the request names none).
+	// kube-apiserver proxies it to what runs the object (a node's kubelet); sqlkube has nothing behind its objects and answers the error
 	// kube-apiserver answers when nothing can be reached.
 	Proxy func(obj *unstructured.Unstructured, port string) error
 	// Computed, when set, makes the type one whose objects are not stored but computed at each
 	// read, from the results of the server's liveness checks (componentstatuses): it serves get
 	// and list only, and has no storage version hash.
 	Computed func(checks []Check) []*unstructured.Unstructured
+	// Subresources are the type's other subresources, as discovery lists them: updates with
+	// rules of their own (pods' ephemeralcontainers, CSRs' approval) or ones a handler of its own
+	// serves (pods' binding, eviction, log...).
+	Subresources []Subresource
 	// CRDName names the CustomResourceDefinition this type comes from; empty for built-ins.
 	CRDName string
 	// Definition is that CustomResourceDefinition, as the registry read it.
@@ -148,6 +149,44 @@ type ScaleSubresource struct {
 	// shows in its string form, as kube-apiserver's scale of the built-ins does. A CRD's
 	// labelSelectorPath names that string itself.
 	StructuredSelector bool
+	// MapSelector is true when the field at LabelSelectorPath is a map of labels (a
+	// ReplicationController's spec.selector), which the Scale's status.selector shows as the
+	// selector of that set.
+	MapSelector bool
+}
+
+// Subresource is a subresource served by a handler of the type's own, as discovery lists it:
+// Group and Version are set only when its kind is not of the resource's group version (a
+// pod's eviction: policy/v1 Eviction).
+type Subresource struct {
+	Name, Group, Version, Kind string
+	Verbs                      []string
+	// Strategy, when set, is the rules of updates through the subresource, whose body is the
+	// whole object (pods' ephemeralcontainers and resize): the registry serves its get, update
+	// and patch as those of the object, with these rules instead of the type's, which take from
+	// the body only what the subresource may change.
+	Strategy StatusStrategy
+}
+
+// SubresourceStrategy is the rules of updates through the subresource name, when it is one of
+// Subresources with rules of its own; else nil.
+func (r *Resource) SubresourceStrategy(name string) StatusStrategy {
+	for _, sub := range r.Subresources {
+		if sub.Name == name {
+			return sub.Strategy
+		}
+	}
+	return nil
+}
+
+// HasSubresource reports whether r lists a subresource of that name in Subresources.
+func (r *Resource) HasSubresource(name string) bool {
+	for _, sub := range r.Subresources {
+		if sub.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // APIVersion is "group/version", or "version" for the core group.

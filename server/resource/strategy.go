@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -94,18 +95,26 @@ type Strategy interface {
 	PrepareForFinalizing(obj *unstructured.Unstructured)
 }
 
+// GracefulDeleteStrategy is implemented by the strategies of types whose deletion may wait a
+// grace period (pods), as kube's rest.RESTGracefulDeleteStrategy is. The registry asks it on
+// every delete (after PrepareForDelete), as kube-apiserver's store runs rest.BeforeDelete:
+//
+//   - pending: a graceful deletion is under way and opts do not shorten it: the delete
+//     changes nothing and answers the stored object.
+//   - graceful: BeforeDelete has set obj's deletionTimestamp and deletionGracePeriodSeconds
+//     (and opts.GracePeriodSeconds): the object is written so, and stays until that period is 0
+//     and no finalizer holds it.
+//   - neither: the delete goes on as for any type.
+type GracefulDeleteStrategy interface {
+	BeforeDelete(ctx context.Context, obj *unstructured.Unstructured, opts *metav1.DeleteOptions) (graceful, pending bool, err error)
+}
+
 // StatusStrategy is the rules of a type's /status writes, as kube's status strategies are. For
 // the built-ins the registry has already taken the status from the request onto the stored
 // object; a custom resource's PrepareForUpdate does that itself.
 type StatusStrategy interface {
 	PrepareForUpdate(ctx context.Context, obj, old *unstructured.Unstructured)
 	ValidateUpdate(ctx context.Context, obj, old *unstructured.Unstructured) field.ErrorList
-}
-
-// Approver is the Strategy of a type with an /approval subresource: the rules of writes to it,
-// which get the request's body whole (kube's approval strategy keeps only its conditions).
-type Approver interface {
-	ApprovalStrategy() StatusStrategy
 }
 
 // DeleteRefuser is the Strategy of a type some of whose objects may never be deleted one by

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -106,11 +107,14 @@ func Of(paths *resource.ScaleSubresource, obj *unstructured.Unstructured) (scale
 }
 
 // selectorOf is the Scale's status.selector of obj: the string at the label selector path, or
-// the string form of the label selector there when it is structured (see ScaleSubresource).
+// the string form of the label selector (or label map) there (see ScaleSubresource).
 func selectorOf(paths *resource.ScaleSubresource, obj *unstructured.Unstructured) (string, error) {
 	switch {
 	case paths.LabelSelectorPath == "":
 		return "", nil
+	case paths.MapSelector:
+		set, _, err := unstructured.NestedStringMap(obj.Object, FieldPath(paths.LabelSelectorPath)...)
+		return labels.SelectorFromSet(set).String(), err
 	case !paths.StructuredSelector:
 		selector, _, err := unstructured.NestedString(obj.Object, FieldPath(paths.LabelSelectorPath)...)
 		return selector, err

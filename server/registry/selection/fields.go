@@ -49,6 +49,9 @@ func zeroString(goType reflect.Type, path []string) string {
 	if v, ok := zeroStrings.Load(key); ok {
 		return v.(string)
 	}
+	if len(path) == 0 {
+		return "" // a label the type accepts but never sets
+	}
 	t := goType
 	for _, name := range path {
 		field, ok := jsonField(t, name)
@@ -88,9 +91,13 @@ func jsonField(t reflect.Type, name string) (reflect.StructField, bool) {
 	return reflect.StructField{}, false
 }
 
-// fieldString is the value at path as a string; not found where the path is missing, null or
-// runs through a value that is not an object.
+// fieldString is the value at path as a string, and whether it is set: not where the path is
+// empty (a label the type accepts but never sets), missing, null or runs through a value that
+// is not an object.
 func fieldString(obj map[string]json.RawMessage, path []string) (string, bool) {
+	if len(path) == 0 {
+		return "", false
+	}
 	raw := obj[path[0]]
 	for _, p := range path[1:] {
 		var m map[string]json.RawMessage

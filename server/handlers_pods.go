@@ -1,0 +1,117 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/gorilla/mux"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sqlkube/sqlkube/server/auditlog"
+)
+
+// routePodBindings adds POST namespaces/NS/bindings, the older path of a pod's binding,
+// ahead of the generic routes: kube-apiserver serves it as a create-only resource.
+func (s *Server) routePodBindings(m *mux.Router) {
+	if s.api.Pods == nil {
+		return
+	}
+	m.Path("/api/v1/namespaces/{namespace}/bindings").HandlerFunc(s.review("bindings", func(r *http.Request, body []byte) (any, error) {
+		binding, opts, err := decodeSubresourceBody[corev1.Binding](r, body, false, "Binding")
+		if err != nil {
+			return nil, err
+		}
+		return s.api.Pods.Bind(r.Context(), mux.Vars(r)["namespace"], binding.Name, binding, len(opts.DryRun) > 0)
+	}))
+}
+
+// dispatchPodSubresource serves a pod's subresources beyond /status (package pods answers
+// them): binding and eviction take a POST, log a GET, the streams GET or POST, proxy any method.
+func (s *Server) dispatchPodSubresource(w http.ResponseWriter, r *http.Request, req *request) {
+	switch {
+	case req.subresource == "binding" || req.subresource == "eviction":
+		if r.Method != http.MethodPost {
+			s.methodNotSupported(w, r, req)
+			return
+		}
+		s.handle(w, r, req, s.servePodCreateSubresource)
+	case req.subresource == "log":
+		if r.Method != http.MethodGet {
+			s.methodNotSupported(w, r, req)
+			return
+		}
+		s.handle(w, r, req, func(w http.ResponseWriter, r *http.Request, req *request) error {
+			if err := s.api.Pods.Log(r.Context(), req.namespace, req.name, r.URL.Query()); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusNoContent) // no node runs the pod: no log, as kube answers
+			return nil
+		})
+	case req.subresource == "proxy" || r.Method == http.MethodGet || r.Method == http.MethodPost:
+		s.writeError(w, r, s.api.Pods.Connect(r.Context(), req.namespace, req.name, req.subresource, r.URL.Query()))
+	default:
+		s.methodNotSupported(w, r, req)
+	}
+}
+
+// servePodCreateSubresource answers POST pods/NAME/binding and pods/NAME/eviction: 201 with a
+// Success Status, or the Status kube answers with its own code.
+func (s *Server) servePodCreateSubresource(w http.ResponseWriter, r *http.Request, req *request) error {
+	out, err := negotiateOutput(r, false)
+	if err != nil {
+		return err
+	}
+	body, isYAML, err := s.readRequestBody(r, true)
+	if err != nil {
+		return err
+	}
+	auditlog.RequestBody(r.Context(), body)
+	var status *metav1.Status
+	if req.subresource == "binding" {
+		binding, opts, err := decodeSubresourceBody[corev1.Binding](r, body, isYAML, "Binding")
+		if err != nil {
+			return err
+		}
+		status, err = s.api.Pods.Bind(r.Context(), req.namespace, req.name, binding, len(opts.DryRun) > 0)
+		if err != nil {
+			return err
+		}
+	} else {
+		eviction, opts, err := decodeSubresourceBody[policyv1.Eviction](r, body, isYAML, "Eviction")
+		if err != nil {
+			return err
+		}
+		if status, err = s.api.Pods.Evict(r.Context(), req.namespace, req.name, eviction, opts.DryRun); err != nil {
+			return err
+		}
+	}
+	code := http.StatusCreated
+	if status.Code != 0 {
+		code = int(status.Code)
+	}
+	writeJSON(w, r, out, code, status)
+	return nil
+}
+
+// decodeSubresourceBody decodes a subresource's body as T, of kind kind in version v1, and the
+// request's create options; a body that does not decode is kube's 400.
+func decodeSubresourceBody[T any](r *http.Request, body []byte, isYAML bool, kind string) (*T, *metav1.CreateOptions, error) {
+	opts, err := parseCreateOptions(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	into := new(T)
+	unmarshal := json.Unmarshal
+	if isYAML {
+		unmarshal = func(data []byte, v any) error { return yaml.Unmarshal(data, v) }
+	}
+	if err := unmarshal(body, into); err != nil {
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version \"v1\" cannot be handled as a %s: %v", kind, kind, err))
+	}
+	return into, opts, nil
+}
