@@ -67,21 +67,27 @@ func TestLegacyDiscoveryOfBuiltins(t *testing.T) {
 	sameJSON(t, "/api/v1", getDoc(t, srv.URL+"/api/v1", "application/json", 200, server.MediaTypeJSON), `{
 	"kind":"APIResourceList","groupVersion":"v1","resources":[
 	{"name":"configmaps","singularName":"configmap","namespaced":true,"kind":"ConfigMap","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["cm"],"storageVersionHash":"qFsyl6wFWjQ="},
+	{"name":"endpoints","singularName":"endpoints","namespaced":true,"kind":"Endpoints","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["ep"],"storageVersionHash":"fWeeMqaN/OA="},
 	{"name":"events","singularName":"event","namespaced":true,"kind":"Event","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["ev"],"storageVersionHash":"r2yiGXH7wu8="},
 	{"name":"namespaces","singularName":"namespace","namespaced":false,"kind":"Namespace","verbs":["create","delete","get","list","patch","update","watch"],"shortNames":["ns"],"storageVersionHash":"Q3oi5N2YM8M="},
 	{"name":"namespaces/finalize","singularName":"","namespaced":false,"kind":"Namespace","verbs":["update"]},
 	{"name":"namespaces/status","singularName":"","namespaced":false,"kind":"Namespace","verbs":["get","patch","update"]},
 	{"name":"secrets","singularName":"secret","namespaced":true,"kind":"Secret","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"S6u1pOWzb84="},
 	{"name":"serviceaccounts","singularName":"serviceaccount","namespaced":true,"kind":"ServiceAccount","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["sa"],"storageVersionHash":"pbx9ZvyFpBE="},
-	{"name":"serviceaccounts/token","singularName":"","namespaced":true,"group":"authentication.k8s.io","version":"v1","kind":"TokenRequest","verbs":["create"]}]}`)
+	{"name":"serviceaccounts/token","singularName":"","namespaced":true,"group":"authentication.k8s.io","version":"v1","kind":"TokenRequest","verbs":["create"]},
+	{"name":"services","singularName":"service","namespaced":true,"kind":"Service","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["svc"],"categories":["all"],"storageVersionHash":"0/CO1lhkEBI="},
+	{"name":"services/proxy","singularName":"","namespaced":true,"kind":"ServiceProxyOptions","verbs":["create","delete","get","patch","update"]},
+	{"name":"services/status","singularName":"","namespaced":true,"kind":"Service","verbs":["get","patch","update"]}]}`)
 	sameJSON(t, "/apis", getDoc(t, srv.URL+"/apis", "", 200, server.MediaTypeJSON), `{"kind":"APIGroupList","apiVersion":"v1","groups":[
 	{"name":"apps","versions":[{"groupVersion":"apps/v1","version":"v1"}],"preferredVersion":{"groupVersion":"apps/v1","version":"v1"}},
 	{"name":"authentication.k8s.io","versions":[{"groupVersion":"authentication.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"authentication.k8s.io/v1","version":"v1"}},
 	{"name":"authorization.k8s.io","versions":[{"groupVersion":"authorization.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"authorization.k8s.io/v1","version":"v1"}},
+	{"name":"networking.k8s.io","versions":[{"groupVersion":"networking.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"networking.k8s.io/v1","version":"v1"}},
 	{"name":"rbac.authorization.k8s.io","versions":[{"groupVersion":"rbac.authorization.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"rbac.authorization.k8s.io/v1","version":"v1"}},
 	{"name":"admissionregistration.k8s.io","versions":[{"groupVersion":"admissionregistration.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"admissionregistration.k8s.io/v1","version":"v1"}},
 	{"name":"apiextensions.k8s.io","versions":[{"groupVersion":"apiextensions.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"apiextensions.k8s.io/v1","version":"v1"}},
 	{"name":"coordination.k8s.io","versions":[{"groupVersion":"coordination.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"coordination.k8s.io/v1","version":"v1"}},
+	{"name":"discovery.k8s.io","versions":[{"groupVersion":"discovery.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"discovery.k8s.io/v1","version":"v1"}},
 	{"name":"flowcontrol.apiserver.k8s.io","versions":[{"groupVersion":"flowcontrol.apiserver.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"flowcontrol.apiserver.k8s.io/v1","version":"v1"}}]}`)
 	// The reviews are served without storage: create only, no storageVersionHash.
 	sameJSON(t, "/apis/authorization.k8s.io/v1", getDoc(t, srv.URL+"/apis/authorization.k8s.io/v1", "", 200, server.MediaTypeJSON), `{
@@ -140,12 +146,15 @@ func TestAggregatedDiscoveryOfBuiltins(t *testing.T) {
 	sameJSON(t, "aggregated /api", getDoc(t, srv.URL+"/api", accept, 200, server.MediaTypeAggregatedDiscovery), `{
 	"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","metadata":{},"items":[{"metadata":{},"versions":[{"version":"v1","freshness":"Current","resources":[
 	{"resource":"configmaps","responseKind":{"group":"","version":"","kind":"ConfigMap"},"scope":"Namespaced","singularResource":"configmap","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["cm"]},
+	{"resource":"endpoints","responseKind":{"group":"","version":"","kind":"Endpoints"},"scope":"Namespaced","singularResource":"endpoints","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["ep"]},
 	{"resource":"events","responseKind":{"group":"","version":"","kind":"Event"},"scope":"Namespaced","singularResource":"event","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["ev"]},
 	{"resource":"namespaces","responseKind":{"group":"","version":"","kind":"Namespace"},"scope":"Cluster","singularResource":"namespace","verbs":["create","delete","get","list","patch","update","watch"],"shortNames":["ns"],
 	 "subresources":[{"subresource":"finalize","responseKind":{"group":"","version":"","kind":"Namespace"},"verbs":["update"]},{"subresource":"status","responseKind":{"group":"","version":"","kind":"Namespace"},"verbs":["get","patch","update"]}]},
 	{"resource":"secrets","responseKind":{"group":"","version":"","kind":"Secret"},"scope":"Namespaced","singularResource":"secret","verbs":["create","delete","deletecollection","get","list","patch","update","watch"]},
 	{"resource":"serviceaccounts","responseKind":{"group":"","version":"","kind":"ServiceAccount"},"scope":"Namespaced","singularResource":"serviceaccount","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["sa"],
-	 "subresources":[{"subresource":"token","responseKind":{"group":"authentication.k8s.io","version":"v1","kind":"TokenRequest"},"verbs":["create"]}]}]}]}]}`)
+	 "subresources":[{"subresource":"token","responseKind":{"group":"authentication.k8s.io","version":"v1","kind":"TokenRequest"},"verbs":["create"]}]},
+	{"resource":"services","responseKind":{"group":"","version":"","kind":"Service"},"scope":"Namespaced","singularResource":"service","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["svc"],"categories":["all"],
+	 "subresources":[{"subresource":"proxy","responseKind":{"group":"","version":"","kind":"ServiceProxyOptions"},"verbs":["create","delete","get","patch","update"]},{"subresource":"status","responseKind":{"group":"","version":"","kind":"Service"},"verbs":["get","patch","update"]}]}]}]}]}`)
 
 	// The legacy document answers a plain Accept, and /apis/GROUP has no aggregated form.
 	getDoc(t, srv.URL+"/apis", "application/json", 200, server.MediaTypeJSON)
@@ -161,11 +170,11 @@ func TestAggregatedDiscoveryOfBuiltins(t *testing.T) {
 	for _, g := range groups {
 		names = append(names, g.Name+"="+g.PreferredVersion.Version)
 	}
-	if want := []string{"=v1", "apps=v1", "authentication.k8s.io=v1", "authorization.k8s.io=v1", "rbac.authorization.k8s.io=v1", "admissionregistration.k8s.io=v1", "apiextensions.k8s.io=v1", "coordination.k8s.io=v1", "flowcontrol.apiserver.k8s.io=v1"}; !slices.Equal(names, want) {
+	if want := []string{"=v1", "apps=v1", "authentication.k8s.io=v1", "authorization.k8s.io=v1", "networking.k8s.io=v1", "rbac.authorization.k8s.io=v1", "admissionregistration.k8s.io=v1", "apiextensions.k8s.io=v1", "coordination.k8s.io=v1", "discovery.k8s.io=v1", "flowcontrol.apiserver.k8s.io=v1"}; !slices.Equal(names, want) {
 		t.Errorf("groups %v, want %v", names, want)
 	}
-	if len(resources) != 9 {
-		t.Errorf("%d resource lists, want 9", len(resources))
+	if len(resources) != 11 {
+		t.Errorf("%d resource lists, want 11", len(resources))
 	}
 }
 
@@ -254,7 +263,7 @@ func TestOpenAPIV3TellsKubectlFieldValidationIsServerSide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantGVs := []schema.GroupVersion{{Group: "admissionregistration.k8s.io", Version: "v1"}, {Group: "apiextensions.k8s.io", Version: "v1"}, {Group: "apps", Version: "v1"}, {Group: "authentication.k8s.io", Version: "v1"}, {Group: "authorization.k8s.io", Version: "v1"}, {Group: "coordination.k8s.io", Version: "v1"}, {Group: "example.com", Version: "v1"}, {Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}, {Group: "rbac.authorization.k8s.io", Version: "v1"}, {Version: "v1"}}
+	wantGVs := []schema.GroupVersion{{Group: "admissionregistration.k8s.io", Version: "v1"}, {Group: "apiextensions.k8s.io", Version: "v1"}, {Group: "apps", Version: "v1"}, {Group: "authentication.k8s.io", Version: "v1"}, {Group: "authorization.k8s.io", Version: "v1"}, {Group: "coordination.k8s.io", Version: "v1"}, {Group: "discovery.k8s.io", Version: "v1"}, {Group: "example.com", Version: "v1"}, {Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}, {Group: "networking.k8s.io", Version: "v1"}, {Group: "rbac.authorization.k8s.io", Version: "v1"}, {Version: "v1"}}
 	slices.SortFunc(gvs, func(a, b schema.GroupVersion) int { return strings.Compare(a.String(), b.String()) })
 	if !slices.Equal(gvs, wantGVs) {
 		t.Errorf("OpenAPI group versions %v, want %v", gvs, wantGVs)

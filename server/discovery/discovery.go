@@ -318,6 +318,7 @@ func aggregatedResource(r *resource.Resource) apidiscoveryv2.APIResourceDiscover
 	}
 	for _, sub := range subresources(r) {
 		subKind := kind
+		subKind.Kind = sub.kind
 		if sub.group != "" {
 			subKind = metav1.GroupVersionKind{Group: sub.group, Version: sub.version, Kind: sub.kind}
 		}
