@@ -102,6 +102,9 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req *reques
 	if err != nil {
 		return err
 	}
+	if deleted && req.res.ReturnsDeletedObject {
+		return s.writeObject(w, r, req, out, http.StatusOK, stored.Value)
+	}
 	if !deleted {
 		// kube-apiserver accepts (202) a delete that asked for cascading with
 		// orphanDependents=false and did not happen at once.

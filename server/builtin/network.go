@@ -35,7 +35,7 @@ func networkResources() []*resource.Resource {
 			fields: map[string][]string{"spec.clusterIP": {"spec", "clusterIP"}, "spec.type": {"spec", "type"}},
 		}), func(r *resource.Resource) {
 			workload("svc")(r)
-			r.Proxy = true
+			r.Proxy, r.ReturnsDeletedObject = true, true
 		}),
 		builtin("", "v1", "endpoints", "Endpoints", true, verbsAll, kube[corev1.Endpoints](kubeRules{
 			strategy: endpoint.Strategy,

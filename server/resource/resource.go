@@ -50,6 +50,9 @@ type Resource struct {
 	Finalize bool
 	// TokenRequest is true when the type has a /token subresource (serviceaccounts: TokenRequest).
 	TokenRequest bool
+	// ReturnsDeletedObject is true for the types whose immediate delete answers the deleted
+	// object rather than a Status (kube's store option of the same name: services).
+	ReturnsDeletedObject bool
 	// Proxy is true when the type has a /proxy subresource (services), which sqlkube answers as
 	// kube-apiserver does when no endpoint backs the object.
 	Proxy bool
