@@ -17,11 +17,12 @@ import (
 func TestStrategiesFollowKube(t *testing.T) {
 	untracked := []string{"configmaps", "secrets", "namespaces", "serviceaccounts", "events", "leases." + CoordinationGroup,
 		"roles." + RBACGroup, "clusterroles." + RBACGroup, "rolebindings." + RBACGroup, "clusterrolebindings." + RBACGroup}
-	createOnUpdate := []string{"events", "leases." + CoordinationGroup,
+	createOnUpdate := []string{"events", "endpoints", "services", "leases." + CoordinationGroup,
 		"roles." + RBACGroup, "clusterroles." + RBACGroup, "rolebindings." + RBACGroup, "clusterrolebindings." + RBACGroup}
 	conditional := []string{"leases." + CoordinationGroup, CRDStorageName}
 	fieldLabels := map[string][]string{
 		"secrets":    {"type"},
+		"services":   {"spec.clusterIP", "spec.type"},
 		"namespaces": {"status.phase"},
 		"events": {"involvedObject.apiVersion", "involvedObject.fieldPath", "involvedObject.kind", "involvedObject.name",
 			"involvedObject.namespace", "involvedObject.resourceVersion", "involvedObject.uid", "reason", "reportingComponent", "source", "type"},
@@ -29,7 +30,8 @@ func TestStrategiesFollowKube(t *testing.T) {
 	for _, r := range Resources(func(*resource.Resource) {}) {
 		s := r.Strategy
 		// kube's own strategies (kube) count their generations themselves.
-		if got, want := s.TracksGeneration(), !slices.Contains(untracked, r.StorageName) && r.Group != AppsGroup; got != want {
+		_, kubes := s.(*kubeTypeStrategy)
+		if got, want := s.TracksGeneration(), !slices.Contains(untracked, r.StorageName) && !kubes; got != want {
 			t.Errorf("%s: TracksGeneration %t, want %t", r.StorageName, got, want)
 		}
 		if got, want := s.AllowCreateOnUpdate(), slices.Contains(createOnUpdate, r.StorageName); got != want {
