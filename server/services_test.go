@@ -74,7 +74,11 @@ func TestServicesWithKubesRules(t *testing.T) {
 			t.Errorf("fieldSelector spec.type=ExternalName listed %v", items)
 		}
 
-		api.do("DELETE", servicesPath+"/web", "").expect(t, http.StatusOK)
+		// As kube's service storage does, a delete answers the deleted Service.
+		deleted := api.do("DELETE", servicesPath+"/web", "").expect(t, http.StatusOK).object(t)
+		if deleted["kind"] != "Service" || nested(deleted, "spec", "clusterIP") != "10.0.0.10" {
+			t.Errorf("delete answered %v", deleted)
+		}
 		api.do("GET", "/apis/networking.k8s.io/v1/ipaddresses/10.0.0.10", "").expect(t, http.StatusNotFound)
 	})
 }

@@ -161,7 +161,7 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 	srv := server.New(api, opts.Options)
 	lb.Serve(ctx, srv.InProcess())
 	if !opts.NoDefaultObjects {
-		svcs.RunDefaultObjects(ctx, lb.Client, lb.Informers)
+		svcs.RunDefaultObjects(ctx, lb.Client)
 	}
 	if err := admissionChain.Start(ctx, lb.Config, api.Authorizer); err != nil {
 		return nil, err

@@ -18,7 +18,7 @@ import (
 func TestStrategiesFollowKube(t *testing.T) {
 	untracked := []string{"configmaps", "secrets", "namespaces", "serviceaccounts", "events", "leases." + CoordinationGroup,
 		"roles." + RBACGroup, "clusterroles." + RBACGroup, "rolebindings." + RBACGroup, "clusterrolebindings." + RBACGroup}
-	createOnUpdate := []string{"events", "leases." + CoordinationGroup, "limitranges",
+	createOnUpdate := []string{"events", "endpoints", "services", "leases." + CoordinationGroup, "limitranges",
 		"roles." + RBACGroup, "clusterroles." + RBACGroup, "rolebindings." + RBACGroup, "clusterrolebindings." + RBACGroup}
 	conditional := []string{"leases." + CoordinationGroup, CRDStorageName, "poddisruptionbudgets." + PolicyGroup}
 	fieldLabels := map[string][]string{

@@ -61,8 +61,8 @@ type Resource struct {
 	TokenRequest bool
 	// Proxy, when set, is the type's /proxy subresource (nodes'): the answer to a request
 	// proxied to obj, the object it names, at port ("" when the request names none).
-	// kube-apiserver proxies it to what runs the object (a node's kubelet); sqlkube has nothing behind its objects and answers the error
-	// kube-apiserver answers when nothing can be reached.
+	// kube-apiserver proxies it to what runs the object (a node's kubelet); sqlkube has nothing
+	// behind its objects and answers the error kube-apiserver answers when nothing can be reached.
 	Proxy func(obj *unstructured.Unstructured, port string) error
 	// Computed, when set, makes the type one whose objects are not stored but computed at each
 	// read, from the results of the server's liveness checks (componentstatuses): it serves get

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -124,7 +126,7 @@ const endpointInterval = 10 * time.Second
 // The endpoints are kube's master-count reconciler's with a count of one: they hold this
 // server's AdvertiseAddress. Replicas on one database should advertise one address (their
 // load balancer's); replicas advertising different ones would each put back their own.
-func (s *Services) RunDefaultObjects(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory) {
+func (s *Services) RunDefaultObjects(ctx context.Context, client kubernetes.Interface) {
 	var secondary net.IPNet
 	if len(s.opts.ClusterIPRanges) > 1 {
 		secondary = *s.opts.ClusterIPRanges[1]
@@ -135,6 +137,11 @@ func (s *Services) RunDefaultObjects(ctx context.Context, client kubernetes.Inte
 	if s.opts.AdvertiseAddress != nil {
 		endpoints = reconcilers.NewMasterCountEndpointReconciler(1, reconcilers.NewEndpointsAdapter(client.CoreV1(), client.DiscoveryV1()))
 	}
+	// The controller reads default/kubernetes alone: its informer holds no other Service.
+	onlyKubernetesService := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(metav1.NamespaceDefault),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", "kubernetes").String()
+		}))
 	serviceIP, err := netutils.GetIndexedIP(s.opts.ClusterIPRanges[0], 1)
 	if err != nil {
 		return // cannot happen: a range has a first address
@@ -146,7 +153,8 @@ func (s *Services) RunDefaultObjects(ctx context.Context, client kubernetes.Inte
 		ServiceIP:          serviceIP,
 		ServicePort:        443,
 		PublicServicePort:  s.opts.Port,
-	}, client, factory.Core().V1().Services())
+	}, client, onlyKubernetesService.Core().V1().Services())
+	onlyKubernetesService.Start(ctx.Done())
 	go kubernetesService.Start(ctx.Done())
 }
 
