@@ -11,8 +11,6 @@ import (
 // storage, RBAC, CRDs), with no nodes, kubelets, scheduler or controller manager behind it.
 const (
 	reasonWorkloads = "it runs no workloads: there are no nodes, kubelets, scheduler or workload controllers behind it"
-	reasonStorage   = "it attaches no volumes: there are no nodes or storage drivers behind it"
-	reasonCluster   = "it is a generic control plane without the cluster-management APIs kube-apiserver serves for nodes and their resources"
 )
 
 // notServed are kube-apiserver's built-in resources that sqlkube does not serve, by group and

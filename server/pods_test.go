@@ -130,9 +130,12 @@ func TestPodsWithKubesRules(t *testing.T) {
 		api.do("GET", podsPath+"/web", "").expect(t, http.StatusOK)
 		api.do("DELETE", podsPath+"/web", `{"gracePeriodSeconds":0}`).expect(t, http.StatusOK)
 		api.do("GET", podsPath+"/web", "").expect(t, http.StatusNotFound)
-		if deleted := api.do("DELETE", podsPath+"/other", "").expect(t, http.StatusOK).object(t); deleted["kind"] != "Status" {
+		// kube's pod storage answers a delete with the deleted pod (ReturnDeletedObject).
+		if deleted := api.do("DELETE", podsPath+"/other", "").expect(t, http.StatusOK).object(t); deleted["kind"] != "Pod" ||
+			nested(deleted, "metadata", "deletionGracePeriodSeconds") != float64(0) {
 			t.Fatalf("an unscheduled pod's delete: %v", deleted)
 		}
+		api.do("GET", podsPath+"/other", "").expect(t, http.StatusNotFound)
 	})
 }
 

@@ -8,11 +8,13 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/sqlkube/sqlkube/server/admission/admissiontest"
+	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
 	"github.com/sqlkube/sqlkube/server/registry"
 )
 
@@ -75,10 +77,15 @@ func TestMutatingAdmissionPolicyPatches(t *testing.T) {
 		"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["configmaps"]}]},
 		"mutations":[{"patchType":"ApplyConfiguration","applyConfiguration":{"expression":"Object{metadata: Object.metadata{labels: {'mutated': 'yes'}}}"}}]}}`,
 		`{"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingAdmissionPolicyBinding","metadata":{"name":"label"},"spec":{"policyName":"label"}}`}})
-	created, err := h.create(asAlice(t.Context()), configMaps, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"}}`, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The policy applies its configuration through a type converter built from the server's
+	// OpenAPI, which the plugin fetches in the background after it starts: until then it refuses
+	// the write (kube-apiserver's does too), so the create is retried until it is admitted.
+	var created *unstructured.Unstructured
+	controllertest.Eventually(t, "the policy admits a ConfigMap", func() bool {
+		var err error
+		created, err = h.create(asAlice(t.Context()), configMaps, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"}}`, false)
+		return err == nil
+	})
 	if created.GetLabels()["mutated"] != "yes" {
 		t.Errorf("stored %v, want the policy's label", created.Object)
 	}
