@@ -44,15 +44,14 @@ type Authentication struct {
 // certificate, then bearer tokens (static file, ServiceAccount, JWT issuers). A request with
 // credentials none of them accepts is refused (401), never treated as anonymous; a request
 // with no credentials is anonymous if allowed. Authenticated users join system:authenticated.
-// It also returns the bearer-token part alone (nil if none), which TokenReview asks.
-func NewAuthenticator(a Authentication) (authenticator.Request, authenticator.Token, error) {
+func NewAuthenticator(a Authentication) (authenticator.Request, error) {
 	var requestAuths []authenticator.Request
 	if a.ClientCA != nil {
 		requestAuths = append(requestAuths, newCachedCertificates(a.ClientCA, x509.CommonNameUserConversion))
 	}
 	tokens, err := newTokenAuthenticator(a)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if tokens != nil {
 		requestAuths = append(requestAuths, bearertoken.New(tokens))
@@ -61,7 +60,7 @@ func NewAuthenticator(a Authentication) (authenticator.Request, authenticator.To
 	if a.Anonymous {
 		auth = union.NewFailOnError(auth, anonymous.NewAuthenticator(nil))
 	}
-	return auth, tokens, nil
+	return auth, nil
 }
 
 // newTokenAuthenticator is the bearer-token part of the chain (static file, ServiceAccount
