@@ -200,7 +200,7 @@ func secure(sec *Security, types *catalog.Catalog, objects *registry.Registry, r
 		}
 		api.Tokens, authentication.ServiceAccountTokens = tokens, serviceaccount.NewVerifier(sa.Issuer, sa.PublicKeys, tokenObjects)
 	}
-	authn, err := auth.NewAuthenticator(authentication)
+	authn, tokenReviews, err := auth.NewAuthenticator(authentication)
 	if err != nil {
 		return api, err
 	}
@@ -208,7 +208,7 @@ func secure(sec *Security, types *catalog.Catalog, objects *registry.Registry, r
 	if err != nil {
 		return api, err
 	}
-	api.Authenticator, api.Authorizer, api.Reviews = authn, authz, reviews.New(authz, authz, authn)
+	api.Authenticator, api.Authorizer, api.Reviews = authn, authz, reviews.New(authz, authz, tokenReviews)
 	return api, nil
 }
 

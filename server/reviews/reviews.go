@@ -33,9 +33,9 @@ type Reviewer struct {
 }
 
 // New answers access reviews with authz, rules reviews with rules, and token reviews with
-// tokens, the server's request authenticator (as kube's TokenReview asks its whole chain, whose
-// users join system:authenticated); tokens may be nil, without authentication: token reviews are
-// then answered unauthenticated.
+// tokens, what authenticates a request bearing a token and nothing else (kube's TokenReview asks
+// its whole chain: users join system:authenticated); tokens may be nil, without bearer-token
+// authentication: token reviews are then answered unauthenticated.
 func New(authz authorizer.Authorizer, rules authorizer.RuleResolver, tokens authenticator.Request) *Reviewer {
 	return &Reviewer{authorizer: authz, rules: rules, tokens: tokens}
 }
