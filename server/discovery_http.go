@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
+	"time"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 
@@ -120,13 +122,16 @@ func (s *Server) routeOpenAPI(r *mux.Router) {
 	s.routeOpenAPIV2(r)
 }
 
+// serveOpenAPIRoot answers as kube-apiserver's aggregator does (its handleDiscovery): with
+// net/http's ServeContent and no Content-Type of its own, so the JSON is sniffed as
+// "text/plain; charset=utf-8", without an ETag.
 func (s *Server) serveOpenAPIRoot(w http.ResponseWriter, r *http.Request) {
 	docs, err := s.api.Discovery.Docs().OpenAPI()
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeDiscoveryDoc(w, r, docs.Root, mediaTypeJSON)
+	http.ServeContent(w, r, "/openapi/v3", time.Now(), bytes.NewReader(docs.Root.Body))
 }
 
 func (s *Server) serveOpenAPIGroupVersion(w http.ResponseWriter, r *http.Request) {

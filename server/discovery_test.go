@@ -344,6 +344,8 @@ func TestOpenAPIV3TellsKubectlFieldValidationIsServerSide(t *testing.T) {
 		t.Errorf("the CRD's document has info %+v, want apiextensions-apiserver's", info)
 	}
 	getDoc(t, srv.URL+"/openapi/v3/apis/example.org/v1", "", 404, plainTextType)
+	// kube-apiserver's aggregator leaves the root's type to net/http's sniffing.
+	getDoc(t, srv.URL+"/openapi/v3", "", 200, plainTextType)
 }
 
 // patchTakesFieldValidation looks for gvk's PATCH operation and its fieldValidation query

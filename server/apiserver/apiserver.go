@@ -202,7 +202,7 @@ func secure(sec *Security, types *catalog.Catalog, objects *registry.Registry, r
 		}
 		api.Tokens, authentication.ServiceAccountTokens = tokens, serviceaccount.NewVerifier(sa.Issuer, sa.PublicKeys, tokenObjects)
 	}
-	authn, tokenReviewer, err := auth.NewAuthenticator(authentication)
+	authn, tokenReviews, err := auth.NewAuthenticator(authentication)
 	if err != nil {
 		return api, err
 	}
@@ -210,7 +210,7 @@ func secure(sec *Security, types *catalog.Catalog, objects *registry.Registry, r
 	if err != nil {
 		return api, err
 	}
-	api.Authenticator, api.Authorizer, api.Reviews = authn, authz, reviews.New(authz, authz, tokenReviewer)
+	api.Authenticator, api.Authorizer, api.Reviews = authn, authz, reviews.New(authz, authz, tokenReviews)
 	return api, nil
 }
 

@@ -44,8 +44,11 @@ type Authentication struct {
 // certificate, then bearer tokens (static file, ServiceAccount, JWT issuers). A request with
 // credentials none of them accepts is refused (401), never treated as anonymous; a request
 // with no credentials is anonymous if allowed. Authenticated users join system:authenticated.
-// It also returns the bearer-token part alone (nil if none), which TokenReview asks.
-func NewAuthenticator(a Authentication) (authenticator.Request, authenticator.Token, error) {
+// It also returns what TokenReview asks (nil without bearer-token authentication): the chain a
+// request bearing a token and nothing else meets in kube-apiserver, whose users join
+// system:authenticated and whose unknown tokens are kube's "invalid bearer token" (never
+// anonymous: the bearer-token authenticator fails first).
+func NewAuthenticator(a Authentication) (auth, tokenReviews authenticator.Request, err error) {
 	var requestAuths []authenticator.Request
 	if a.ClientCA != nil {
 		requestAuths = append(requestAuths, newCachedCertificates(a.ClientCA, x509.CommonNameUserConversion))
@@ -55,13 +58,15 @@ func NewAuthenticator(a Authentication) (authenticator.Request, authenticator.To
 		return nil, nil, err
 	}
 	if tokens != nil {
-		requestAuths = append(requestAuths, bearertoken.New(tokens))
+		bearer := bearertoken.New(tokens)
+		requestAuths = append(requestAuths, bearer)
+		tokenReviews = group.NewAuthenticatedGroupAdder(bearer)
 	}
-	auth := group.NewAuthenticatedGroupAdder(union.New(requestAuths...))
+	auth = group.NewAuthenticatedGroupAdder(union.New(requestAuths...))
 	if a.Anonymous {
 		auth = union.NewFailOnError(auth, anonymous.NewAuthenticator(nil))
 	}
-	return auth, tokens, nil
+	return auth, tokenReviews, nil
 }
 
 // newTokenAuthenticator is the bearer-token part of the chain (static file, ServiceAccount

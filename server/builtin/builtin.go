@@ -82,27 +82,27 @@ func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
 		}), nil),
 		builtin(AdmissionGroup, "v1", "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false, verbsAll, typed(rules[admissionregistrationv1.ValidatingWebhookConfiguration]{
 			adjust: defaultValidatingWebhookConfiguration, validate: validateValidatingWebhookConfiguration, table: validatingWebhookTable,
-		}), nil),
+		}), apiExtension),
 		builtin(AdmissionGroup, "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", false, verbsAll, typed(rules[admissionregistrationv1.MutatingWebhookConfiguration]{
 			adjust: defaultMutatingWebhookConfiguration, validate: validateMutatingWebhookConfiguration, table: mutatingWebhookTable,
-		}), nil),
+		}), apiExtension),
 		builtin(AdmissionGroup, "v1", "validatingadmissionpolicies", "ValidatingAdmissionPolicy", false, verbsAll, typed(rules[admissionregistrationv1.ValidatingAdmissionPolicy]{
 			adjust: defaultValidatingAdmissionPolicy, validate: validateValidatingAdmissionPolicy, table: validatingPolicyTable,
-		}), withStatus),
+		}), func(r *resource.Resource) { withStatus(r); apiExtension(r) }),
 		builtin(AdmissionGroup, "v1", "validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding", false, verbsAll, typed(rules[admissionregistrationv1.ValidatingAdmissionPolicyBinding]{
 			adjust: defaultValidatingAdmissionPolicyBinding, validate: validateValidatingAdmissionPolicyBinding, table: validatingPolicyBindingTable,
-		}), nil),
+		}), apiExtension),
 		builtin(AdmissionGroup, "v1", "mutatingadmissionpolicies", "MutatingAdmissionPolicy", false, verbsAll, typed(rules[admissionregistrationv1.MutatingAdmissionPolicy]{
 			adjust: defaultMutatingAdmissionPolicy, validate: validateMutatingAdmissionPolicy, table: mutatingPolicyTable,
-		}), nil),
+		}), apiExtension),
 		builtin(AdmissionGroup, "v1", "mutatingadmissionpolicybindings", "MutatingAdmissionPolicyBinding", false, verbsAll, typed(rules[admissionregistrationv1.MutatingAdmissionPolicyBinding]{
 			adjust: defaultMutatingAdmissionPolicyBinding, validate: validateMutatingAdmissionPolicyBinding, table: mutatingPolicyBindingTable,
-		}), nil),
+		}), apiExtension),
 		builtin(APIExtensionsGroup, "v1", "customresourcedefinitions", "CustomResourceDefinition", false, verbsAll, typed(rules[apiextensionsv1.CustomResourceDefinition]{
 			adjust: apiextensionsv1.SetObjectDefaults_CustomResourceDefinition, conditional: true,
 		}), func(r *resource.Resource) {
 			r.ShortNames = []string{"crd", "crds"}
-			r.Categories = []string{"api-extensions"}
+			apiExtension(r)
 			r.Status = true
 			r.StorageVersionHashVersion = "v1beta1"
 			bindCRDHooks(r)
@@ -150,6 +150,10 @@ func builtin(group, version, plural, kind string, namespaced bool, verbs []strin
 }
 
 func withStatus(r *resource.Resource) { r.Status = true }
+
+// apiExtension lists the type in the api-extensions category, as kube's storage of the types
+// that extend the API (CRDs, admission webhooks and policies) does.
+func apiExtension(r *resource.Resource) { r.Categories = []string{"api-extensions"} }
 
 // returnsDeletedObject are the types whose immediate delete kube-apiserver answers with the
 // deleted object rather than a Success Status (their storage's ReturnDeletedObject).

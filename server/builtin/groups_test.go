@@ -118,3 +118,21 @@ func TestCertificateApprovalTakesOnlyConditions(t *testing.T) {
 		t.Errorf("conditions after /approval: %v", conditions)
 	}
 }
+
+// TestAPIExtensionsCategory: as kube's storage of them, the admission types and CRDs are in
+// the api-extensions category (`kubectl get api-extensions`).
+func TestAPIExtensionsCategory(t *testing.T) {
+	seen := 0
+	for _, r := range Resources(func(*resource.Resource) {}) {
+		if r.Group != AdmissionGroup && r.Group != APIExtensionsGroup {
+			continue
+		}
+		seen++
+		if !cmp.Equal(r.Categories, []string{"api-extensions"}) {
+			t.Errorf("%s.%s: categories %v, want [api-extensions]", r.Name, r.Group, r.Categories)
+		}
+	}
+	if seen != 7 {
+		t.Errorf("%d admission and CRD types, want 7", seen)
+	}
+}

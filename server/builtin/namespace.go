@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	corev1defaults "k8s.io/kubernetes/pkg/apis/core/v1"
 
 	"github.com/sqlkube/sqlkube/server/resource"
 )
@@ -16,11 +17,20 @@ import (
 // do, and whose phase says when it is being deleted, as kube-apiserver's namespace strategy
 // and storage have it.
 func namespaceStrategy(res *resource.Resource) resource.TypedStrategy {
-	return namespaces{typed(rules[corev1.Namespace]{validate: validateNamespace, table: namespaceTable, untracked: true,
+	return namespaces{typed(rules[corev1.Namespace]{adjust: corev1defaults.SetDefaults_Namespace, validate: validateNamespace, table: namespaceTable, untracked: true,
 		fields: map[string][]string{"status.phase": {"status", "phase"}}})(res)}
 }
 
 type namespaces struct{ resource.TypedStrategy }
+
+// NewEmpty is the Go type's zero value, which a create's managedFields are recorded against, as
+// kube-apiserver's are: the empty spec and status a decoded namespace has are no one's.
+func (namespaces) NewEmpty() *unstructured.Unstructured {
+	content, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(&corev1.Namespace{}) // cannot fail: a Go type
+	empty := &unstructured.Unstructured{Object: content}
+	empty.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	return empty
+}
 
 // PrepareForCreate sets what kube-apiserver sets on a new namespace: the label naming it,
 // the kubernetes finalizer, and the Active phase.
@@ -61,8 +71,10 @@ func (namespaces) HoldsDeletion(ns *unstructured.Unstructured) bool {
 	return len(finalizers) > 0
 }
 
-// PrepareForFinalizing records that the namespace is being deleted.
+// PrepareForFinalizing records that the namespace is being deleted. kube's namespace storage
+// sets a deletionTimestamp alone, with no deletionGracePeriodSeconds.
 func (namespaces) PrepareForFinalizing(ns *unstructured.Unstructured) {
+	ns.SetDeletionGracePeriodSeconds(nil)
 	_ = unstructured.SetNestedField(ns.Object, "Terminating", "status", "phase")
 }
 

@@ -196,6 +196,7 @@ func TestNamespaceTerminatingRefusesContent(t *testing.T) {
 	wantStatus(t, err, metav1.Status{Status: metav1.StatusFailure,
 		Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
 		Message: `configmaps "new" is forbidden: unable to create new content in namespace demo because it is being terminated`,
-		Details: &metav1.StatusDetails{Name: "new", Kind: "configmaps"},
+		Details: &metav1.StatusDetails{Name: "new", Kind: "configmaps",
+			Causes: []metav1.StatusCause{{Type: "NamespaceTerminating", Message: "namespace demo is being terminated", Field: "metadata.namespace"}}},
 	})
 }

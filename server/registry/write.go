@@ -488,10 +488,14 @@ func gracePeriod(obj *unstructured.Unstructured) int64 {
 }
 
 // checkPreconditions applies DeleteOptions.preconditions; a mismatch is 409 worded as
-// kube-apiserver's BeforeDelete words it, naming the object's kind where the resource would be.
+// kube-apiserver's BeforeDelete words it, naming the object's kind where the resource would be
+// (namespaces: as kube's namespace storage words it).
 func checkPreconditions(req *request, p *metav1.Preconditions, obj *unstructured.Unstructured) error {
 	if p == nil {
 		return nil
+	}
+	if req.gr == namespacesGR {
+		return checkNamespacePreconditions(p, obj)
 	}
 	kind := schema.GroupResource{Group: req.res.Group, Resource: req.res.Kind}
 	if p.UID != nil && *p.UID != obj.GetUID() {

@@ -9,6 +9,7 @@ package reviews
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -28,13 +29,14 @@ import (
 type Reviewer struct {
 	authorizer authorizer.Authorizer
 	rules      authorizer.RuleResolver
-	tokens     authenticator.Token
+	tokens     authenticator.Request
 }
 
 // New answers access reviews with authz, rules reviews with rules, and token reviews with
-// tokens, the server's bearer-token authenticators; tokens may be nil, without bearer-token
+// tokens, what authenticates a request bearing a token and nothing else (kube's TokenReview asks
+// its whole chain: users join system:authenticated); tokens may be nil, without bearer-token
 // authentication: token reviews are then answered unauthenticated.
-func New(authz authorizer.Authorizer, rules authorizer.RuleResolver, tokens authenticator.Token) *Reviewer {
+func New(authz authorizer.Authorizer, rules authorizer.RuleResolver, tokens authenticator.Request) *Reviewer {
 	return &Reviewer{authorizer: authz, rules: rules, tokens: tokens}
 }
 
@@ -128,11 +130,15 @@ func (rv *Reviewer) accessReviewStatus(ctx context.Context, attrs authorizer.Att
 	return status
 }
 
-// SelfSubjectRulesReview lists what the requester may do in the review's namespace.
-func (rv *Reviewer) SelfSubjectRulesReview(ctx context.Context, review *authorizationv1.SelfSubjectRulesReview) (*authorizationv1.SelfSubjectRulesReview, error) {
-	resourceRules, nonResourceRules, incomplete, err := rv.rules.RulesFor(ctx, requester(ctx), review.Spec.Namespace)
-	review.Status = authorizationv1.SubjectRulesReviewStatus{Incomplete: incomplete,
-		ResourceRules: []authorizationv1.ResourceRule{}, NonResourceRules: []authorizationv1.NonResourceRule{}}
+// SelfSubjectRulesReview lists what the requester may do in the review's namespace, which it
+// must name. As kube's, the answer is a new review: its spec is empty.
+func (rv *Reviewer) SelfSubjectRulesReview(ctx context.Context, asked *authorizationv1.SelfSubjectRulesReview) (*authorizationv1.SelfSubjectRulesReview, error) {
+	if asked.Spec.Namespace == "" {
+		return nil, apierrors.NewBadRequest("no namespace on request")
+	}
+	resourceRules, nonResourceRules, incomplete, err := rv.rules.RulesFor(ctx, requester(ctx), asked.Spec.Namespace)
+	review := &authorizationv1.SelfSubjectRulesReview{Status: authorizationv1.SubjectRulesReviewStatus{Incomplete: incomplete,
+		ResourceRules: []authorizationv1.ResourceRule{}, NonResourceRules: []authorizationv1.NonResourceRule{}}}
 	if err != nil {
 		review.Status.EvaluationError = err.Error()
 	}
@@ -148,8 +154,8 @@ func (rv *Reviewer) SelfSubjectRulesReview(ctx context.Context, review *authoriz
 	return review, nil
 }
 
-// TokenReview authenticates spec.token with the server's bearer-token authenticators, for the
-// audiences asked (the API's by default), as kube's TokenReview does.
+// TokenReview authenticates spec.token as the server would a request bearing it and nothing
+// else, for the audiences asked (the API's by default), as kube's TokenReview does.
 func (rv *Reviewer) TokenReview(ctx context.Context, review *authenticationv1.TokenReview) (*authenticationv1.TokenReview, error) {
 	if review.Spec.Token == "" {
 		return nil, apierrors.NewBadRequest("token is required for TokenReview in authentication")
@@ -161,7 +167,9 @@ func (rv *Reviewer) TokenReview(ctx context.Context, review *authenticationv1.To
 	if len(review.Spec.Audiences) > 0 {
 		ctx = authenticator.WithAudiences(ctx, review.Spec.Audiences)
 	}
-	resp, ok, err := rv.tokens.AuthenticateToken(ctx, review.Spec.Token)
+	bearing := (&http.Request{Header: http.Header{}}).WithContext(ctx)
+	bearing.Header.Set("Authorization", "Bearer "+review.Spec.Token)
+	resp, ok, err := rv.tokens.AuthenticateRequest(bearing)
 	review.Status.Authenticated = ok
 	if err != nil {
 		review.Status.Error = err.Error()

@@ -10,6 +10,8 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/group"
+	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -41,12 +43,12 @@ func (f *fixedRules) RulesFor(_ context.Context, u user.Info, namespace string) 
 		f.err != nil, f.err
 }
 
-// oneToken authenticates the token "good" as alice, for the audiences asked.
+// oneToken authenticates the token "good" as alice, for the audiences asked, and no other.
 type oneToken struct{}
 
 func (oneToken) AuthenticateToken(ctx context.Context, token string) (*authenticator.Response, bool, error) {
 	if token != "good" {
-		return nil, false, errors.New("invalid bearer token")
+		return nil, false, nil
 	}
 	audiences, _ := authenticator.AudiencesFrom(ctx)
 	return &authenticator.Response{Audiences: audiences, User: &user.DefaultInfo{Name: "alice", UID: "a1",
@@ -164,25 +166,30 @@ func TestSelfSubjectRulesReview(t *testing.T) {
 		ResourceRules:    []authorizationv1.ResourceRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}, ResourceNames: []string{"p"}}},
 		NonResourceRules: []authorizationv1.NonResourceRule{{Verbs: []string{"get"}, NonResourceURLs: []string{"/healthz"}}},
 	}
-	if !reflect.DeepEqual(got.Status, want) || got.Kind != "SelfSubjectRulesReview" {
-		t.Errorf("status %+v, want %+v", got.Status, want)
+	if !reflect.DeepEqual(got.Status, want) || got.Kind != "SelfSubjectRulesReview" || got.Spec.Namespace != "" {
+		t.Errorf("answer %+v, want status %+v and an empty spec", got, want)
 	}
 	rules.err = errors.New("a role binding names a missing role")
-	got, _ = rv.SelfSubjectRulesReview(asAlice(), &authorizationv1.SelfSubjectRulesReview{})
+	got, _ = rv.SelfSubjectRulesReview(asAlice(), &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: "ns"}})
 	if !got.Status.Incomplete || got.Status.EvaluationError != rules.err.Error() {
 		t.Errorf("status %+v, want incomplete with the error", got.Status)
 	}
+	_, err = rv.SelfSubjectRulesReview(asAlice(), &authorizationv1.SelfSubjectRulesReview{})
+	if !apierrors.IsBadRequest(err) || err.Error() != "no namespace on request" {
+		t.Errorf("without a namespace: %v, want 400 no namespace on request", err)
+	}
 }
 
-// TestTokenReview authenticates the token for the audiences asked.
+// TestTokenReview authenticates the token for the audiences asked as a request bearing it:
+// the user joins system:authenticated, and a token no one accepts is kube's invalid bearer token.
 func TestTokenReview(t *testing.T) {
-	rv := New(nil, nil, oneToken{})
+	rv := New(nil, nil, group.NewAuthenticatedGroupAdder(bearertoken.New(oneToken{})))
 	got, err := rv.TokenReview(context.Background(), &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: "good", Audiences: []string{"api"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := authenticationv1.TokenReviewStatus{Authenticated: true, Audiences: []string{"api"}, User: authenticationv1.UserInfo{
-		Username: "alice", UID: "a1", Groups: []string{"devs"}, Extra: map[string]authenticationv1.ExtraValue{"scopes": {"x"}}}}
+		Username: "alice", UID: "a1", Groups: []string{"devs", user.AllAuthenticated}, Extra: map[string]authenticationv1.ExtraValue{"scopes": {"x"}}}}
 	if !reflect.DeepEqual(got.Status, want) || got.Kind != "TokenReview" {
 		t.Errorf("status %+v, want %+v", got.Status, want)
 	}

@@ -15,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/sqlkube/sqlkube/server/serviceaccount"
@@ -77,7 +79,8 @@ func (i *Issuing) Discovery() *serviceaccount.DiscoveryDocs { return i.docs }
 // Issue mints a token for the ServiceAccount name in namespace, and returns tr with the token
 // and its expiry in its status: a NotFound for a ServiceAccount or bound Secret that does not
 // exist, Invalid for a lifetime under ten minutes, BadRequest for a binding to anything but a
-// Secret, Conflict for a bound Secret whose uid is not the one named.
+// Secret, Conflict for a request or bound Secret whose uid is not the one named. As kube's, the
+// answer carries the ServiceAccount's uid.
 func (i *Issuing) Issue(ctx context.Context, namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 	if err := i.defaultAndValidate(name, tr); err != nil {
 		return nil, err
@@ -85,6 +88,10 @@ func (i *Issuing) Issue(ctx context.Context, namespace, name string, tr *authent
 	saUID, err := i.objects.UID(ctx, "serviceaccounts", namespace, name)
 	if err != nil {
 		return nil, err
+	}
+	if tr.UID != "" && string(tr.UID) != saUID {
+		return nil, apierrors.NewConflict(schema.GroupResource{Group: authenticationv1.GroupName, Resource: "TokenRequest"}, name,
+			fmt.Errorf("the UID in the token request (%s) does not match the UID of the service account (%s)", tr.UID, saUID))
 	}
 	req := serviceaccount.Request{Namespace: namespace, ServiceAccount: serviceaccount.Ref{Name: name, UID: saUID},
 		Audiences: tr.Spec.Audiences, Expiry: time.Duration(*tr.Spec.ExpirationSeconds) * time.Second}
@@ -98,7 +105,7 @@ func (i *Issuing) Issue(ctx context.Context, namespace, name string, tr *authent
 		return nil, apierrors.NewInternalError(err)
 	}
 	tr.Status = authenticationv1.TokenRequestStatus{Token: token, ExpirationTimestamp: metav1.NewTime(expires)}
-	tr.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: namespace, CreationTimestamp: metav1.Now()}
+	tr.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(saUID), CreationTimestamp: metav1.Now()}
 	tr.SetGroupVersionKind(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest"))
 	return tr, nil
 }

@@ -67,8 +67,8 @@ func TestIssueDefaults(t *testing.T) {
 	if exp := tr.Status.ExpirationTimestamp.Time; exp.Before(before.Add(59*time.Minute)) || exp.After(time.Now().Add(61*time.Minute)) {
 		t.Errorf("expires %v, want in an hour", exp)
 	}
-	if tr.Name != "bot" || tr.Namespace != "demo" || tr.Kind != "TokenRequest" || tr.APIVersion != "authentication.k8s.io/v1" {
-		t.Errorf("answer %s/%s %s %s", tr.Namespace, tr.Name, tr.APIVersion, tr.Kind)
+	if tr.Name != "bot" || tr.Namespace != "demo" || tr.UID != "uid-bot" || tr.Kind != "TokenRequest" || tr.APIVersion != "authentication.k8s.io/v1" {
+		t.Errorf("answer %s/%s uid %q %s %s, want the ServiceAccount's uid", tr.Namespace, tr.Name, tr.UID, tr.APIVersion, tr.Kind)
 	}
 	ctx := authenticator.WithAudiences(context.Background(), authenticator.Audiences{"api"})
 	resp, ok, err := verifier.AuthenticateToken(ctx, tr.Status.Token)
@@ -133,5 +133,18 @@ func TestIssueBound(t *testing.T) {
 	}
 	if _, err := issuing.Issue(context.Background(), "demo", "nobody", &authenticationv1.TokenRequest{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a missing ServiceAccount: %v, want NotFound", err)
+	}
+}
+
+// TestIssueOtherUID: a request naming a uid other than the ServiceAccount's is a Conflict, in
+// kube's words (its TokenRequestServiceAccountUIDValidation, on by default).
+func TestIssueOtherUID(t *testing.T) {
+	issuing, _ := newIssuing(t, 0, stored())
+	tr := &authenticationv1.TokenRequest{}
+	tr.UID = "uid-old"
+	_, err := issuing.Issue(context.Background(), "demo", "bot", tr)
+	want := `Operation cannot be fulfilled on TokenRequest.authentication.k8s.io "bot": the UID in the token request (uid-old) does not match the UID of the service account (uid-bot)`
+	if !apierrors.IsConflict(err) || err.Error() != want {
+		t.Errorf("error %v, want Conflict %s", err, want)
 	}
 }
