@@ -10,8 +10,8 @@ import (
 // The built-in types as a new user meets them through kubectl (issue 32's "done when"): each
 // subtest works in a namespace of its own, so that one failing leaves the others standing.
 
-// workloads is a multi-document manifest of the types an application usually holds.
-const workloads = `apiVersion: apps/v1
+// webDeployment is workloads' Deployment.
+const webDeployment = `apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: web
@@ -28,7 +28,10 @@ spec:
         image: nginx:1.27
         ports:
         - containerPort: 8080
----
+`
+
+// workloads is a multi-document manifest of the types an application usually holds.
+const workloads = webDeployment + `---
 apiVersion: v1
 kind: Service
 metadata:
@@ -119,6 +122,7 @@ func TestKubectlBuiltin(t *testing.T) {
 		t.Run("apply", func(t *testing.T) { checkKubectlApplyWorkloads(t, s) })
 		t.Run("run and expose", func(t *testing.T) { checkKubectlRunExpose(t, s) })
 		t.Run("explain", func(t *testing.T) { checkKubectlExplain(t, s) })
+		t.Run("server-side apply", func(t *testing.T) { checkKubectlServerSideApply(t, s) })
 		t.Run("cluster-info", func(t *testing.T) { checkKubectlClusterInfo(t, s) })
 	})
 }
@@ -182,6 +186,25 @@ func checkKubectlExplain(t *testing.T, s *sqlkubeServer) {
 			t.Errorf("kubectl explain deployment.spec lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// checkKubectlServerSideApply: kubectl's server-side apply of a Deployment records kube's
+// managedFields entry, read with kube's schema of the type (the selector atomic, containers
+// keyed by name, ports by port and defaulted protocol).
+func checkKubectlServerSideApply(t *testing.T, s *sqlkubeServer) {
+	k := withNamespace(t, s, "ssa")
+	expectOutput(t, k.must(t, webDeployment, "apply", "--server-side", "-f", "-"), "deployment.apps/web serverside-applied")
+	const entry = `{.metadata.managedFields[*].manager} {.metadata.managedFields[*].operation} {.metadata.managedFields[*].apiVersion} {.metadata.managedFields[*].fieldsV1}`
+	want := `kubectl Apply apps/v1 {"f:spec":{"f:replicas":{},"f:selector":{},"f:template":{"f:metadata":{"f:labels":{"f:app":{}}},` +
+		`"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:image":{},"f:name":{},"f:ports":{"k:{\"containerPort\":8080,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{}}}}}}}}}`
+	expectOutput(t, k.must(t, "", "get", "deployment", "web", "-o", "jsonpath="+entry), want)
+	// Applying it again changes nothing, and neither does a conflicting apply without force.
+	expectOutput(t, k.must(t, webDeployment, "apply", "--server-side", "-f", "-"), "deployment.apps/web serverside-applied")
+	if _, err := k.run(t, strings.Replace(webDeployment, "replicas: 2", "replicas: 3", 1), "apply", "--server-side", "--field-manager=other", "-f", "-"); err == nil ||
+		!strings.Contains(err.Error(), `conflict with "kubectl": .spec.replicas`) {
+		t.Errorf("a conflicting apply: %v, want a conflict on .spec.replicas", err)
+	}
+	expectOutput(t, k.must(t, "", "get", "deployment", "web", "-o", "jsonpath="+entry), want)
 }
 
 // checkKubectlClusterInfo: the control plane is the default/kubernetes Service's server.

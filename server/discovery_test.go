@@ -321,7 +321,11 @@ func TestOpenAPIV3TellsKubectlFieldValidationIsServerSide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantGVs := []schema.GroupVersion{{Group: "admissionregistration.k8s.io", Version: "v1"}, {Group: "apiextensions.k8s.io", Version: "v1"}, {Group: "apps", Version: "v1"}, {Group: "authentication.k8s.io", Version: "v1"}, {Group: "authorization.k8s.io", Version: "v1"}, {Group: "autoscaling", Version: "v1"}, {Group: "autoscaling", Version: "v2"}, {Group: "batch", Version: "v1"}, {Group: "certificates.k8s.io", Version: "v1"}, {Group: "coordination.k8s.io", Version: "v1"}, {Group: "discovery.k8s.io", Version: "v1"}, {Group: "events.k8s.io", Version: "v1"}, {Group: "example.com", Version: "v1"}, {Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}, {Group: "networking.k8s.io", Version: "v1"}, {Group: "node.k8s.io", Version: "v1"}, {Group: "policy", Version: "v1"}, {Group: "rbac.authorization.k8s.io", Version: "v1"}, {Group: "resource.k8s.io", Version: "v1"}, {Group: "scheduling.k8s.io", Version: "v1"}, {Group: "storage.k8s.io", Version: "v1"}, {Group: "storagemigration.k8s.io", Version: "v1"}, {Version: "v1"}}
+	var wantGVs []schema.GroupVersion
+	for _, gv := range strings.Fields("admissionregistration.k8s.io/v1 apiextensions.k8s.io/v1 apps/v1 authentication.k8s.io/v1 authorization.k8s.io/v1 autoscaling/v1 autoscaling/v2 batch/v1 certificates.k8s.io/v1 coordination.k8s.io/v1 discovery.k8s.io/v1 events.k8s.io/v1 example.com/v1 flowcontrol.apiserver.k8s.io/v1 networking.k8s.io/v1 node.k8s.io/v1 policy/v1 rbac.authorization.k8s.io/v1 resource.k8s.io/v1 scheduling.k8s.io/v1 storage.k8s.io/v1 storagemigration.k8s.io/v1 v1") {
+		parsed, _ := schema.ParseGroupVersion(gv)
+		wantGVs = append(wantGVs, parsed)
+	}
 	slices.SortFunc(gvs, func(a, b schema.GroupVersion) int { return strings.Compare(a.String(), b.String()) })
 	if !slices.Equal(gvs, wantGVs) {
 		t.Errorf("OpenAPI group versions %v, want %v", gvs, wantGVs)
@@ -334,6 +338,11 @@ func TestOpenAPIV3TellsKubectlFieldValidationIsServerSide(t *testing.T) {
 		if !patchTakesFieldValidation(doc, gvk) {
 			t.Errorf("%v: no PATCH operation taking fieldValidation", gvk)
 		}
+	}
+	// The built-ins' schemas are kube's generated definitions: required fields included.
+	appsDoc, _ := root.GVSpec(schema.GroupVersion{Group: "apps", Version: "v1"})
+	if spec := appsDoc.Components.Schemas["io.k8s.api.apps.v1.DeploymentSpec"]; spec == nil || !slices.Equal(spec.Required, []string{"selector", "template"}) {
+		t.Errorf("apps/v1 DeploymentSpec %+v, want kube's (selector and template required)", spec)
 	}
 	crdDoc, _ := root.GVSpec(schema.GroupVersion{Group: "example.com", Version: "v1"})
 	if crdDoc.Components == nil || crdDoc.Components.Schemas["com.example.v1.Widget"] == nil {

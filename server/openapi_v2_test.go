@@ -29,6 +29,9 @@ func TestOpenAPIV2(t *testing.T) {
 			t.Errorf("no definition %s", name)
 		}
 	}
+	if spec := doc.Definitions["io.k8s.api.apps.v1.DeploymentSpec"]; !slices.Equal(spec.Required, []string{"selector", "template"}) {
+		t.Errorf("DeploymentSpec %+v, want kube's (selector and template required)", spec)
+	}
 	if _, ok := doc.Paths.Paths["/apis/example.com/v1/namespaces/{namespace}/widgets/{name}"]; !ok {
 		t.Error("no path for a widget")
 	}

@@ -7,11 +7,14 @@ import (
 	"strings"
 	"sync"
 
+	"k8s.io/kube-openapi/pkg/builder3"
+	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/handler3"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/sqlkube/sqlkube/server/crdschema"
+	"github.com/sqlkube/sqlkube/server/kubeopenapi"
 	"github.com/sqlkube/sqlkube/server/resource"
 )
 
@@ -40,10 +43,11 @@ func (d *Docs) OpenAPI() (*OpenAPIDocs, error) {
 
 func buildOpenAPI(groups []discoveryGroup) (*OpenAPIDocs, error) {
 	docs := &OpenAPIDocs{GroupVersions: map[string]Doc{}}
+	builtins := kubeopenapi.V3Config(kubernetesVersion)
 	root := handler3.OpenAPIV3Discovery{Paths: map[string]handler3.OpenAPIV3DiscoveryGroupVersion{}}
 	for _, g := range groups {
 		for _, v := range g.versions {
-			spec, err := groupVersionOpenAPI(g.name, v)
+			spec, err := groupVersionOpenAPI(builtins, v)
 			if err != nil {
 				return nil, fmt.Errorf("building the OpenAPI document of %s: %w", resource.GroupVersion(g.name, v.version), err)
 			}
@@ -60,20 +64,17 @@ func buildOpenAPI(groups []discoveryGroup) (*OpenAPIDocs, error) {
 }
 
 // groupVersionOpenAPI is one group version's document: the CRDs' documents merged, plus the
-// built-ins' PATCH operations and schemas.
-func groupVersionOpenAPI(group string, v discoveryVersion) (*spec3.OpenAPI, error) {
+// built-ins' PATCH operations and their kinds' schemas, from kube's definitions (builtins).
+func groupVersionOpenAPI(builtins *common.OpenAPIV3Config, v discoveryVersion) (*spec3.OpenAPI, error) {
 	var crdSpecs []*spec3.OpenAPI
-	info := &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: kubernetesVersion}}
-	builtins := false
 	paths := map[string]*spec3.Path{}
-	schemas := openAPISchemas{}
+	var builtinKinds []string
 	for _, r := range v.resources {
 		if r.Definition == nil {
-			builtins = true
 			if slices.Contains(r.Verbs, "patch") { // not the reviews
 				paths[objectPath(r)] = &spec3.Path{PathProps: spec3.PathProps{Patch: patchOperation(r)}}
 			}
-			schemas.addKind(goTypeOf(r), r.Group, r.Version, r.Kind)
+			builtinKinds = append(builtinKinds, kubeopenapi.ModelName(goTypeOf(r)))
 			continue
 		}
 		s, err := crdschema.OpenAPIV3(r.Definition, r.Version)
@@ -82,6 +83,11 @@ func groupVersionOpenAPI(group string, v discoveryVersion) (*spec3.OpenAPI, erro
 		}
 		crdSpecs = append(crdSpecs, s)
 	}
+	schemas, err := builder3.BuildOpenAPIDefinitionsForResources(builtins, builtinKinds...)
+	if err != nil {
+		return nil, err
+	}
+	info := builtins.Info
 	if len(crdSpecs) > 0 {
 		merged, err := crdschema.MergeOpenAPIV3(crdSpecs...)
 		if err != nil {
@@ -91,7 +97,7 @@ func groupVersionOpenAPI(group string, v discoveryVersion) (*spec3.OpenAPI, erro
 		if merged.Components != nil {
 			maps.Copy(schemas, merged.Components.Schemas)
 		}
-		if !builtins {
+		if len(builtinKinds) == 0 {
 			// A group version of CRDs only is apiextensions-apiserver's document, with its info.
 			info = merged.Info
 		}

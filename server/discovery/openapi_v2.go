@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/kube-openapi/pkg/schemamutation"
+	"k8s.io/kube-openapi/pkg/builder"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/sqlkube/sqlkube/server/crdschema"
+	"github.com/sqlkube/sqlkube/server/kubeopenapi"
 	"github.com/sqlkube/sqlkube/server/resource"
 )
 
@@ -37,10 +37,10 @@ func (d *Docs) OpenAPIV2() (*spec.Swagger, string, error) {
 	return l.spec, l.tag, l.err
 }
 
-// buildOpenAPIV2 merges the built-ins' definitions and each CRD's document (all its served
-// versions, once per CRD).
+// buildOpenAPIV2 merges the built-ins' definitions, from kube's, and each CRD's document (all
+// its served versions, once per CRD).
 func buildOpenAPIV2(groups []discoveryGroup) (*spec.Swagger, error) {
-	builtins := openAPISchemas{}
+	var builtinKinds []string
 	builtinPaths := map[string]spec.PathItem{}
 	var crdSpecs []*spec.Swagger
 	seen := map[string]bool{}
@@ -49,7 +49,7 @@ func buildOpenAPIV2(groups []discoveryGroup) (*spec.Swagger, error) {
 			for _, r := range v.resources {
 				switch {
 				case r.Definition == nil:
-					builtins.addKind(goTypeOf(r), r.Group, r.Version, r.Kind)
+					builtinKinds = append(builtinKinds, kubeopenapi.ModelName(goTypeOf(r)))
 					if slices.Contains(r.Verbs, "patch") { // not the reviews
 						builtinPaths[objectPath(r)] = patchPathV2(r)
 					}
@@ -64,7 +64,12 @@ func buildOpenAPIV2(groups []discoveryGroup) (*spec.Swagger, error) {
 			}
 		}
 	}
-	return crdschema.MergeOpenAPIV2(builtinsSwagger(builtins, builtinPaths), crdSpecs...)
+	builtins, err := builder.BuildOpenAPIDefinitionsForResources(kubeopenapi.V2Config(kubernetesVersion), builtinKinds...)
+	if err != nil {
+		return nil, fmt.Errorf("building the OpenAPI v2 document of the built-in types: %w", err)
+	}
+	builtins.Paths = &spec.Paths{Paths: builtinPaths}
+	return crdschema.MergeOpenAPIV2(builtins, crdSpecs...)
 }
 
 // patchPathV2 is the v2 form of a built-in's PATCH operation in the v3 documents (see
@@ -73,7 +78,7 @@ func buildOpenAPIV2(groups []discoveryGroup) (*spec.Swagger, error) {
 func patchPathV2(r *resource.Resource) spec.PathItem {
 	v3 := patchOperation(r)
 	patched := spec.Response{ResponseProps: spec.ResponseProps{
-		Description: "OK", Schema: spec.RefSchema("#/definitions/" + definitionName(goTypeOf(r))),
+		Description: "OK", Schema: spec.RefSchema("#/definitions/" + kubeopenapi.ModelName(goTypeOf(r))),
 	}}
 	op := &spec.Operation{VendorExtensible: v3.VendorExtensible, OperationProps: spec.OperationProps{
 		Responses: &spec.Responses{ResponsesProps: spec.ResponsesProps{StatusCodeResponses: map[int]spec.Response{http.StatusOK: patched}}},
@@ -85,26 +90,4 @@ func patchPathV2(r *resource.Resource) spec.PathItem {
 		})
 	}
 	return spec.PathItem{PathItemProps: spec.PathItemProps{Patch: op}}
-}
-
-// builtinsSwagger is the swagger document of the built-ins' paths and definitions, whose
-// references, built for OpenAPI v3's components, are rewritten to v2's definitions.
-func builtinsSwagger(defs openAPISchemas, paths map[string]spec.PathItem) *spec.Swagger {
-	s := &spec.Swagger{SwaggerProps: spec.SwaggerProps{
-		Swagger:     "2.0",
-		Info:        &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: kubernetesVersion}},
-		Paths:       &spec.Paths{Paths: paths},
-		Definitions: spec.Definitions{},
-	}}
-	for name, schema := range defs {
-		s.Definitions[name] = *schema
-	}
-	return schemamutation.ReplaceReferences(func(ref *spec.Ref) *spec.Ref {
-		name, ok := strings.CutPrefix(ref.String(), "#/components/schemas/")
-		if !ok {
-			return ref
-		}
-		v2 := spec.MustCreateRef("#/definitions/" + name)
-		return &v2
-	}, s)
 }

@@ -15,8 +15,6 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
-	apiextensionsapply "k8s.io/apiextensions-apiserver/pkg/client/applyconfiguration"
-	apiextensionsscheme "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/scheme"
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	generatedopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,14 +23,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager"
-	clientgoapply "k8s.io/client-go/applyconfigurations"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/crdschema"
+	"github.com/sqlkube/sqlkube/server/kubeopenapi"
 	"github.com/sqlkube/sqlkube/server/resource"
 )
 
@@ -189,7 +185,11 @@ func newFieldManager(res *resource.Resource, subresource string) (*managedfields
 		if res.Converter != nil {
 			convertor = viewConvertor{res.Converter}
 		}
-		return managedfields.NewDefaultFieldManager(builtinTypeConverter(res.Group), convertor, objectDefaulter{typed: typed}, objectCreater{res},
+		typeConverter, err := kubeopenapi.TypeConverter()
+		if err != nil {
+			return nil, err
+		}
+		return managedfields.NewDefaultFieldManager(typeConverter, convertor, objectDefaulter{typed: typed}, objectCreater{res},
 			gvk, hub, subresource, resetFields)
 	}
 	return managedfields.NewDefaultCRDFieldManager(customResourceTypeConverter(res.Definition), apiVersionConvertor{}, objectDefaulter{schema: res.Schema}, objectCreater{},
@@ -300,24 +300,6 @@ func resetFieldsOf(res *resource.Resource, subresource string) map[fieldpath.API
 	}
 	return map[fieldpath.APIVersion]*fieldpath.Set{fieldpath.APIVersion(res.APIVersion()): set}
 }
-
-// builtinTypeConverter reads built-in objects with the schemas client-go's apply
-// configurations are generated from, kube-apiserver's own.
-func builtinTypeConverter(group string) managedfields.TypeConverter {
-	if group == builtin.APIExtensionsGroup {
-		return apiextensionsTypeConverter()
-	}
-	return clientgoTypeConverter()
-}
-
-var (
-	clientgoTypeConverter = sync.OnceValue(func() managedfields.TypeConverter {
-		return clientgoapply.NewTypeConverter(clientgoscheme.Scheme)
-	})
-	apiextensionsTypeConverter = sync.OnceValue(func() managedfields.TypeConverter {
-		return apiextensionsapply.NewTypeConverter(apiextensionsscheme.Scheme)
-	})
-)
 
 // customResourceTypeConverter reads a CRD's objects with the schemas of all its versions, as
 // kube-apiserver builds them; a CRD whose schemas do not convert gets the deduced type
