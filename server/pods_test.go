@@ -108,8 +108,8 @@ func TestPodsWithKubesRules(t *testing.T) {
 			t.Fatalf("pod after /ephemeralcontainers: %v", debugged["spec"])
 		}
 		api.do("POST", podsPath+"/web/exec?command=ls&stdout=true", "").expectStatus(t, metav1.Status{
-			Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound, Message: `nodes "node-1" not found`,
-			Details: &metav1.StatusDetails{Name: "node-1", Kind: "nodes"}})
+			Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound, Message: `pods "node-1" not found`,
+			Details: &metav1.StatusDetails{Name: "node-1", Kind: "pods"}})
 
 		for query, want := range map[string]string{
 			"fieldSelector=spec.nodeName=node-1": "web", "fieldSelector=spec.host=node-1": "web",

@@ -46,7 +46,10 @@ func networkResources() []*resource.Resource {
 		}),
 		builtin("", "v1", "endpoints", "Endpoints", true, verbsAll, kube[corev1.Endpoints](kubeRules{
 			strategy: endpoint.Strategy,
-		}), shortName("ep")),
+		}), func(r *resource.Resource) {
+			shortName("ep")(r)
+			r.DeprecationWarning = "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
+		}),
 		builtin(DiscoveryGroup, "v1", "endpointslices", "EndpointSlice", true, verbsAll, kube[discoveryv1.EndpointSlice](kubeRules{
 			strategy: endpointslice.Strategy,
 		}), nil),

@@ -42,10 +42,13 @@ type Client struct {
 func New() (*Client, error) {
 	pipes := newPipeListener()
 	config := &rest.Config{
-		Host:  "http://loopback",
-		Dial:  pipes.dial,
-		QPS:   -1, // no client-side rate limit: the server is itself
-		Burst: -1,
+		Host: "http://loopback",
+		Dial: pipes.dial,
+		// What the server writes itself is managed by "kube-apiserver", as kube-apiserver's own
+		// loopback client's user agent names it in managedFields.
+		UserAgent: "kube-apiserver",
+		QPS:       -1, // no client-side rate limit: the server is itself
+		Burst:     -1,
 	}
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {

@@ -88,7 +88,7 @@ func (s *Subresources) Evict(ctx context.Context, namespace, pathName string, ev
 }
 
 func success() *metav1.Status {
-	return &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess}
+	return &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated}
 }
 
 // deleteOptionsOf are the Eviction's deleteOptions with the request's dryRun, as kube's

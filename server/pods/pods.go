@@ -106,6 +106,11 @@ func (n noKubelets) GetConnectionInfo(ctx context.Context, nodeName types.NodeNa
 		return nil, err
 	}
 	if _, err := n.s.registry.Get(ctx, ref, &metav1.GetOptions{}); err != nil {
+		if apierrors.IsNotFound(err) {
+			// kube-apiserver's pod storage answers a missing node as the pods resource's
+			// NotFound, naming the node.
+			return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, string(nodeName))
+		}
 		return nil, err
 	}
 	return nil, errNoKubelet(nodeName)

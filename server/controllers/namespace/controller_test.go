@@ -23,10 +23,12 @@ import (
 func startController(t *testing.T, env *controllertest.Env) *unstructured.Unstructured {
 	t.Helper()
 	go Run(t.Context(), env.Deps, env.Resource("", "namespaces"))
-	// As client-go sends a Namespace: with its empty spec and status, which its manager then
-	// owns. (An object created with no field owned has its later updates' managers untracked.)
+	// As a client's Namespace reaches storage: with the name label kube's defaulting gives it,
+	// which its manager then owns. (An object created with no field owned has its later updates'
+	// managers untracked.)
 	demo := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
-		"metadata": map[string]any{"name": "demo"}, "spec": map[string]any{}, "status": map[string]any{}}}
+		"metadata": map[string]any{"name": "demo", "labels": map[string]any{"kubernetes.io/metadata.name": "demo"}},
+		"spec": map[string]any{}, "status": map[string]any{}}}
 	return env.Create(env.Ref("", "namespaces", "", ""), demo)
 }
 
