@@ -116,7 +116,6 @@ func (s *kubeTypeStrategy) Decode(data []byte) (map[string]any, []error, error) 
 
 func (s *kubeTypeStrategy) SelectableFields() map[string][]string { return s.rules.fields }
 
-
 func (s *kubeTypeStrategy) NamespaceScoped() bool { return s.rules.strategy.NamespaceScoped() }
 
 func (s *kubeTypeStrategy) PrepareForCreate(ctx context.Context, obj *unstructured.Unstructured) {

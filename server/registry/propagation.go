@@ -58,4 +58,3 @@ func sameStrings(a, b []string) bool {
 	a, b = slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b))
 	return slices.Equal(slices.Compact(a), slices.Compact(b))
 }
-

@@ -28,7 +28,7 @@ func startController(t *testing.T, env *controllertest.Env) *unstructured.Unstru
 	// managers untracked.)
 	demo := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
 		"metadata": map[string]any{"name": "demo", "labels": map[string]any{"kubernetes.io/metadata.name": "demo"}},
-		"spec": map[string]any{}, "status": map[string]any{}}}
+		"spec":     map[string]any{}, "status": map[string]any{}}}
 	return env.Create(env.Ref("", "namespaces", "", ""), demo)
 }
 
