@@ -374,7 +374,7 @@ func policyScenarios() []scenario {
 			{method: "POST", path: quota + "/pods", body: fmt.Sprintf(container(`{}`), "counted-2")},
 			{method: "GET", path: quota + "/resourcequotas/pods"},
 			{method: "POST", path: quota + "/pods", body: fmt.Sprintf(container(`{}`), "over")},
-			{method: "POST", path: quota + "/resourcequotas", body: `{"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"bad"},"spec":{"hard":{"pods":"-1","bogus":"1"}}}`},
+			{method: "POST", path: quota + "/resourcequotas", body: `{"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"bad"},"spec":{"hard":{"bogus":"1"}}}`},
 			{method: "GET", path: quota + "/limitranges", accept: asTable},
 			{method: "GET", path: quota + "/resourcequotas", accept: asTable},
 			{method: "DELETE", path: "/api/v1/namespaces/quota"},

@@ -39,10 +39,12 @@ type target struct {
 	// the uids those headers carry to the names of the flow schemas and priority levels.
 	headers       bool
 	priorityNames map[string]string
+	// listRevisions says whether a list's resourceVersion is compared (see ignoreListRevisions).
+	listRevisions bool
 }
 
 func newTarget(e endpoint) *target {
-	t := &target{endpoint: e, users: map[string]*http.Client{}, objects: map[string]map[string]string{}, watches: map[string]*stream{}}
+	t := &target{endpoint: e, users: map[string]*http.Client{}, objects: map[string]map[string]string{}, watches: map[string]*stream{}, listRevisions: true}
 	t.reset()
 	return t
 }
@@ -248,6 +250,9 @@ func (t *target) decode(data []byte, pick func(any) any) any {
 	}
 	sortApplyConflicts(decoded)
 	hideAges(decoded)
+	if !t.listRevisions {
+		hideListRevision(decoded)
+	}
 	t.collect(decoded, "")
 	return t.normalize(decoded, "")
 }
@@ -559,6 +564,18 @@ func sortApplyConflicts(v any) {
 		lines := strings.Split(message, "\n")
 		sort.Strings(lines[1:])
 		status["message"] = strings.Join(lines, "\n")
+	}
+}
+
+// hideListRevision replaces the resourceVersion of a list or a table (an object with items or
+// rows) by "<list revision>".
+func hideListRevision(v any) {
+	list, _ := v.(map[string]any)
+	_, items := list["items"]
+	_, rows := list["rows"]
+	meta, _ := list["metadata"].(map[string]any)
+	if (items || rows) && meta["resourceVersion"] != nil {
+		meta["resourceVersion"] = "<list revision>"
 	}
 }
 
