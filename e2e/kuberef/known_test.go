@@ -42,7 +42,6 @@ var knownFullDifferences = map[knownStep]string{
 	{"pod disruption budgets and eviction", 12}:     evictionManagedFields,
 	{"limit ranges and resource quotas", 11}:        quotaAdmission,
 	{"limit ranges and resource quotas", 12}:        quotaAdmission,
-	{"limit ranges and resource quotas", 14}:        quotaAdmission,
 	{"limit ranges and resource quotas", 15}:        quotaAdmission,
 	{"limit ranges and resource quotas", 16}:        quotaAdmission,
 	{"discovery of the built-in groups", 1}:         notServedYet,
