@@ -79,8 +79,9 @@ func checkNamespaceDelete(t *testing.T, s *sqlkubeServer) {
 		t.Fatalf("after delete: deletionTimestamp %v, phase %q; want it set and Terminating", ns.DeletionTimestamp, ns.Status.Phase)
 	}
 	_, err = cs.CoreV1().ConfigMaps("e2e-ns").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "late"}}, metav1.CreateOptions{})
-	assertAPIError(t, err, apierrors.NewForbidden(configMaps, "late",
-		errors.New("unable to create new content in namespace e2e-ns because it is being terminated")))
+	terminating := apierrors.NewForbidden(configMaps, "late", errors.New("unable to create new content in namespace e2e-ns because it is being terminated"))
+	terminating.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause, Message: "namespace e2e-ns is being terminated", Field: "metadata.namespace"}}
+	assertAPIError(t, err, terminating)
 
 	patch := []byte(`{"metadata":{"finalizers":null}}`)
 	if _, err := cs.CoreV1().ConfigMaps("e2e-ns").Patch(ctx, "held", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {

@@ -32,7 +32,7 @@ func TestBatchAutoscalingCertificatesSchedulingWithKubectl(t *testing.T) {
 		expectOutput(t, s.mustKubectl(t, "", "autoscale", "deployment", "web", "--min=2", "--max=5", "--cpu-percent=80"),
 			"horizontalpodautoscaler.autoscaling/web autoscaled")
 		expectOutput(t, s.mustKubectl(t, "", "get", "all", "-o", "name"), strings.Join([]string{
-			"deployment.apps/web", "horizontalpodautoscaler.autoscaling/web", "cronjob.batch/nightly", "job.batch/once"}, "\n"))
+			"service/kubernetes", "deployment.apps/web", "horizontalpodautoscaler.autoscaling/web", "cronjob.batch/nightly", "job.batch/once"}, "\n"))
 
 		var v2, v1 map[string]any
 		mustYAML(t, s.mustKubectl(t, "", "get", "horizontalpodautoscalers.v2.autoscaling", "web", "-o", "yaml"), &v2)

@@ -26,7 +26,8 @@ func TestPodsWithKubectl(t *testing.T) {
 		expectOutput(t, s.mustKubectl(t, "", "get", "pods", "--field-selector", "spec.nodeName=node-1", "-o", "name"), "")
 		_, err := s.kubectl(t, "", "get", "pods", "--field-selector", "spec.image=nginx")
 		expectKubectlError(t, err, `Error from server (BadRequest): Unable to find "/v1, Resource=pods" that match label selector "", field selector "spec.image=nginx": field label not supported: spec.image`)
-		expectOutput(t, s.mustKubectl(t, "", "get", "all", "-o", "name"), "pod/web")
+		// The default namespace holds the kubernetes Service too, as on kube.
+		expectOutput(t, s.mustKubectl(t, "", "get", "all", "-o", "name"), "pod/web\nservice/kubernetes")
 
 		cs := s.clientset()
 		expectOutput(t, s.mustKubectl(t, "", "run", "evicted", "--image=nginx"), "pod/evicted created")
