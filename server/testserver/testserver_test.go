@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
+
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,7 +66,7 @@ func TestStart(t *testing.T) {
 		if _, err := admin.RbacV1().RoleBindings("demo").Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "alice may list configmaps in demo through her group", func() bool {
+		controllertest.Eventually(t, "alice may list configmaps in demo through her group", func() bool {
 			_, err := alice.CoreV1().ConfigMaps("demo").List(ctx, metav1.ListOptions{})
 			return err == nil
 		})
@@ -140,17 +142,5 @@ func TestStartupTime(t *testing.T) {
 	t.Logf("start to ready on SQLite: first %s; then mean %s, worst %s over %d starts", first, total/(starts-1), worst, starts-1)
 	if worst > 2*time.Second {
 		t.Errorf("a start took %s", worst)
-	}
-}
-
-// waitFor waits up to 10 s for cond.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
