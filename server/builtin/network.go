@@ -55,10 +55,7 @@ func networkResources() []*resource.Resource {
 		}), nil),
 		builtin(NetworkingGroup, "v1", "ingresses", "Ingress", true, verbsAll, kube[networkingv1.Ingress](kubeRules{
 			strategy: ingress.Strategy, status: ingress.StatusStrategy,
-		}), func(r *resource.Resource) {
-			shortName("ing")(r)
-			r.Status = true
-		}),
+		}), describe(shortName("ing"), withStatus)),
 		builtin(NetworkingGroup, "v1", "ingressclasses", "IngressClass", false, verbsAll, kube[networkingv1.IngressClass](kubeRules{
 			strategy: ingressclass.Strategy,
 		}), nil),

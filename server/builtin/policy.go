@@ -18,9 +18,6 @@ func policyResources() []*resource.Resource {
 	return []*resource.Resource{
 		builtin(PolicyGroup, "v1", "poddisruptionbudgets", "PodDisruptionBudget", true, verbsAll, kube[policyv1.PodDisruptionBudget](kubeRules{
 			strategy: poddisruptionbudget.Strategy, status: poddisruptionbudget.StatusStrategy,
-		}), func(r *resource.Resource) {
-			r.ShortNames = []string{"pdb"}
-			r.Status = true
-		}),
+		}), describe(shortName("pdb"), withStatus)),
 	}
 }
