@@ -10,6 +10,7 @@ import (
 	"net/http"
 	neturl "net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -26,6 +27,8 @@ type apiClient struct {
 	// and the kubeconfig's wrappers only read them (they copy a request before adding to it).
 	// They carry the User-Agent so that client-go's wrapper does not copy each request to add it.
 	headers, bodyHeaders http.Header
+	// dials counts the connections the transport opened.
+	dials atomic.Int64
 }
 
 // newAPIClient builds the client from --server or --kubeconfig. conns is how many requests may be
@@ -39,8 +42,13 @@ func newAPIClient(o options, conns int) (*apiClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("TLS settings: %w", err)
 	}
+	c := &apiClient{}
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	transport := &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c.dials.Add(1)
+			return dialer.DialContext(ctx, network, addr)
+		},
 		TLSClientConfig:     tlsConfig,
 		TLSHandshakeTimeout: 10 * time.Second,
 		ForceAttemptHTTP2:   true,
@@ -68,7 +76,8 @@ func newAPIClient(o options, conns int) (*apiClient, error) {
 	headers := http.Header{"Accept": {"application/json"}, "User-Agent": {cfg.UserAgent}}
 	bodyHeaders := headers.Clone()
 	bodyHeaders.Set("Content-Type", "application/json")
-	return &apiClient{base: strings.TrimSuffix(base.String(), "/"), rt: rt, headers: headers, bodyHeaders: bodyHeaders}, nil
+	c.base, c.rt, c.headers, c.bodyHeaders = strings.TrimSuffix(base.String(), "/"), rt, headers, bodyHeaders
+	return c, nil
 }
 
 // restConfig loads the kubeconfig, if any, and applies the command line's overrides.

@@ -46,6 +46,7 @@ type options struct {
 	watchers     int
 	rate         float64
 	drainTimeout time.Duration
+	idle         bool
 
 	output string
 }
@@ -108,6 +109,7 @@ func newFlagSet(o *options) *pflag.FlagSet {
 	fs.IntVar(&o.watchers, "watchers", 100, "watchers on the collection for --op watch")
 	fs.Float64Var(&o.rate, "rate", 100, "writes per second for --op watch, started on schedule")
 	fs.DurationVar(&o.drainTimeout, "drain-timeout", 10*time.Second, "for --op watch, how long to wait after the last write for watchers to receive it")
+	fs.BoolVar(&o.idle, "idle", false, "for --op watch: write nothing; open the watches over shared HTTP/2 connections, as one client's informers do, and hold them for --duration once all are open")
 
 	fs.StringVar(&o.output, "output", "table", "result format: table, or json (a single JSON object on stdout)")
 	return fs
@@ -152,6 +154,8 @@ func (o options) validate() error {
 	if o.needsWorkingSet() {
 		check(o.objects >= o.concurrency, "--objects (%d) must be at least --concurrency (%d): each client updates objects of its own", o.objects, o.concurrency)
 	}
+	check(!o.idle || o.op == opWatch, "--idle is for --op watch only")
+	check(!o.idle || o.count == 0, "--idle writes nothing: --count does not apply")
 	if o.op == opWatch {
 		check(o.watchers >= 1, "--watchers must be at least 1")
 		check(o.rate > 0, "--rate must be positive")

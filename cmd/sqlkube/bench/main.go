@@ -58,7 +58,10 @@ func run(ctx context.Context, o options, stderr io.Writer) (report, error) {
 	if err != nil {
 		return report{}, err
 	}
-	if o.op == opWatch {
+	switch {
+	case o.idle:
+		return b.runIdleWatch(ctx)
+	case o.op == opWatch:
 		return b.runWatch(ctx)
 	}
 	return b.runOps(ctx)

@@ -125,7 +125,10 @@ func writeJSON(w io.Writer, rep report) error {
 // writeTable prints the report for people.
 func writeTable(w io.Writer, rep report) error {
 	clients := fmt.Sprintf("%d clients", rep.Concurrency)
-	if rep.Watch != nil {
+	switch {
+	case rep.Watch != nil && rep.Watch.Rate == 0: // --idle
+		clients = fmt.Sprintf("%d idle watches over %d connections", rep.Watch.Watchers, rep.Watch.Connections)
+	case rep.Watch != nil:
 		clients = fmt.Sprintf("writes at %.0f/s (at most %d in flight), %d watchers", rep.Watch.Rate, rep.Concurrency, rep.Watch.Watchers)
 	}
 	fmt.Fprintf(w, "%s %s in namespace %s: %s, %d-byte objects, %.1fs\n\n",

@@ -16,10 +16,12 @@ import (
 
 // watchSummary is the watch fan-out part of a report.
 type watchSummary struct {
-	Watchers       int       `json:"watchers"`
-	Connected      int       `json:"connected"` // watchers whose watch the server accepted
-	Rate           float64   `json:"rate"`      // writes per second asked for
-	Writes         opSummary `json:"writes"`    // the writer's creates
+	Watchers  int `json:"watchers"`
+	Connected int `json:"connected"` // watchers whose watch the server accepted
+	// Connections is how many the tool opened (--idle reports it: watches share them).
+	Connections    int64     `json:"connections,omitempty"`
+	Rate           float64   `json:"rate"`   // writes per second asked for
+	Writes         opSummary `json:"writes"` // the writer's creates
 	EventsExpected int64     `json:"eventsExpected"`
 	EventsReceived int64     `json:"eventsReceived"`
 	EventsLost     int64     `json:"eventsLost"`
@@ -109,26 +111,54 @@ func (b *bench) maxWrites() int {
 	return int(b.opts.rate*b.opts.duration.Seconds()) + 1
 }
 
-// startWatchers opens the watches and waits (at most setupTimeout) until the server has accepted
-// them, so that connecting is not counted as delivery latency.
+// startWatchers opens the watches and waits (at most openTimeout) until the server has accepted
+// them, so that connecting is not counted as delivery latency. With --idle the first watch opens
+// alone and the others once its connection is up, so that they share HTTP/2 connections (as many
+// streams on each as the server allows) as one client's informers do, instead of each dialling
+// its own because none was up yet.
 func (b *bench) startWatchers(ctx context.Context, writes *writeTimes, startRV string) ([]*watcher, *sync.WaitGroup) {
 	watchers := make([]*watcher, b.opts.watchers)
 	var running, opened sync.WaitGroup
 	for i := range watchers {
-		w := &watcher{b: b, writes: writes, resourceVersion: []byte(startRV), rec: newRecorder()}
-		watchers[i] = w
-		opened.Add(1)
-		running.Go(func() { w.run(ctx, opened.Done) })
+		watchers[i] = &watcher{b: b, writes: writes, resourceVersion: []byte(startRV), rec: newRecorder()}
 	}
+	start := func(ws []*watcher) {
+		for _, w := range ws {
+			opened.Add(1)
+			running.Go(func() { w.run(ctx, opened.Done) })
+		}
+	}
+	rest := watchers
+	if b.opts.idle {
+		start(watchers[:1])
+		b.awaitOpened(ctx, &opened)
+		rest = watchers[1:]
+	}
+	start(rest)
+	b.awaitOpened(ctx, &opened)
+	return watchers, &running
+}
+
+// awaitOpened waits until every watch started has been accepted or refused, for at most
+// openTimeout.
+func (b *bench) awaitOpened(ctx context.Context, opened *sync.WaitGroup) {
 	allOpened := make(chan struct{})
 	go func() { opened.Wait(); close(allOpened) }()
 	select {
 	case <-allOpened:
-	case <-time.After(setupTimeout):
-		fmt.Fprintf(b.stderr, "some watches not open after %s; starting anyway\n", setupTimeout)
+	case <-time.After(b.openTimeout()):
+		fmt.Fprintf(b.stderr, "some watches not open after %s; going on\n", b.openTimeout())
 	case <-ctx.Done():
 	}
-	return watchers, &running
+}
+
+// openTimeout bounds how long the watches may take to open: setupTimeout, or for --idle, where
+// opening them all is the point, ten times that.
+func (b *bench) openTimeout() time.Duration {
+	if b.opts.idle {
+		return 10 * setupTimeout
+	}
+	return setupTimeout
 }
 
 // firstWatchError describes why the first refused watch was refused.
