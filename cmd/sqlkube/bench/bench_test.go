@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -243,5 +245,24 @@ func TestWatchCountsFailedWrites(t *testing.T) {
 	}
 	if watch := rep["watch"].(map[string]any); watch["eventsExpected"] != 0.0 || watch["eventsLost"] != 0.0 {
 		t.Errorf("watch = %v, want no events expected from failed writes", watch)
+	}
+}
+
+func TestIdleWatchesShareConnections(t *testing.T) {
+	f := &fakeAPI{objects: map[string]fakeObject{}, crds: map[string]bool{}, watches: map[chan []byte]string{}}
+	srv := httptest.NewUnstartedServer(f)
+	srv.EnableHTTP2 = true
+	srv.Config.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: 10}
+	srv.Config.ConnState = f.conns.track
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	rep := runMain(t, srv.URL, "--insecure-skip-tls-verify", "--op", "watch", "--idle", "--watchers", "25", "--duration", "200ms")
+	watch := rep["watch"].(map[string]any)
+	// 25 watches at 10 streams a connection need 3 connections (4 if two were dialled at once).
+	if watch["watchers"] != 25.0 || watch["connected"] != 25.0 || watch["connections"].(float64) > 4 || f.conns.most() > 4 {
+		t.Errorf("watch = %v, server saw at most %d connections; want 25 connected over 3 or 4", watch, f.conns.most())
+	}
+	if rep["errors"] != 0.0 {
+		t.Errorf("errors = %v (%v), want none", rep["errors"], rep["errorSamples"])
 	}
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/net/http2"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -43,10 +45,44 @@ func newAPIClient(o options, conns int) (*apiClient, error) {
 		return nil, fmt.Errorf("TLS settings: %w", err)
 	}
 	c := &apiClient{}
+	transport := newTransport(o.idle && strings.HasPrefix(cfg.Host, "https://"), tlsConfig, conns, &c.dials)
+	// The wrappers add what the kubeconfig asks for: bearer token, basic auth, impersonation.
+	rt, err := rest.HTTPWrappersForConfig(cfg, transport)
+	if err != nil {
+		return nil, err
+	}
+	base, _, err := rest.DefaultServerUrlFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("server URL: %w", err)
+	}
+	headers := http.Header{"Accept": {"application/json"}, "User-Agent": {cfg.UserAgent}}
+	bodyHeaders := headers.Clone()
+	bodyHeaders.Set("Content-Type", "application/json")
+	c.base, c.rt, c.headers, c.bodyHeaders = strings.TrimSuffix(base.String(), "/"), rt, headers, bodyHeaders
+	return c, nil
+}
+
+// newTransport is the connection pool: net/http's, with an idle connection kept for each of
+// conns requests in flight, or HTTP/2's alone (http2Only, for --idle over TLS); dials counts the
+// connections either opens.
+func newTransport(http2Only bool, tlsConfig *tls.Config, conns int, dials *atomic.Int64) http.RoundTripper {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	transport := &http.Transport{
+	if http2Only {
+		// net/http's transport dials a connection for every request that finds the open ones
+		// full, all at once; HTTP/2's own dials one at a time and shares it among the requests
+		// waiting, so that idle watches fill each connection to the server's stream limit.
+		return &http2.Transport{
+			DialTLSContext: func(ctx context.Context, network, addr string, tlsConfig *tls.Config) (net.Conn, error) {
+				dials.Add(1)
+				return (&tls.Dialer{NetDialer: dialer, Config: tlsConfig}).DialContext(ctx, network, addr)
+			},
+			TLSClientConfig:    tlsConfig,
+			DisableCompression: true,
+		}
+	}
+	return &http.Transport{
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c.dials.Add(1)
+			dials.Add(1)
 			return dialer.DialContext(ctx, network, addr)
 		},
 		TLSClientConfig:     tlsConfig,
@@ -64,20 +100,6 @@ func newAPIClient(o options, conns int) (*apiClient, error) {
 		// Compressing and decompressing responses would measure gzip, not the server.
 		DisableCompression: true,
 	}
-	// The wrappers add what the kubeconfig asks for: bearer token, basic auth, impersonation.
-	rt, err := rest.HTTPWrappersForConfig(cfg, transport)
-	if err != nil {
-		return nil, err
-	}
-	base, _, err := rest.DefaultServerUrlFor(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("server URL: %w", err)
-	}
-	headers := http.Header{"Accept": {"application/json"}, "User-Agent": {cfg.UserAgent}}
-	bodyHeaders := headers.Clone()
-	bodyHeaders.Set("Content-Type", "application/json")
-	c.base, c.rt, c.headers, c.bodyHeaders = strings.TrimSuffix(base.String(), "/"), rt, headers, bodyHeaders
-	return c, nil
 }
 
 // restConfig loads the kubeconfig, if any, and applies the command line's overrides.

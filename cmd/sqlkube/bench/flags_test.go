@@ -66,6 +66,8 @@ func TestInvalidFlags(t *testing.T) {
 		{[]string{"--op", "update", "--objects", "10", "--concurrency", "20"}, "--objects (10) must be at least --concurrency (20)"},
 		{[]string{"--op", "watch", "--watchers", "0"}, "--watchers"},
 		{[]string{"--op", "watch", "--rate", "0"}, "--rate"},
+		{[]string{"--op", "get", "--idle"}, "--idle is for --op watch only"},
+		{[]string{"--op", "watch", "--idle", "--count", "5"}, "--idle writes nothing"},
 		{[]string{"--output", "yaml"}, "--output"},
 		{[]string{"--duration", "0"}, "--duration"},
 		{[]string{"extra"}, "unexpected argument"},

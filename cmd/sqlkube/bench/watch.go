@@ -112,29 +112,16 @@ func (b *bench) maxWrites() int {
 }
 
 // startWatchers opens the watches and waits (at most openTimeout) until the server has accepted
-// them, so that connecting is not counted as delivery latency. With --idle the first watch opens
-// alone and the others once its connection is up, so that they share HTTP/2 connections (as many
-// streams on each as the server allows) as one client's informers do, instead of each dialling
-// its own because none was up yet.
+// them, so that connecting is not counted as delivery latency.
 func (b *bench) startWatchers(ctx context.Context, writes *writeTimes, startRV string) ([]*watcher, *sync.WaitGroup) {
 	watchers := make([]*watcher, b.opts.watchers)
 	var running, opened sync.WaitGroup
 	for i := range watchers {
-		watchers[i] = &watcher{b: b, writes: writes, resourceVersion: []byte(startRV), rec: newRecorder()}
+		w := &watcher{b: b, writes: writes, resourceVersion: []byte(startRV), rec: newRecorder()}
+		watchers[i] = w
+		opened.Add(1)
+		running.Go(func() { w.run(ctx, opened.Done) })
 	}
-	start := func(ws []*watcher) {
-		for _, w := range ws {
-			opened.Add(1)
-			running.Go(func() { w.run(ctx, opened.Done) })
-		}
-	}
-	rest := watchers
-	if b.opts.idle {
-		start(watchers[:1])
-		b.awaitOpened(ctx, &opened)
-		rest = watchers[1:]
-	}
-	start(rest)
 	b.awaitOpened(ctx, &opened)
 	return watchers, &running
 }
