@@ -26,8 +26,11 @@ type FullServer struct {
 	Client *http.Client
 	// AuditLog is the file kube-apiserver writes its audit events to (Metadata level).
 	AuditLog string
-	ca       *authority
-	stop     func()
+	// PIDs are the server's processes: kube-apiserver's, then etcd's when it runs in a process
+	// of its own (StartFullProcesses), for measuring their CPU and memory.
+	PIDs []int
+	ca   *authority
+	stop func()
 }
 
 // ClientFor is an HTTP client authenticated as user in groups by a client certificate.
@@ -147,7 +150,8 @@ func startKubeAPIServer(bin, dir, etcdURL string) (*FullServer, error) {
 		stop()
 		return nil, err
 	}
-	s := &FullServer{URL: fmt.Sprintf("https://127.0.0.1:%d", port), Client: admin, AuditLog: filepath.Join(dir, "audit.log"), ca: ca, stop: stop}
+	s := &FullServer{URL: fmt.Sprintf("https://127.0.0.1:%d", port), Client: admin, AuditLog: filepath.Join(dir, "audit.log"),
+		PIDs: []int{cmd.Process.Pid}, ca: ca, stop: stop}
 	if err := waitReadyWithin(admin, s.URL, done, 3*time.Minute); err != nil {
 		stop()
 		return nil, fmt.Errorf("%w; the end of its log:\n%s", err, logTail(logFile.Name()))

@@ -82,14 +82,19 @@ func (a *authority) servingCert() (tls.Certificate, error) {
 // client is an HTTP client presenting a certificate for user in groups (its common name and
 // organizations, as kube's x509 authenticator reads them).
 func (a *authority) client(user string, groups []string) (*http.Client, error) {
-	template := certTemplate(pkix.Name{CommonName: user, Organization: groups})
-	template.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-	cert, err := a.issue(template)
+	cert, err := a.clientCert(user, groups)
 	if err != nil {
 		return nil, err
 	}
 	transport := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: a.pool, Certificates: []tls.Certificate{cert}}}
 	return &http.Client{Transport: transport}, nil
+}
+
+// clientCert is a client certificate for user in groups.
+func (a *authority) clientCert(user string, groups []string) (tls.Certificate, error) {
+	template := certTemplate(pkix.Name{CommonName: user, Organization: groups})
+	template.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	return a.issue(template)
 }
 
 // writeCertPair writes a certificate's chain and its key as NAME.crt and NAME.key in dir.
@@ -107,11 +112,19 @@ func writeCertPair(dir, name string, cert tls.Certificate) error {
 // writeKey writes an ECDSA key in SEC 1 form, the one kube's service account key flags read
 // (they take no PKCS #8).
 func writeKey(path string, key any) error {
-	der, err := x509.MarshalECPrivateKey(key.(*ecdsa.PrivateKey))
+	data, err := keyPEM(key)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600)
+	return os.WriteFile(path, data, 0o600)
+}
+
+func keyPEM(key any) ([]byte, error) {
+	der, err := x509.MarshalECPrivateKey(key.(*ecdsa.PrivateKey))
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), nil
 }
 
 func writeCACert(path string, cert *x509.Certificate) error {
