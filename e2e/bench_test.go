@@ -22,6 +22,7 @@ type benchReport struct {
 	} `json:"latencyMs"`
 	Watch *struct {
 		Connected      int   `json:"connected"`
+		Connections    int64 `json:"connections"`
 		EventsExpected int64 `json:"eventsExpected"`
 		EventsLost     int64 `json:"eventsLost"`
 	} `json:"watch"`
@@ -67,7 +68,13 @@ func runBenchAs(t *testing.T, s *sqlkubeServer, kubeconfig string, args ...strin
 // runBenchFor is runBenchAs for runs that may take up to timeout (loading a million objects).
 func runBenchFor(t *testing.T, s *sqlkubeServer, kubeconfig string, timeout time.Duration, args ...string) benchReport {
 	t.Helper()
-	rep, err := execBench(s, kubeconfig, timeout, args...)
+	return runBenchAt(t, s.URL(), kubeconfig, timeout, args...)
+}
+
+// runBenchAt is runBenchFor against any API server at url (kube-apiserver too).
+func runBenchAt(t *testing.T, url, kubeconfig string, timeout time.Duration, args ...string) benchReport {
+	t.Helper()
+	rep, err := execBenchAt(url, kubeconfig, timeout, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,9 +94,14 @@ func runBenchFor(t *testing.T, s *sqlkubeServer, kubeconfig string, timeout time
 // execBench runs `sqlkube bench --output json` and decodes its report; it does not touch t, so
 // that several can run at once from other goroutines.
 func execBench(s *sqlkubeServer, kubeconfig string, timeout time.Duration, args ...string) (benchReport, error) {
+	return execBenchAt(s.URL(), kubeconfig, timeout, args...)
+}
+
+// execBenchAt is execBench against any API server at url.
+func execBenchAt(url, kubeconfig string, timeout time.Duration, args ...string) (benchReport, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binaryPath, append([]string{"bench", "--kubeconfig", kubeconfig, "--server", s.URL(), "--output", "json"}, args...)...)
+	cmd := exec.CommandContext(ctx, binaryPath, append([]string{"bench", "--kubeconfig", kubeconfig, "--server", url, "--output", "json"}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	var rep benchReport

@@ -2,10 +2,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,34 +16,119 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
-// TestBenchTable is issue 17's table, run on demand only (make bench):
+// TestBenchTable is issue 33's table, run on demand only (make bench):
 //
-//	SQLKUBE_BENCH_TABLE=1 go test ./e2e -run TestBenchTable -v -timeout 1h
+//	SQLKUBE_BENCH_TABLE=1 go test ./e2e -run TestBenchTable -v -timeout 2h
 //
-// On each backend it starts sqlkube in the production configuration (TLS with HTTP/2, RBAC
-// with 1,000 RoleBindings present, audit at Metadata level to a file, metrics and priority and
-// fairness on as by default) and drives it with the
-// binary's load tool as an ordinary user with a client certificate: creates, updates and gets of
-// 1 KiB custom resources, a full list of 10,000, watch latency with 1,000 watchers, and the
-// server's CPU per create and resident memory after 10,000 objects. The table is logged and, with
-// SQLKUBE_BENCH_OUT=FILE, written to FILE as Markdown.
+// It measures, in one sitting, sqlkube on SQLite, sqlkube on PostgreSQL and, when it can,
+// kube-apiserver on etcd, each in the production configuration: TLS with HTTP/2, RBAC with 1,000
+// RoleBindings present, audit at Metadata level to a file, metrics and priority and fairness on
+// as by default, the load sent by the binary's load tool as an ordinary user with a client
+// certificate (bound to cluster-admin through a group), on 1 KiB custom resources. Server CPU
+// and memory are those of every process that serves the API: sqlkube's, or kube-apiserver's and
+// etcd's (on PostgreSQL the database's own are not counted).
+//
+// kube-apiserver's column needs SQLKUBE_KUBE_APISERVER (the binary, as e2e/kuberef builds it) and
+// SQLKUBE_BENCH_KUBEFULL (e2e/kuberef's cmd/kubefull, which starts it on an etcd process of its
+// own; make bench builds it); without them the table says why the column is missing. The table
+// is logged and, with SQLKUBE_BENCH_OUT=FILE, written to FILE as Markdown.
 func TestBenchTable(t *testing.T) {
 	if os.Getenv("SQLKUBE_BENCH_TABLE") == "" {
 		t.Skip("a benchmark: set SQLKUBE_BENCH_TABLE=1 (make bench)")
 	}
-	var rows []benchRow
-	forEachServerWith(t, productionArgs(t), func(t *testing.T, s *sqlkubeServer) {
-		rows = append(rows, benchTable(t, s)...)
-	})
-	table := formatBenchTable(rows)
-	t.Log("\n" + table)
+	binary(t) // the load tool
+	table := benchTable{columns: []benchColumn{sqlkubeColumn("SQLite"), sqlkubeColumn("PostgreSQL"), kubeColumn()}}
+	table.loadBefore = loadAverage(t)
+	for _, col := range table.columns {
+		if col.missing != "" {
+			continue
+		}
+		t.Run(col.name, func(t *testing.T) { table.cells = append(table.cells, measureColumn(t, col)...) })
+	}
+	table.loadAfter = loadAverage(t)
+	text := table.String()
+	t.Log("\n" + text)
 	if out := os.Getenv("SQLKUBE_BENCH_OUT"); out != "" {
-		if err := os.WriteFile(out, []byte(table), 0o644); err != nil {
+		if err := os.WriteFile(out, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// benchServer is a running server the table measures, whichever it is.
+type benchServer struct {
+	url string
+	// admin and user are kubeconfigs: a member of system:masters, and the ordinary user
+	// (bencher, in the group benchers) the load runs as.
+	admin, user string
+	// pids are the processes that serve the API: their CPU and memory are the server's.
+	pids []int
+}
+
+// benchColumn is one server of the table: start starts a fresh one in the production
+// configuration (each figure that needs a fresh server starts its own), unless missing says why
+// the column cannot be measured.
+type benchColumn struct {
+	name    string
+	start   func(t *testing.T) benchServer
+	missing string
+}
+
+func sqlkubeColumn(backend string) benchColumn {
+	return benchColumn{name: "sqlkube " + backend, start: func(t *testing.T) benchServer {
+		s := startServer(t, newDSN(t, backend), productionArgs(t)...)
+		return benchServer{url: s.URL(), admin: s.kubeconfigPath(), user: s.userKubeconfig(t, "bencher", "benchers"),
+			pids: []int{s.proc.cmd.Process.Pid}}
+	}}
+}
+
+// kubeColumn is kube-apiserver on etcd, started by e2e/kuberef's cmd/kubefull.
+func kubeColumn() benchColumn {
+	col := benchColumn{name: "kube-apiserver + etcd"}
+	apiserver, kubefull := os.Getenv("SQLKUBE_KUBE_APISERVER"), os.Getenv("SQLKUBE_BENCH_KUBEFULL")
+	switch {
+	case apiserver == "":
+		col.missing = "SQLKUBE_KUBE_APISERVER is not set (a kube-apiserver v1.37.2 binary built as e2e/kuberef builds it; building one takes ~30 minutes)"
+	case kubefull == "":
+		col.missing = "SQLKUBE_BENCH_KUBEFULL is not set (e2e/kuberef's cmd/kubefull, which make bench builds)"
+	}
+	col.start = func(t *testing.T) benchServer { return startKubeFull(t, kubefull, apiserver) }
+	return col
+}
+
+// startKubeFull runs cmd/kubefull and reads the server it started from its first line; the
+// servers stop when the test ends and closes kubefull's standard input.
+func startKubeFull(t *testing.T, kubefull, apiserver string) benchServer {
+	t.Helper()
+	cmd := exec.Command(kubefull, "--kube-apiserver", apiserver, "--dir", t.TempDir(), "--user", "bencher", "--group", "benchers")
+	var log syncBuffer
+	cmd.Stderr = &log
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
+	var ready struct {
+		URL             string `json:"url"`
+		AdminKubeconfig string `json:"adminKubeconfig"`
+		UserKubeconfig  string `json:"userKubeconfig"`
+		PIDs            []int  `json:"pids"`
+	}
+	// kubefull exits, ending its output, if the server does not become ready in its own time.
+	if err := json.NewDecoder(stdout).Decode(&ready); err != nil {
+		t.Fatalf("kubefull: %v\n%s", err, log.String())
+	}
+	return benchServer{url: ready.URL, admin: ready.AdminKubeconfig, user: ready.UserKubeconfig, pids: ready.PIDs}
 }
 
 // productionArgs are the flags the production configuration adds to the e2e servers' (TLS, HTTP/2,
@@ -56,49 +142,95 @@ func productionArgs(t *testing.T) []string {
 	return []string{"--audit-policy-file=" + policy, "--audit-log-path=" + filepath.Join(dir, "audit.log")}
 }
 
-// benchRow is one figure of one backend.
-type benchRow struct{ backend, figure, value string }
-
 const benchResource = "bench.sqlkube.io/v1/widgets"
 
-func benchTable(t *testing.T, s *sqlkubeServer) []benchRow {
-	backend := backendOf(s.dsn)
-	user := s.benchUser(t)
-	var rows []benchRow
-	add := func(figure, format string, args ...any) {
-		rows = append(rows, benchRow{backend, figure, fmt.Sprintf(format, args...)})
-		t.Logf("%s: %s", figure, rows[len(rows)-1].value)
-	}
-	bench := func(args ...string) benchReport {
-		return runBenchAs(t, s, user, append([]string{"--resource", benchResource, "--create-crd"}, args...)...)
-	}
+// The table's rows, in issue 33's order.
+const (
+	figCreates1  = "creates/s, 1 client (p99)"
+	figCreates64 = "creates/s, 64 clients (p99)"
+	figUpdates   = "updates/s, 64 clients"
+	figGets      = "gets/s, 64 clients"
+	figList      = "full list of 10,000"
+	figWatch     = "watch p99, 1,000 watchers, 10 writes/s"
+	figMemory    = "resident memory after 10,000 objects"
+	figCPU       = "server CPU per create / per get"
+	figIdle      = "10,000 idle watches over TLS: memory growth"
+)
 
-	cpu := s.cpuTime(t)
-	r := bench("--namespace", "creates", "--op", "create", "--concurrency", "64", "--duration", "10s")
-	perCreate := (s.cpuTime(t) - cpu) / time.Duration(r.Ops)
-	add("creates/s, 64 clients", "%.0f (p99 %.1f ms), server CPU %d µs/create", r.OpsPerSecond, r.LatencyMs.P99, perCreate.Microseconds())
-	r = bench("--namespace", "creates-1", "--op", "create", "--concurrency", "1", "--duration", "5s")
-	add("creates/s, 1 client", "%.0f (p99 %.2f ms)", r.OpsPerSecond, r.LatencyMs.P99)
-	r = bench("--namespace", "updates", "--op", "update", "--concurrency", "64", "--objects", "1000", "--duration", "10s")
-	add("updates/s, 64 clients", "%.0f (p99 %.1f ms)", r.OpsPerSecond, r.LatencyMs.P99)
-	r = bench("--namespace", "updates", "--op", "get", "--concurrency", "64", "--objects", "1000", "--duration", "10s")
-	add("gets/s, 64 clients", "%.0f (p99 %.1f ms)", r.OpsPerSecond, r.LatencyMs.P99)
-	r = bench("--namespace", "list", "--op", "list", "--concurrency", "1", "--objects", "10000", "--page-size", "10000", "--duration", "5s")
-	add("full list of 10k objects", "%.0f ms (p99 %.0f ms)", r.LatencyMs.P50, r.LatencyMs.P99)
-	for _, rate := range []string{"10", "100"} {
-		r = bench("--namespace", "watch-"+rate, "--op", "watch", "--watchers", "1000", "--rate", rate, "--duration", "10s")
-		add("watch p99, 1,000 watchers, "+rate+" writes/s", "%.1f ms", r.LatencyMs.P99)
-	}
-	add("resident memory after 10k objects", "%d MiB", memoryAfter(t, backend, 10000)>>10)
-	return rows
+var benchFigures = []string{figCreates1, figCreates64, figUpdates, figGets, figList, figWatch, figMemory, figCPU, figIdle}
+
+// benchCell is one figure of one column: the values a ratio compares, one by one, and the text.
+type benchCell struct {
+	column, figure string
+	values         []float64
+	text           string
 }
 
-// benchUser mints a client certificate for an ordinary user (not system:masters, so that RBAC
-// and priority and fairness apply to it), binds it to cluster-admin, and writes 1,000 other
-// RoleBindings, as the production configuration has. It returns the user's kubeconfig.
+// measureColumn measures every figure of col: the throughput and latency figures on one server,
+// memory after 10,000 objects and idle watches each on a fresh one.
+func measureColumn(t *testing.T, col benchColumn) []benchCell {
+	var cells []benchCell
+	add := func(figure, text string, values ...float64) {
+		cells = append(cells, benchCell{col.name, figure, values, text})
+		t.Logf("%s: %s", figure, text)
+	}
+	s := prepareBenchServer(t, col)
+	bench := func(args ...string) benchReport {
+		return runBenchAt(t, s.url, s.user, 5*time.Minute, append([]string{"--resource", benchResource, "--create-crd"}, args...)...)
+	}
+	r := bench("--namespace", "creates-1", "--op", "create", "--concurrency", "1", "--duration", "5s")
+	add(figCreates1, rateText(r), r.OpsPerSecond)
+	cpu := processCPU(t, s.pids)
+	r = bench("--namespace", "creates", "--op", "create", "--concurrency", "64", "--duration", "10s")
+	perCreate := (processCPU(t, s.pids) - cpu) / time.Duration(r.Ops)
+	add(figCreates64, rateText(r), r.OpsPerSecond)
+	r = bench("--namespace", "updates", "--op", "update", "--concurrency", "64", "--objects", "1000", "--duration", "10s")
+	add(figUpdates, thousands(r.OpsPerSecond), r.OpsPerSecond)
+	cpu = processCPU(t, s.pids)
+	r = bench("--namespace", "updates", "--op", "get", "--concurrency", "64", "--objects", "1000", "--duration", "10s")
+	perGet := (processCPU(t, s.pids) - cpu) / time.Duration(r.Ops)
+	add(figGets, thousands(r.OpsPerSecond), r.OpsPerSecond)
+	r = bench("--namespace", "list", "--op", "list", "--concurrency", "1", "--objects", "10000", "--page-size", "10000", "--duration", "5s")
+	add(figList, millis(r.LatencyMs.P50), r.LatencyMs.P50)
+	r = bench("--namespace", "watch", "--op", "watch", "--watchers", "1000", "--rate", "10", "--duration", "10s")
+	add(figWatch, millis(r.LatencyMs.P99), r.LatencyMs.P99)
+
+	mib := float64(memoryAfter(t, col, 10000)) / 1024
+	add(figMemory, fmt.Sprintf("%.0f MiB", mib), mib)
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+	add(figCPU, fmt.Sprintf("%s µs / %s µs", thousands(us(perCreate)), thousands(us(perGet))), us(perCreate), us(perGet))
+	growth, idle := idleWatchGrowth(t, col, 10000)
+	add(figIdle, fmt.Sprintf("%.0f MiB (%.0f KiB per watch, %d connections)", float64(growth)/1024, float64(growth)/10000, idle.Watch.Connections),
+		float64(growth)/1024)
+	return cells
+}
+
+// prepareBenchServer starts a server of col with what the production configuration has.
+func prepareBenchServer(t *testing.T, col benchColumn) benchServer {
+	t.Helper()
+	s := col.start(t)
+	cfg, err := clientcmd.BuildConfigFromFlags(s.url, s.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS = -1
+	addProductionBindings(t, kubernetes.NewForConfigOrDie(cfg))
+	return s
+}
+
+// benchUser gives s the production configuration's RoleBindings and returns the kubeconfig of
+// the ordinary user the load runs as.
 func (s *sqlkubeServer) benchUser(t *testing.T) string {
 	t.Helper()
-	admin := kubernetes.NewForConfigOrDie(s.restConfig())
+	addProductionBindings(t, kubernetes.NewForConfigOrDie(s.restConfig()))
+	return s.userKubeconfig(t, "bencher", "benchers")
+}
+
+// addProductionBindings binds the group benchers (the ordinary user's, not system:masters, so
+// that RBAC and priority and fairness apply to it) to cluster-admin and writes 1,000 other
+// RoleBindings, as the production configuration has.
+func addProductionBindings(t *testing.T, admin kubernetes.Interface) {
+	t.Helper()
 	bindGroup(t, admin, "benchers", "cluster-admin")
 	ctx := context.Background()
 	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rbac-load"}}, metav1.CreateOptions{}); err != nil {
@@ -114,54 +246,120 @@ func (s *sqlkubeServer) benchUser(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	return s.userKubeconfig(t, "bencher", "benchers")
+}
+
+// memoryAfter starts a fresh server of col, stores n objects through it and returns its resident
+// memory in KiB.
+func memoryAfter(t *testing.T, col benchColumn, n int) int64 {
+	t.Helper()
+	s := prepareBenchServer(t, col)
+	runBenchAt(t, s.url, s.user, 10*time.Minute, "--resource", benchResource, "--create-crd", "--namespace", "memory",
+		"--op", "create", "--concurrency", "64", "--count", strconv.Itoa(n))
+	return resident(t, s.pids)
+}
+
+// idleWatchGrowth starts a fresh server of col, opens n idle watches on it multiplexed over
+// HTTP/2 as informers are (sqlkube bench --op watch --idle) and returns how far its resident
+// memory rose above what it was before, at its peak while they were open, in KiB. The CRD and
+// namespace exist before the first reading, so that only the watches count.
+func idleWatchGrowth(t *testing.T, col benchColumn, n int) (int64, benchReport) {
+	t.Helper()
+	s := prepareBenchServer(t, col)
+	args := []string{"--resource", benchResource, "--create-crd", "--namespace", "idle"}
+	runBenchAt(t, s.url, s.user, 5*time.Minute, append(args, "--op", "create", "--concurrency", "1", "--count", "1")...)
+	before := resident(t, s.pids)
+	done := make(chan struct{})
+	var rep benchReport
+	var err error
+	go func() {
+		defer close(done)
+		rep, err = execBenchAt(s.url, s.user, 10*time.Minute, append(args, "--op", "watch", "--idle", "--watchers", strconv.Itoa(n), "--duration", "10s")...)
+	}()
+	peak := before
+	for sample := time.NewTicker(200 * time.Millisecond); ; {
+		select {
+		case <-sample.C:
+			peak = max(peak, resident(t, s.pids))
+			continue
+		case <-done:
+			sample.Stop()
+		}
+		break
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Watch == nil || rep.Watch.Connected != n || rep.Errors != 0 {
+		t.Errorf("idle watches: %+v, errors %v %v; want all %d connected", rep.Watch, rep.ErrorsByCode, rep.ErrorSamples, n)
+	}
+	return peak - before, rep
 }
 
 // cpuTime is the server process's user and system CPU time so far.
 func (s *sqlkubeServer) cpuTime(t *testing.T) time.Duration {
+	return processCPU(t, []int{s.proc.cmd.Process.Pid})
+}
+
+// processCPU is the user and system CPU time the processes have used so far.
+func processCPU(t *testing.T, pids []int) time.Duration {
 	t.Helper()
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.proc.cmd.Process.Pid))
+	var total time.Duration
+	for _, pid := range pids {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Fields after the command name (which is in parentheses): utime and stime are the 12th
+		// and 13th, in clock ticks of 1/100 s.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		utime, _ := strconv.ParseInt(fields[11], 10, 64)
+		stime, _ := strconv.ParseInt(fields[12], 10, 64)
+		total += time.Duration(utime+stime) * 10 * time.Millisecond
+	}
+	return total
+}
+
+// resident is the processes' resident memory together, in KiB.
+func resident(t *testing.T, pids []int) int64 {
+	t.Helper()
+	var kib int64
+	for _, pid := range pids {
+		kib += processMemory(t, pid)["VmRSS"]
+	}
+	return kib
+}
+
+// loadAverage is the machine's 1-, 5- and 15-minute load averages, as uptime prints them.
+func loadAverage(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Fields after the command name (which is in parentheses): utime and stime are the 12th
-	// and 13th, in clock ticks of 1/100 s.
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	utime, _ := strconv.ParseInt(fields[11], 10, 64)
-	stime, _ := strconv.ParseInt(fields[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
+	return strings.Join(strings.Fields(string(data))[:3], ", ")
 }
 
-// memoryAfter starts a server with default settings on a new database of backend, stores n
-// objects through it and returns its resident memory in kB.
-func memoryAfter(t *testing.T, backend string, n int) int64 {
-	t.Helper()
-	s := startServer(t, newDSN(t, backend))
-	runBench(t, s, "--resource", benchResource, "--create-crd", "--namespace", "memory", "--op", "create", "--concurrency", "64", "--count", strconv.Itoa(n))
-	return processMemory(t, s.proc.cmd.Process.Pid)["VmRSS"]
+func rateText(r benchReport) string {
+	return fmt.Sprintf("%s (%s)", thousands(r.OpsPerSecond), millis(r.LatencyMs.P99))
 }
 
-// formatBenchTable lays rows out as a Markdown table, one column per backend.
-func formatBenchTable(rows []benchRow) string {
-	var backends, figures []string
-	values := map[[2]string]string{}
-	for _, r := range rows {
-		if !slices.Contains(backends, r.backend) {
-			backends = append(backends, r.backend)
-		}
-		if !slices.Contains(figures, r.figure) {
-			figures = append(figures, r.figure)
-		}
-		values[[2]string{r.figure, r.backend}] = r.value
+// millis writes a duration in ms as issue 33's table does: one decimal under 10 ms.
+func millis(ms float64) string {
+	if ms < 10 {
+		return fmt.Sprintf("%.1f ms", ms)
 	}
+	return thousands(ms) + " ms"
+}
+
+// thousands rounds v and groups its digits by three: 8336.4 is "8,336".
+func thousands(v float64) string {
+	digits := strconv.FormatInt(int64(v+0.5), 10)
 	var b strings.Builder
-	fmt.Fprintf(&b, "| | %s |\n|---|%s\n", strings.Join(backends, " | "), strings.Repeat("---|", len(backends)))
-	for _, f := range figures {
-		b.WriteString("| " + f)
-		for _, be := range backends {
-			b.WriteString(" | " + values[[2]string{f, be}])
+	for i, d := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
 		}
-		b.WriteString(" |\n")
+		b.WriteRune(d)
 	}
 	return b.String()
 }
