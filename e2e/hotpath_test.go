@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -49,41 +48,28 @@ func TestServerCPUPerRequest(t *testing.T) {
 				{"get", "gets", "20000"},
 				{"create", fmt.Sprintf("creates-%d", round), "6000"},
 			} {
-				profile := s.startProfile(t, round == 0)
+				profiled := s.startProfile(t, round == 0, fmt.Sprintf("%s-%s-%s.pb.gz", backendOf(s.dsn), mode, op.name))
 				cpu := s.cpuTime(t)
 				r := bench("--namespace", op.namespace, "--op", op.name, "--objects", "1000", "--count", op.count)
 				per := (s.cpuTime(t) - cpu) / time.Duration(r.Ops)
 				t.Logf("%s %s, round %d: server CPU %d µs/%s, %.0f %ss/s", backendOf(s.dsn), mode, round, per.Microseconds(), op.name, r.OpsPerSecond, op.name)
-				profile(fmt.Sprintf("%s-%s-%s.pb.gz", backendOf(s.dsn), mode, op.name))
+				profiled()
 			}
 		}
 	})
 }
 
-// startProfile starts a CPU profile of the server if SQLKUBE_CPU_PROFILE_DIR is set and want;
-// the function it returns saves it in that directory under name.
-func (s *sqlkubeServer) startProfile(t *testing.T, want bool) func(name string) {
+// startProfile starts a CPU profile of the server, saved as name in SQLKUBE_CPU_PROFILE_DIR,
+// if that is set and want; the function it returns waits for it.
+func (s *sqlkubeServer) startProfile(t *testing.T, want bool, name string) func() {
 	dir := os.Getenv("SQLKUBE_CPU_PROFILE_DIR")
 	if dir == "" || !want {
-		return func(string) {}
+		return func() {}
 	}
-	client, url := s.httpClient(), s.URL()+"/debug/pprof/profile?seconds=6"
-	done := make(chan []byte, 1)
-	go func() {
-		var body []byte
-		if resp, err := client.Get(url); err == nil {
-			body, _ = io.ReadAll(resp.Body)
-			resp.Body.Close()
-		}
-		done <- body
-	}()
-	return func(name string) {
-		body := <-done
-		if len(body) == 0 {
-			t.Errorf("no profile from %s", url)
-			return
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+	saved := make(chan error, 1)
+	go func() { saved <- s.saveProfile("profile?seconds=6", filepath.Join(dir, name)) }()
+	return func() {
+		if err := <-saved; err != nil {
 			t.Error(err)
 		}
 	}
