@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -274,23 +275,33 @@ func (s *sqlkubeServer) profile(t *testing.T, kind, name string) {
 	if dir == "" {
 		return
 	}
-	resp, err := s.httpClient().Get(s.URL() + "/debug/pprof/" + kind)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	backend := "sqlite"
 	if strings.HasPrefix(s.dsn, "postgres") {
 		backend = "postgres"
 	}
-	f, err := os.Create(fmt.Sprintf("%s/%s-%s.pprof", dir, backend, name))
-	if err != nil {
+	if err := s.saveProfile(kind, fmt.Sprintf("%s/%s-%s.pprof", dir, backend, name)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// saveProfile saves the server's pprof profile kind (with its query, if any) in the file path;
+// it does not touch a test, so that it can run beside a load.
+func (s *sqlkubeServer) saveProfile(kind, path string) error {
+	resp, err := s.httpClient().Get(s.URL() + "/debug/pprof/" + kind)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("/debug/pprof/%s: %s", kind, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
 	}
 	defer f.Close()
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		t.Fatal(err)
-	}
+	_, err = io.Copy(f, resp.Body)
+	return err
 }
 
 // sustainedUpdatesSampler logs the database's size, the server's resident memory and the

@@ -33,6 +33,18 @@ func binary(t testing.TB) string {
 	return binaryPath
 }
 
+// serverBinary is the binary the servers run: the one under test, or SQLKUBE_E2E_SERVER_BINARY
+// (another build, for before-and-after measurements in one sitting); clients (the load tool,
+// kubeconfig) always run the one under test.
+func serverBinary(t testing.TB) string {
+	t.Helper()
+	under := binary(t)
+	if other := os.Getenv("SQLKUBE_E2E_SERVER_BINARY"); other != "" {
+		return other
+	}
+	return under
+}
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "sqlkube-e2e-")
 	if err != nil {

@@ -83,7 +83,7 @@ func (s *sqlkubeServer) start() {
 	args := append([]string{"--listen=127.0.0.1:0", "--db=" + s.dsn, "--log-level=info",
 		"--cert-dir=" + s.pkiDir, "--admin-kubeconfig=" + s.adminKubeconfig()}, s.args...)
 	fmt.Fprintf(s.log, "--- sqlkube %v\n", args)
-	p, err := launch(binary(s.t), s.log, args)
+	p, err := launch(serverBinary(s.t), s.log, args)
 	if err != nil {
 		s.t.Fatalf("starting sqlkube: %v\n%s", err, s.log.String())
 	}
