@@ -9,6 +9,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
@@ -85,6 +86,9 @@ type Options struct {
 	// Services are the Service IP and port ranges and the address the kubernetes Service
 	// points at.
 	Services services.Options
+	// Started, if set, is called once, when the start has finished: what the server writes and
+	// builds at start is written and built, and /readyz passes.
+	Started func()
 }
 
 // Security is how a server authenticates and authorizes requests, from kube-apiserver's flags.
@@ -168,7 +172,37 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 	}
 	lb.Informers.Start(ctx.Done())
 	metrics.Start(ctx, store, types)
+	if opts.Started != nil {
+		go notifyStarted(ctx, api.Checks, opts.Started)
+	}
 	return srv, nil
+}
+
+// startPoll is how often notifyStarted asks whether the start has finished.
+const startPoll = 50 * time.Millisecond
+
+// notifyStarted calls started once the started and ready checks pass, unless ctx ends first.
+func notifyStarted(ctx context.Context, checks server.Checks, started func()) {
+	ticker := time.NewTicker(startPoll)
+	defer ticker.Stop()
+	r := (&http.Request{}).WithContext(ctx)
+	for !passing(r, slices.Concat(checks.Started, checks.Ready)) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+	started()
+}
+
+func passing(r *http.Request, checks []healthz.HealthChecker) bool {
+	for _, c := range checks {
+		if c.Check(r) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // installServices gives the services their cluster IP and node port allocation, which follows

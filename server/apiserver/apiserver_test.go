@@ -2,12 +2,14 @@ package apiserver_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,5 +130,37 @@ func TestAssembledWithSecurity(t *testing.T) {
 	}
 	if code, _ := s.get("/api/v1/namespaces/default/configmaps", "alice-token"); code != http.StatusForbidden {
 		t.Errorf("a user without a role: %d, want 403", code)
+	}
+}
+
+// TestStartedOnceReady: Options.Started is called once, when the server has started and is
+// ready (the flow-control configuration it writes is written).
+func TestStartedOnceReady(t *testing.T) {
+	var calls atomic.Int32
+	url := make(chan string, 1)
+	ready := make(chan string, 1)
+	s := start(t, sqltest.SQLiteDSN(t), apiserver.Options{Started: func() {
+		calls.Add(1)
+		resp, err := http.Get(<-url + "/readyz")
+		if err != nil {
+			ready <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		ready <- fmt.Sprint(resp.StatusCode, " ", string(body))
+	}})
+	url <- s.url
+	select {
+	case got := <-ready:
+		if got != "200 ok" {
+			t.Errorf("/readyz when Started is called: %s, want 200 ok", got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Started was not called within 30 s")
+	}
+	s.waitFor("/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/exempt", "", http.StatusOK)
+	if n := calls.Load(); n != 1 {
+		t.Errorf("Started called %d times, want 1", n)
 	}
 }
