@@ -37,6 +37,7 @@ type registryObjects struct {
 const (
 	storageClassesStorageName = "storageclasses.storage.k8s.io"
 	limitRangesStorageName    = "limitranges"
+	resourceQuotasStorageName = "resourcequotas"
 )
 
 // storageClasses lists the stored StorageClasses, as kube's StorageClass lister does.
@@ -47,6 +48,11 @@ func (o *registryObjects) storageClasses() storedLister[storagev1.StorageClass] 
 // limitRanges lists the stored LimitRanges, as kube's LimitRange lister does.
 func (o *registryObjects) limitRanges() storedLister[corev1.LimitRange] {
 	return storedLister[corev1.LimitRange]{objects: o, storageName: limitRangesStorageName, resource: corev1.Resource("limitrange")}
+}
+
+// resourceQuotas lists the stored ResourceQuotas, as kube's ResourceQuota lister does.
+func (o *registryObjects) resourceQuotas() storedLister[corev1.ResourceQuota] {
+	return storedLister[corev1.ResourceQuota]{objects: o, storageName: resourceQuotasStorageName, resource: corev1.Resource("resourcequota")}
 }
 
 // storedLister lists the stored objects of one type, decoded as T.
@@ -123,8 +129,29 @@ func (s limitRangeLister) Get(name string) (*corev1.LimitRange, error) {
 	return s.l.get(s.namespace, name)
 }
 
+// resourceQuotaLister is kube's ResourceQuota lister, on the registry: the ResourceQuota plugin
+// then counts from the status its last evaluation wrote, not from an informer's older copy.
+type resourceQuotaLister struct {
+	corev1listers.ResourceQuotaListerExpansion
+	corev1listers.ResourceQuotaNamespaceListerExpansion
+	l         storedLister[corev1.ResourceQuota]
+	namespace string
+}
+
+func (s resourceQuotaLister) List(selector labels.Selector) ([]*corev1.ResourceQuota, error) {
+	return s.l.list(s.namespace, selector)
+}
+
+func (s resourceQuotaLister) ResourceQuotas(namespace string) corev1listers.ResourceQuotaNamespaceLister {
+	return resourceQuotaLister{l: s.l, namespace: namespace}
+}
+
+func (s resourceQuotaLister) Get(name string) (*corev1.ResourceQuota, error) {
+	return s.l.get(s.namespace, name)
+}
+
 // informers is the informer factory kube's plugins get their listers from: the listers above
-// for StorageClasses and LimitRanges, always synced, and shared's informers for the rest.
+// for StorageClasses, LimitRanges and ResourceQuotas, always synced, and shared's informers for the rest.
 func (o *registryObjects) informers(shared informers.SharedInformerFactory) informers.SharedInformerFactory {
 	return registryInformers{SharedInformerFactory: shared, o: o}
 }
@@ -194,6 +221,20 @@ type limitRangeInformer struct {
 func (limitRangeInformer) Informer() cache.SharedIndexInformer { return syncedInformer{} }
 func (i limitRangeInformer) Lister() corev1listers.LimitRangeLister {
 	return limitRangeLister{l: i.o.limitRanges()}
+}
+
+func (v coreV1) ResourceQuotas() corev1informers.TypedResourceQuotaInformer {
+	return resourceQuotaInformer{o: v.o}
+}
+
+type resourceQuotaInformer struct {
+	corev1informers.TypedResourceQuotaInformer
+	o *registryObjects
+}
+
+func (resourceQuotaInformer) Informer() cache.SharedIndexInformer { return syncedInformer{} }
+func (i resourceQuotaInformer) Lister() corev1listers.ResourceQuotaLister {
+	return resourceQuotaLister{l: i.o.resourceQuotas()}
 }
 
 // syncedInformer is the informer of a lister on the registry: always synced.
