@@ -109,24 +109,29 @@ func (s storageClassLister) Get(name string) (*storagev1.StorageClass, error) {
 	return s.l.get("", name)
 }
 
+// namespacedLister lists the stored objects of a namespaced type, in namespace ("" for all).
+type namespacedLister[T any] struct {
+	l         storedLister[T]
+	namespace string
+}
+
+func (s namespacedLister[T]) List(selector labels.Selector) ([]*T, error) {
+	return s.l.list(s.namespace, selector)
+}
+
+func (s namespacedLister[T]) Get(name string) (*T, error) {
+	return s.l.get(s.namespace, name)
+}
+
 // limitRangeLister is kube's LimitRange lister, on the registry.
 type limitRangeLister struct {
 	corev1listers.LimitRangeListerExpansion
 	corev1listers.LimitRangeNamespaceListerExpansion
-	l         storedLister[corev1.LimitRange]
-	namespace string
-}
-
-func (s limitRangeLister) List(selector labels.Selector) ([]*corev1.LimitRange, error) {
-	return s.l.list(s.namespace, selector)
+	namespacedLister[corev1.LimitRange]
 }
 
 func (s limitRangeLister) LimitRanges(namespace string) corev1listers.LimitRangeNamespaceLister {
-	return limitRangeLister{l: s.l, namespace: namespace}
-}
-
-func (s limitRangeLister) Get(name string) (*corev1.LimitRange, error) {
-	return s.l.get(s.namespace, name)
+	return limitRangeLister{namespacedLister: namespacedLister[corev1.LimitRange]{l: s.l, namespace: namespace}}
 }
 
 // resourceQuotaLister is kube's ResourceQuota lister, on the registry: the ResourceQuota plugin
@@ -134,20 +139,11 @@ func (s limitRangeLister) Get(name string) (*corev1.LimitRange, error) {
 type resourceQuotaLister struct {
 	corev1listers.ResourceQuotaListerExpansion
 	corev1listers.ResourceQuotaNamespaceListerExpansion
-	l         storedLister[corev1.ResourceQuota]
-	namespace string
-}
-
-func (s resourceQuotaLister) List(selector labels.Selector) ([]*corev1.ResourceQuota, error) {
-	return s.l.list(s.namespace, selector)
+	namespacedLister[corev1.ResourceQuota]
 }
 
 func (s resourceQuotaLister) ResourceQuotas(namespace string) corev1listers.ResourceQuotaNamespaceLister {
-	return resourceQuotaLister{l: s.l, namespace: namespace}
-}
-
-func (s resourceQuotaLister) Get(name string) (*corev1.ResourceQuota, error) {
-	return s.l.get(s.namespace, name)
+	return resourceQuotaLister{namespacedLister: namespacedLister[corev1.ResourceQuota]{l: s.l, namespace: namespace}}
 }
 
 // informers is the informer factory kube's plugins get their listers from: the listers above
@@ -220,7 +216,7 @@ type limitRangeInformer struct {
 
 func (limitRangeInformer) Informer() cache.SharedIndexInformer { return syncedInformer{} }
 func (i limitRangeInformer) Lister() corev1listers.LimitRangeLister {
-	return limitRangeLister{l: i.o.limitRanges()}
+	return limitRangeLister{namespacedLister: namespacedLister[corev1.LimitRange]{l: i.o.limitRanges()}}
 }
 
 func (v coreV1) ResourceQuotas() corev1informers.TypedResourceQuotaInformer {
@@ -234,7 +230,7 @@ type resourceQuotaInformer struct {
 
 func (resourceQuotaInformer) Informer() cache.SharedIndexInformer { return syncedInformer{} }
 func (i resourceQuotaInformer) Lister() corev1listers.ResourceQuotaLister {
-	return resourceQuotaLister{l: i.o.resourceQuotas()}
+	return resourceQuotaLister{namespacedLister: namespacedLister[corev1.ResourceQuota]{l: i.o.resourceQuotas()}}
 }
 
 // syncedInformer is the informer of a lister on the registry: always synced.
