@@ -10,6 +10,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 
@@ -38,7 +39,8 @@ func (s *Server) routeReviews(m *mux.Router) {
 // reviewFunc answers one review: it decodes the body and returns the review with its status.
 type reviewFunc func(r *http.Request, body []byte) (any, error)
 
-// review serves POST of a review resource: 201 with the answered review; other methods are 405.
+// review serves POST of a review resource: 201 with the answered review, with the managedFields
+// kube-apiserver records for it; other methods are 405.
 func (s *Server) review(resource string, answer reviewFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -50,6 +52,9 @@ func (s *Server) review(resource string, answer reviewFunc) http.HandlerFunc {
 			auditlog.RequestBody(r.Context(), body)
 			var out any
 			if out, err = answer(r, body); err == nil {
+				if answered, ok := out.(metav1.Object); ok {
+					answered.SetManagedFields(createdFields(r, reviewTypes[resource], body))
+				}
 				writeJSON(w, r, output{yaml: prefersYAML(r)}, http.StatusCreated, out)
 				return
 			}

@@ -169,6 +169,13 @@ func TestPodEviction(t *testing.T) {
 		if nested(budget, "status", "disruptionsAllowed") != float64(0) || nested(budget, "status", "disruptedPods", "a") == nil {
 			t.Fatalf("budget after the eviction: %v", budget["status"])
 		}
+		// As kube's eviction (its loopback client's UpdateStatus), kube-apiserver manages what it wrote.
+		entries := nested(budget, "metadata", "managedFields").([]any)
+		last := entries[len(entries)-1].(map[string]any)
+		if last["manager"] != "kube-apiserver" || last["operation"] != "Update" || last["subresource"] != "status" ||
+			nested(last, "fieldsV1", "f:status", "f:disruptedPods", "f:a") == nil || nested(last, "fieldsV1", "f:status", "f:disruptionsAllowed") == nil {
+			t.Errorf("the eviction's managedFields entry: %v", last)
+		}
 
 		createPod(t, api, "pending", `"app":"x"`)
 		api.do("POST", podsPath+"/pending/eviction", `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"pending"}}`).expect(t, http.StatusCreated)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestReviewRoutes: the review endpoints answer a POST with 201 and the answered review, refuse
@@ -19,6 +20,13 @@ func TestReviewRoutes(t *testing.T) {
 	var review authorizationv1.SelfSubjectAccessReview
 	if err := json.Unmarshal(resp.body, &review); err != nil || !review.Status.Allowed || review.Kind != "SelfSubjectAccessReview" {
 		t.Errorf("answer %s (%v), want an allowed SelfSubjectAccessReview", resp.body, err)
+	}
+	// As kube's create handler, the answer records the client's Update of what it posted.
+	fields := review.ManagedFields
+	wantFields := `{"f:spec":{"f:resourceAttributes":{".":{},"f:resource":{},"f:verb":{}}}}`
+	if len(fields) != 1 || fields[0].Operation != metav1.ManagedFieldsOperationUpdate || fields[0].APIVersion != "authorization.k8s.io/v1" ||
+		fields[0].Subresource != "" || fields[0].FieldsV1 == nil || string(fields[0].FieldsV1.Raw) != wantFields {
+		t.Errorf("answer's managedFields %+v, want one Update of %s", fields, wantFields)
 	}
 	api.do("GET", server.AuthorizationPrefix+"selfsubjectaccessreviews", "").expect(t, http.StatusMethodNotAllowed)
 	api.do("POST", server.AuthenticationPrefix+"tokenreviews", `{"spec":`).expect(t, http.StatusBadRequest)

@@ -33,6 +33,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/catalog"
+	"github.com/sqlkube/sqlkube/server/follow"
 	"github.com/sqlkube/sqlkube/server/rbac"
 	"github.com/sqlkube/sqlkube/server/registry"
 )
@@ -66,6 +67,10 @@ type Chain struct {
 	// by Start.
 	stored registryObjects
 	kube   atomic.Pointer[kubePlugins]
+	// store is what quotas follows (set by ReadFrom); quotas tells the namespaces that may hold
+	// ResourceQuotas, the only ones whose writes kube's ResourceQuota plugin evaluates.
+	store  follow.Storage
+	quotas *quotaNamespaces
 	chain  atomic.Pointer[kubeadmission.Interface]
 	// mutating and validating tell whether there is any configuration for the chain's
 	// mutating or validating plugins to apply; when there is none the chain is skipped, which
@@ -80,12 +85,15 @@ var _ registry.Admission = (*Chain)(nil)
 // until Start.
 func New(opts Options, types *catalog.Catalog, escalation *rbac.Escalation, log *slog.Logger) *Chain {
 	return &Chain{opts: opts, log: log, catalog: types, escalation: escalation, objects: objectInterfaces{types},
-		stored: registryObjects{types: types}}
+		stored: registryObjects{types: types}, quotas: newQuotaNamespaces()}
 }
 
 // ReadFrom makes objects the registry kube's plugins read the objects they look up from
-// (StorageClasses, LimitRanges). Call it before Start: the registry is built on the chain.
-func (c *Chain) ReadFrom(objects *registry.Registry) { c.stored.objects = objects }
+// (StorageClasses, LimitRanges, ResourceQuotas), and store the storage the chain follows the
+// ResourceQuotas in. Call it before Start: the registry is built on the chain.
+func (c *Chain) ReadFrom(objects *registry.Registry, store follow.Storage) {
+	c.stored.objects, c.store = objects, store
+}
 
 // Synced reports whether the chain has been started and has read its configuration objects,
 // for the readiness check: until then a write its plugins match waits for them.
@@ -150,12 +158,20 @@ func (c *Chain) mutateByPlugins(ctx context.Context, req *registry.AdmissionRequ
 	return m.Admit(ctx, attrs, c.objects)
 }
 
-// Validate runs the chain's validating plugins, kube's plugins of the built-in types first, as
-// kube-apiserver orders them.
+// Validate runs the chain's validating plugins, kube's plugins of the built-in types first and
+// ResourceQuota last, as kube-apiserver orders them.
 func (c *Chain) Validate(ctx context.Context, req *registry.AdmissionRequest) error {
-	if err := c.kube.Load().check(ctx, req, c.objects); err != nil {
+	kube := c.kube.Load()
+	if err := kube.check(ctx, req, c.objects); err != nil {
 		return err
 	}
+	if err := c.validateByPlugins(ctx, req); err != nil {
+		return err
+	}
+	return kube.checkQuota(ctx, req, c.objects, c.quotas)
+}
+
+func (c *Chain) validateByPlugins(ctx context.Context, req *registry.AdmissionRequest) error {
 	chain := c.chain.Load()
 	if chain == nil || !c.validating.Load().any() {
 		return nil
@@ -221,9 +237,12 @@ func (c *Chain) start(ctx context.Context, client kubernetes.Interface, dynamicC
 	if err != nil {
 		return fmt.Errorf("building the admission chain: %w", err)
 	}
-	kube, err := newKubePlugins(ctx, client, c.stored.informers(informers), authz)
+	kube, err := newKubePlugins(ctx, client, c.stored.informers(informers), authz, c.catalog)
 	if err != nil {
 		return err
+	}
+	if c.store != nil {
+		go follow.Resource(ctx, c.store, c.log, resourceQuotasStorageName, c.quotas)
 	}
 	c.kube.Store(kube)
 	if err := c.startPolicyTypeChecking(ctx, client, informers, mapper); err != nil {

@@ -84,7 +84,7 @@ func newHarness(t *testing.T, cfg harnessConfig) *harness {
 	if h.registry, err = registry.New(ctx, store, namespaces, registry.Options{Admission: h.chain}); err != nil {
 		t.Fatal(err)
 	}
-	h.chain.ReadFrom(h.registry)
+	h.chain.ReadFrom(h.registry, store)
 	for _, crd := range cfg.crds {
 		h.createCRD(crd)
 	}

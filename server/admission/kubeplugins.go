@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kubeadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/initializer"
+	"k8s.io/apiserver/pkg/admission/plugin/resourcequota"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
@@ -27,13 +28,14 @@ import (
 	"k8s.io/kubernetes/plugin/pkg/admission/storage/storageclass/setdefault"
 	"k8s.io/kubernetes/plugin/pkg/admission/storage/storageobjectinuseprotection"
 
+	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/registry"
 )
 
 // kubePluginNames are the admission plugins of kube-apiserver's default set that act on the
 // built-in types sqlkube serves with kube's rules, in kube's order (AllOrderedPlugins); they run
-// before the policies and webhooks, as in kube. ResourceQuota, which kube runs last and which
-// records usage in the quotas' status, is not among them.
+// before the policies and webhooks, as in kube. ResourceQuota, which kube runs last (after the
+// webhooks), is built with them and run apart (checkQuota).
 var kubePluginNames = []string{
 	limitranger.PluginName,                  // LimitRanger: pods' default resources, pods' and claims' limits
 	serviceaccount.PluginName,               // ServiceAccount: a pod's account and its token volume
@@ -65,29 +67,41 @@ type internalObjects interface {
 	FromInternal(internal runtime.Object, obj *unstructured.Unstructured) error
 }
 
-// kubePlugins are kubePluginNames, built as kube-apiserver builds them.
+// kubePlugins are kubePluginNames and ResourceQuota, built as kube-apiserver builds them.
 type kubePlugins struct {
 	admit    kubeadmission.MutationInterface
 	validate kubeadmission.ValidationInterface
+	quota    kubeadmission.ValidationInterface
 }
 
-// newKubePlugins builds kubePluginNames on client (LimitRanger looks up LimitRanges with it when
-// none is listed), the listers of informers and authz (which the certificate plugins ask).
-func newKubePlugins(ctx context.Context, client kubernetes.Interface, informers informers.SharedInformerFactory, authz authorizer.Authorizer) (*kubePlugins, error) {
+// newKubePlugins builds kubePluginNames and ResourceQuota on client (LimitRanger looks up
+// LimitRanges with it when none is listed, ResourceQuota writes the quotas' status with it),
+// the listers of informers, authz (which the certificate plugins ask) and the quota
+// configuration of what types serves.
+func newKubePlugins(ctx context.Context, client kubernetes.Interface, informers informers.SharedInformerFactory, authz authorizer.Authorizer, types *catalog.Catalog) (*kubePlugins, error) {
 	registered := kubeadmission.NewPlugins()
 	for _, register := range []func(*kubeadmission.Plugins){
 		limitranger.Register, serviceaccount.Register, nodetaint.Register, priority.Register, defaulttolerationseconds.Register, setdefault.Register, storageobjectinuseprotection.Register, resize.Register,
-		approval.Register, signing.Register, subjectrestriction.Register, defaultingressclass.Register,
+		approval.Register, signing.Register, subjectrestriction.Register, defaultingressclass.Register, resourcequota.Register,
 	} {
 		register(registered)
 	}
+	quotaConfig, err := newQuotaConfiguration(types, informers)
+	if err != nil {
+		return nil, fmt.Errorf("building kube's quota configuration: %w", err)
+	}
 	initializers := kubeadmission.PluginInitializers{initializer.New(client, nil, informers, authz,
-		utilfeature.DefaultFeatureGate, utilcompatibility.DefaultBuildEffectiveVersion(), ctx.Done(), nil)}
+		utilfeature.DefaultFeatureGate, utilcompatibility.DefaultBuildEffectiveVersion(), ctx.Done(), nil), quotaConfig}
 	chain, err := registered.NewFromPlugins(kubePluginNames, noPluginConfig{}, initializers, nil)
 	if err != nil {
 		return nil, fmt.Errorf("building kube's admission plugins: %w", err)
 	}
-	return &kubePlugins{admit: chain.(kubeadmission.MutationInterface), validate: chain.(kubeadmission.ValidationInterface)}, nil
+	quota, err := registered.NewFromPlugins([]string{resourcequota.PluginName}, noPluginConfig{}, initializers, nil)
+	if err != nil {
+		return nil, fmt.Errorf("building kube's ResourceQuota plugin: %w", err)
+	}
+	return &kubePlugins{admit: chain.(kubeadmission.MutationInterface), validate: chain.(kubeadmission.ValidationInterface),
+		quota: quota.(kubeadmission.ValidationInterface)}, nil
 }
 
 // mutate runs the plugins' mutations on req's object as kube's internal type, and writes the
@@ -115,29 +129,51 @@ func (p *kubePlugins) check(ctx context.Context, req *registry.AdmissionRequest,
 // when writeBack is set converts the object the plugins changed back into req.Object. Writes
 // of the other resources, and deletes, are left alone: the plugins act on none.
 func (p *kubePlugins) run(ctx context.Context, req *registry.AdmissionRequest, writeBack bool, plugins func(kubeadmission.Attributes) error) error {
-	converter, ok := req.Resource.Strategy.(internalObjects)
 	gr := schema.GroupResource{Group: req.Resource.Group, Resource: req.Resource.Name}
-	if p == nil || !ok || !kubePluginResources[gr] || req.Object == nil || req.Subresource == "scale" {
+	if p == nil || !kubePluginResources[gr] {
 		return nil
 	}
-	obj, err := converter.ToInternal(req.Object)
-	if err != nil {
+	internal, ok := converted(ctx, req)
+	if !ok {
 		return nil // validation refuses it
 	}
-	var old runtime.Object
-	if req.OldObject != nil {
-		if old, err = converter.ToInternal(req.OldObject); err != nil {
-			return nil
-		}
-	}
-	attrs := attributes(ctx, req)
-	internal := kubeadmission.NewAttributesRecord(obj, old, attrs.GetKind(), attrs.GetNamespace(), attrs.GetName(),
-		attrs.GetResource(), attrs.GetSubresource(), attrs.GetOperation(), attrs.GetOperationOptions(), attrs.IsDryRun(), attrs.GetUserInfo())
 	if err := plugins(internal); err != nil {
 		return err
 	}
 	if !writeBack {
 		return nil
 	}
-	return converter.FromInternal(obj, req.Object)
+	return req.Resource.Strategy.(internalObjects).FromInternal(internal.GetObject(), req.Object)
+}
+
+// converted are req's attributes with its objects converted to kube's internal type, as kube's
+// plugins get them; ok is false for a type whose strategy does not convert (the custom
+// resources), a delete, a Scale, or an object that does not convert.
+func converted(ctx context.Context, req *registry.AdmissionRequest) (_ kubeadmission.Attributes, ok bool) {
+	converter, ok := req.Resource.Strategy.(internalObjects)
+	if !ok || req.Object == nil || req.Subresource == "scale" {
+		return nil, false
+	}
+	obj, err := converter.ToInternal(req.Object)
+	if err != nil {
+		return nil, false
+	}
+	var old runtime.Object
+	if req.OldObject != nil {
+		if old, err = converter.ToInternal(req.OldObject); err != nil {
+			return nil, false
+		}
+	}
+	attrs := attributes(ctx, req)
+	return kubeadmission.NewAttributesRecord(obj, old, attrs.GetKind(), attrs.GetNamespace(), attrs.GetName(),
+		attrs.GetResource(), attrs.GetSubresource(), attrs.GetOperation(), attrs.GetOperationOptions(), attrs.IsDryRun(), attrs.GetUserInfo()), true
+}
+
+// internalAttributes are req's attributes converted when they can be, as they are otherwise:
+// kube's quota evaluators read the built-in types as Go types, and count the others' objects.
+func internalAttributes(ctx context.Context, req *registry.AdmissionRequest) kubeadmission.Attributes {
+	if attrs, ok := converted(ctx, req); ok {
+		return attrs
+	}
+	return attributes(ctx, req)
 }

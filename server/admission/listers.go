@@ -37,6 +37,7 @@ type registryObjects struct {
 const (
 	storageClassesStorageName = "storageclasses.storage.k8s.io"
 	limitRangesStorageName    = "limitranges"
+	resourceQuotasStorageName = "resourcequotas"
 )
 
 // storageClasses lists the stored StorageClasses, as kube's StorageClass lister does.
@@ -47,6 +48,11 @@ func (o *registryObjects) storageClasses() storedLister[storagev1.StorageClass] 
 // limitRanges lists the stored LimitRanges, as kube's LimitRange lister does.
 func (o *registryObjects) limitRanges() storedLister[corev1.LimitRange] {
 	return storedLister[corev1.LimitRange]{objects: o, storageName: limitRangesStorageName, resource: corev1.Resource("limitrange")}
+}
+
+// resourceQuotas lists the stored ResourceQuotas, as kube's ResourceQuota lister does.
+func (o *registryObjects) resourceQuotas() storedLister[corev1.ResourceQuota] {
+	return storedLister[corev1.ResourceQuota]{objects: o, storageName: resourceQuotasStorageName, resource: corev1.Resource("resourcequota")}
 }
 
 // storedLister lists the stored objects of one type, decoded as T.
@@ -103,28 +109,45 @@ func (s storageClassLister) Get(name string) (*storagev1.StorageClass, error) {
 	return s.l.get("", name)
 }
 
+// namespacedLister lists the stored objects of a namespaced type, in namespace ("" for all).
+type namespacedLister[T any] struct {
+	l         storedLister[T]
+	namespace string
+}
+
+func (s namespacedLister[T]) List(selector labels.Selector) ([]*T, error) {
+	return s.l.list(s.namespace, selector)
+}
+
+func (s namespacedLister[T]) Get(name string) (*T, error) {
+	return s.l.get(s.namespace, name)
+}
+
 // limitRangeLister is kube's LimitRange lister, on the registry.
 type limitRangeLister struct {
 	corev1listers.LimitRangeListerExpansion
 	corev1listers.LimitRangeNamespaceListerExpansion
-	l         storedLister[corev1.LimitRange]
-	namespace string
-}
-
-func (s limitRangeLister) List(selector labels.Selector) ([]*corev1.LimitRange, error) {
-	return s.l.list(s.namespace, selector)
+	namespacedLister[corev1.LimitRange]
 }
 
 func (s limitRangeLister) LimitRanges(namespace string) corev1listers.LimitRangeNamespaceLister {
-	return limitRangeLister{l: s.l, namespace: namespace}
+	return limitRangeLister{namespacedLister: namespacedLister[corev1.LimitRange]{l: s.l, namespace: namespace}}
 }
 
-func (s limitRangeLister) Get(name string) (*corev1.LimitRange, error) {
-	return s.l.get(s.namespace, name)
+// resourceQuotaLister is kube's ResourceQuota lister, on the registry: the ResourceQuota plugin
+// then counts from the status its last evaluation wrote, not from an informer's older copy.
+type resourceQuotaLister struct {
+	corev1listers.ResourceQuotaListerExpansion
+	corev1listers.ResourceQuotaNamespaceListerExpansion
+	namespacedLister[corev1.ResourceQuota]
+}
+
+func (s resourceQuotaLister) ResourceQuotas(namespace string) corev1listers.ResourceQuotaNamespaceLister {
+	return resourceQuotaLister{namespacedLister: namespacedLister[corev1.ResourceQuota]{l: s.l, namespace: namespace}}
 }
 
 // informers is the informer factory kube's plugins get their listers from: the listers above
-// for StorageClasses and LimitRanges, always synced, and shared's informers for the rest.
+// for StorageClasses, LimitRanges and ResourceQuotas, always synced, and shared's informers for the rest.
 func (o *registryObjects) informers(shared informers.SharedInformerFactory) informers.SharedInformerFactory {
 	return registryInformers{SharedInformerFactory: shared, o: o}
 }
@@ -193,7 +216,21 @@ type limitRangeInformer struct {
 
 func (limitRangeInformer) Informer() cache.SharedIndexInformer { return syncedInformer{} }
 func (i limitRangeInformer) Lister() corev1listers.LimitRangeLister {
-	return limitRangeLister{l: i.o.limitRanges()}
+	return limitRangeLister{namespacedLister: namespacedLister[corev1.LimitRange]{l: i.o.limitRanges()}}
+}
+
+func (v coreV1) ResourceQuotas() corev1informers.TypedResourceQuotaInformer {
+	return resourceQuotaInformer{o: v.o}
+}
+
+type resourceQuotaInformer struct {
+	corev1informers.TypedResourceQuotaInformer
+	o *registryObjects
+}
+
+func (resourceQuotaInformer) Informer() cache.SharedIndexInformer { return syncedInformer{} }
+func (i resourceQuotaInformer) Lister() corev1listers.ResourceQuotaLister {
+	return resourceQuotaLister{namespacedLister: namespacedLister[corev1.ResourceQuota]{l: i.o.resourceQuotas()}}
 }
 
 // syncedInformer is the informer of a lister on the registry: always synced.

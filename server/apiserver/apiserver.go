@@ -136,7 +136,7 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 	if err != nil {
 		return nil, err
 	}
-	admissionChain.ReadFrom(objects)
+	admissionChain.ReadFrom(objects, store)
 	deps := controllers.Deps{Store: store, Registry: objects, Catalog: types, Log: log}
 	rbacController, err := startControllers(ctx, deps, namespaces, rbacAuthorizer, opts)
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/fieldmanagers"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -178,7 +179,8 @@ func (s *Subresources) takeDisruption(ctx context.Context, pod *api.Pod, pdbName
 		return err
 	}
 	_, err = s.registry.GuaranteedUpdate(ctx, ref, dryRun, func(obj *unstructured.Unstructured) error {
-		return builtin.ChangeAs(obj, func(pdb *policyv1.PodDisruptionBudget) error {
+		old := obj.DeepCopy()
+		err := builtin.ChangeAs(obj, func(pdb *policyv1.PodDisruptionBudget) error {
 			if err := checkBudget(pdb); err != nil {
 				return err
 			}
@@ -192,9 +194,20 @@ func (s *Subresources) takeDisruption(ctx context.Context, pod *api.Pod, pdbName
 			pdb.Status.DisruptedPods[pod.Name] = metav1.Now()
 			return nil
 		})
+		if err != nil {
+			return err
+		}
+		// kube's eviction writes the status with its loopback client's UpdateStatus, which
+		// records it as kube-apiserver's.
+		*obj = *fieldmanagers.Record(ctx, ref.Resource, "status", apiServerManager, obj, old)
+		return nil
 	})
 	return err
 }
+
+// apiServerManager is the field manager of what kube-apiserver writes itself: its loopback
+// client's user agent.
+const apiServerManager = "kube-apiserver"
 
 // maxDisruptedPods is kube's EvictionREST's MaxDisruptedPodSize (its package, which serves the
 // pods' streams, would bring the kubelet's stream libraries along for one number).
