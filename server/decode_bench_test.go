@@ -23,7 +23,7 @@ import (
 func BenchmarkDecodeObject(b *testing.B) {
 	payload := strings.Repeat("x", 1024)
 	b.Run("configmap", func(b *testing.B) {
-		res := builtin.Resources(func(*resource.Resource) {})[1]
+		res := builtin.Resources(func(*resource.Resource) {}, nil)[1]
 		benchmarkDecodeObject(b, res, fmt.Appendf(nil, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c1","resourceVersion":""},"data":{"payload":%q}}`, payload))
 	})
 	b.Run("customresource", func(b *testing.B) {

@@ -18,7 +18,6 @@ const (
 	AuthorizationPrefix  = authorizationPrefix
 	AuthenticationPrefix = authenticationPrefix
 	MediaTypeProtobuf    = mediaTypeProtobuf
-	ReasonWorkloads      = reasonWorkloads
 )
 
 var (

@@ -45,7 +45,7 @@ func TestProtobufBodies(t *testing.T) {
 
 // Every built-in type's body may come as protobuf, as kubectl sends it.
 func TestEveryBuiltinDecodesFromProtobuf(t *testing.T) {
-	for _, r := range builtin.Resources(func(*resource.Resource) {}) {
+	for _, r := range builtin.Resources(func(*resource.Resource) {}, nil) {
 		gvk := schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
 		if !server.ProtobufScheme.Recognizes(gvk) {
 			t.Errorf("%s is not in the protobuf scheme", gvk)

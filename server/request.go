@@ -80,7 +80,7 @@ func (s *Server) resolve(group, version, rest string) (*request, error) {
 	}
 	res, ok := s.api.Catalog.Lookup(group, version, parts[0])
 	if !ok {
-		return nil, errUnknownResource(group, parts[0])
+		return nil, errNotFoundPath()
 	}
 	if req.namespace != "" && !res.Namespaced {
 		return nil, errNotFoundPath()

@@ -38,7 +38,7 @@ func pod(name, labels, extra string) string {
 func builtinScenarios() []scenario {
 	return concat(podScenarios(), workloadScenarios(), serviceScenarios(), networkingScenarios(),
 		autoscalingScenarios(), storageAndNodeScenarios(), policyScenarios(), certificateScenarios(),
-		builtinDiscoveryScenarios())
+		trustScenarios(), resourceClaimScenarios(), apiServiceScenarios(), builtinDiscoveryScenarios())
 }
 
 func podScenarios() []scenario {
@@ -427,6 +427,82 @@ func certificateScenarios() []scenario {
 		{method: "GET", path: csrs, accept: asTable},
 		{method: "DELETE", path: csrs + "/alice"},
 		{method: "DELETE", path: csrs + "/denied"},
+	}}}
+}
+
+// kuberefRoot is a self-signed CA certificate (CN=kuberef-root, P-256, key thrown away), as a
+// JSON string.
+const kuberefRoot = `-----BEGIN CERTIFICATE-----\nMIIBhDCCASugAwIBAgIUVCu8berSOb/wrBS99PWQ2eojiMAwCgYIKoZIzj0EAwIwFzEVMBMGA1UEAwwMa3ViZXJlZi1yb290MCAXDTI2MTEyODA3MTc0OVoYDzIxMjYxMTA0MDcxNzQ5WjAXMRUwEwYDVQQDDAxrdWJlcmVmLXJvb3QwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAASZ9x/NqWaabzbe19foSfh88CKDuTwJ/QYlPhaKcwuxLQ8wFbruK0aBLwirwHcVT9A+t1Qe+57TkT/xs2ePwgeqo1MwUTAdBgNVHQ4EFgQUfUAucPtNwfLYUxTwiHf468LLpOEwHwYDVR0jBBgwFoAUfUAucPtNwfLYUxTwiHf468LLpOEwDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNHADBEAiAHyLMrEGiehhaZ/tJEcTnp+q3LUEM2ofhNFqu3TPnyIAIgJTvQLLb/Ocbp7IZNRKk/wh/kcFqYkSPsYCsy/Rhjgbk=\n-----END CERTIFICATE-----\n`
+
+// trustScenarios cover ClusterTrustBundles and PodCertificateRequests (whose valid creates need a
+// pod's key and proof of possession: only refusals and the empty table are compared).
+func trustScenarios() []scenario {
+	bundles, pcrs := "/apis/certificates.k8s.io/v1/clustertrustbundles", "/apis/certificates.k8s.io/v1/namespaces/default/podcertificaterequests"
+	bundle := func(name, extra string) string {
+		return `{"apiVersion":"certificates.k8s.io/v1","kind":"ClusterTrustBundle","metadata":{"name":"` + name + `"},"spec":{` + extra + `}}`
+	}
+	return []scenario{{"cluster trust bundles and pod certificate requests", []step{
+		{method: "POST", path: bundles, body: bundle("kuberef-roots", `"trustBundle":"`+kuberefRoot+`"`)},
+		{method: "POST", path: bundles, body: bundle("bad", `"trustBundle":"not a certificate"`)},
+		{method: "POST", path: bundles, body: bundle("example.com:signer:roots", `"signerName":"example.com/other","trustBundle":"`+kuberefRoot+`"`)},
+		{method: "PATCH", path: bundles + "/kuberef-roots", contentType: mergePatch, body: `{"spec":{"signerName":"example.com/signer"}}`},
+		{method: "GET", path: bundles, accept: asTable},
+		{method: "GET", path: bundles + "?fieldSelector=spec.signerName%3Dexample.com%2Fsigner"},
+		{method: "DELETE", path: bundles + "/kuberef-roots"},
+		{method: "POST", path: pcrs, body: `{"apiVersion":"certificates.k8s.io/v1","kind":"PodCertificateRequest","metadata":{"name":"bad"},
+		  "spec":{"signerName":"example.com/signer","podName":"web","nodeName":"node-1","serviceAccountName":"builder"}}`},
+		{method: "GET", path: pcrs, accept: asTable},
+	}}}
+}
+
+// resourceClaimScenarios cover ResourceClaims and their templates: kube's defaults, refusals, the
+// admin access check against the namespace's label, a status write and the tables.
+func resourceClaimScenarios() []scenario {
+	claims, templates := "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaimtemplates"
+	request := func(extra string) string {
+		return `{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu.example.com"` + extra + `}}]}}`
+	}
+	return []scenario{{"resource claims and templates", []step{
+		{method: "POST", path: claims, body: `{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":"gpu"},"spec":` + request("") + `}`},
+		{method: "POST", path: claims, body: `{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":"bad"},
+		  "spec":{"devices":{"requests":[{"name":"Not_A_Name","exactly":{"deviceClassName":""}}]}}}`},
+		{method: "POST", path: claims, body: `{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":"admin"},"spec":` + request(`,"adminAccess":true`) + `}`},
+		{method: "PATCH", path: claims + "/gpu", contentType: mergePatch, body: `{"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"other.example.com"}}]}}}`},
+		{method: "PATCH", path: claims + "/gpu/status", contentType: mergePatch, body: `{"status":{"allocation":{"devices":{"results":[
+		  {"request":"gpu","driver":"gpu.example.com","pool":"node-1","device":"gpu-0"}]}}}}`},
+		{method: "GET", path: claims + "/gpu"},
+		{method: "GET", path: claims, accept: asTable},
+		{method: "POST", path: templates, body: `{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":{"name":"gpu"},"spec":{"spec":` + request("") + `}}`},
+		{method: "PATCH", path: templates + "/gpu", contentType: mergePatch, body: `{"spec":{"spec":{"devices":{"requests":null}}}}`},
+		{method: "GET", path: templates, accept: asTable},
+		{method: "DELETE", path: templates + "/gpu"},
+		{method: "DELETE", path: claims + "/gpu"},
+	}}}
+}
+
+// apiServiceScenarios cover APIServices: the local ones kube's aggregator registers for its
+// group versions (waited for: they are written in the background), user-created ones, kube-
+// aggregator's validation and the table.
+func apiServiceScenarios() []scenario {
+	apiServices := "/apis/apiregistration.k8s.io/v1/apiservices"
+	apiService := func(name, group, version, extra string) string {
+		return `{"apiVersion":"apiregistration.k8s.io/v1","kind":"APIService","metadata":{"name":"` + name + `"},
+		  "spec":{"group":"` + group + `","version":"` + version + `","groupPriorityMinimum":1000,"versionPriority":15` + extra + `}}`
+	}
+	return []scenario{{"api services", []step{
+		{method: "GET", path: apiServices + "/v1.apps", waitFor: 200},
+		{method: "GET", path: apiServices + "/v1.", waitFor: 200},
+		{method: "GET", path: apiServices + "/v2.autoscaling", accept: asTable, waitFor: 200},
+		{method: "POST", path: apiServices, body: apiService("v1alpha1.kuberef.example.com", "kuberef.example.com", "v1alpha1", "")},
+		{method: "POST", path: apiServices, body: apiService("v1beta1.kuberef.example.com", "kuberef.example.com", "v1beta1",
+			`,"service":{"namespace":"default","name":"kuberef-api","port":443},"insecureSkipTLSVerify":true`)},
+		{method: "POST", path: apiServices, body: apiService("bad", "kuberef.example.com", "v1", `,"service":{"name":"x"}`)},
+		{method: "PATCH", path: apiServices + "/v1alpha1.kuberef.example.com", contentType: mergePatch, body: `{"spec":{"versionPriority":0}}`},
+		{method: "PATCH", path: apiServices + "/v1alpha1.kuberef.example.com/status", contentType: mergePatch,
+			body: `{"status":{"conditions":[{"type":"Available","status":"False","reason":"Kuberef","message":"set by hand"}]}}`},
+		{method: "GET", path: apiServices + "/v1alpha1.kuberef.example.com", accept: asTable},
+		{method: "DELETE", path: apiServices + "/v1alpha1.kuberef.example.com"},
+		{method: "DELETE", path: apiServices + "/v1beta1.kuberef.example.com"},
 	}}}
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/controllers"
+	"github.com/sqlkube/sqlkube/server/controllers/apiservices"
 	"github.com/sqlkube/sqlkube/server/controllers/crdcleanup"
 	fcbootstrap "github.com/sqlkube/sqlkube/server/controllers/flowcontrol"
 	"github.com/sqlkube/sqlkube/server/controllers/gc"
@@ -151,6 +152,7 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 	if err != nil {
 		return nil, err
 	}
+	types.Access().Bind(lb.Client.CoreV1().Namespaces(), api.Authorizer)
 	svcs, err := installServices(ctx, types, store, lb, opts.Services)
 	if err != nil {
 		return nil, err
@@ -166,6 +168,7 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 	lb.Serve(ctx, srv.InProcess())
 	if !opts.NoDefaultObjects {
 		svcs.RunDefaultObjects(ctx, lb.Client)
+		go runAPIServices(ctx, types, lb, log)
 	}
 	if err := admissionChain.Start(ctx, lb.Config, api.Authorizer); err != nil {
 		return nil, err
@@ -203,6 +206,13 @@ func passing(r *http.Request, checks []healthz.HealthChecker) bool {
 		}
 	}
 	return true
+}
+
+// runAPIServices keeps the local APIServices of the served group versions until ctx ends.
+func runAPIServices(ctx context.Context, types *catalog.Catalog, lb *loopback.Client, log *slog.Logger) {
+	if err := apiservices.Run(ctx, types, lb.Config); err != nil {
+		log.Error("registering the APIServices", "err", err)
+	}
 }
 
 // installServices gives the services their cluster IP and node port allocation, which follows

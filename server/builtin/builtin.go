@@ -35,8 +35,12 @@ var (
 // strategy (kube-apiserver's own for the workload, network, storage and other kube types, see
 // kube). customresourcedefinitions gets
 // its rules from bindCRDHooks (the catalog's, which validate and establish CRDs against the
-// names already served) on top of its Go type's.
-func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
+// names already served) on top of its Go type's. access is what the strategies of some types ask
+// of the server (nil: never bound, for the tests that need none).
+func Resources(bindCRDHooks func(*resource.Resource), access *Access) []*resource.Resource {
+	if access == nil {
+		access = &Access{}
+	}
 	return append([]*resource.Resource{
 		builtin("", "v1", "namespaces", "Namespace", false, verbsNoCollection, namespaceStrategy, func(r *resource.Resource) {
 			r.ShortNames = []string{"ns"}
@@ -118,10 +122,11 @@ func Resources(bindCRDHooks func(*resource.Resource)) []*resource.Resource {
 		storageResources(),
 		schedulingResources(),
 		nodeResources(),
-		certificatesResources(),
-		resourceResources(),
+		certificatesResources(access),
+		resourceResources(access),
 		storageMigrationResources(),
 		clusterResources(),
+		apiRegistrationResources(),
 	)...)
 }
 

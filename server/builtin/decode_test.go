@@ -150,7 +150,7 @@ func TestContentConverter(t *testing.T) {
 		func(e *runtime.RawExtension, c randfill.Continue) {
 			e.Raw = []byte(fmt.Sprintf(`{"n":%d,"s":%q}`, c.Int63(), c.String(8)))
 		})
-	for _, r := range Resources(func(*resource.Resource) {}) {
+	for _, r := range Resources(func(*resource.Resource) {}, nil) {
 		goType := r.GoType()
 		if r.StorageName == CRDStorageName {
 			if !hasFloat(goType, map[reflect.Type]bool{}) {

@@ -14,7 +14,7 @@ import (
 // servedAt is the built-in served at group/version/name.
 func servedAt(t *testing.T, group, version, name string) *resource.Resource {
 	t.Helper()
-	for _, r := range Resources(func(*resource.Resource) {}) {
+	for _, r := range Resources(func(*resource.Resource) {}, nil) {
 		if r.Group == group && r.Version == version && r.Name == name {
 			return r
 		}
@@ -26,7 +26,7 @@ func servedAt(t *testing.T, group, version, name string) *resource.Resource {
 // TestFieldLabelsAreKubes: every field label a type served with kube's rules lists is one kube's
 // scheme converts for its version (kube-apiserver refuses the others with 400).
 func TestFieldLabelsAreKubes(t *testing.T) {
-	for _, r := range Resources(func(*resource.Resource) {}) {
+	for _, r := range Resources(func(*resource.Resource) {}, nil) {
 		strategy, ok := r.Strategy.(*kubeTypeStrategy)
 		if !ok {
 			continue
@@ -123,7 +123,7 @@ func TestCertificateApprovalTakesOnlyConditions(t *testing.T) {
 // the api-extensions category (`kubectl get api-extensions`).
 func TestAPIExtensionsCategory(t *testing.T) {
 	seen := 0
-	for _, r := range Resources(func(*resource.Resource) {}) {
+	for _, r := range Resources(func(*resource.Resource) {}, nil) {
 		if r.Group != AdmissionGroup && r.Group != APIExtensionsGroup {
 			continue
 		}

@@ -49,6 +49,9 @@ type kubeRules struct {
 	// table, when set, is the type's table convertor where kube's storage of it does not use
 	// kube's printers (limitranges: the default columns).
 	table rest.TableConvertor
+	// internalTable, when set, is the table convertor of the type's internal objects where
+	// kube's storage of it has its own rather than kube's printers (APIServices').
+	internalTable rest.TableConvertor
 	// orphanWarning, when set, is the warning a delete that orphans by default gets (Jobs').
 	orphanWarning string
 }
@@ -307,6 +310,9 @@ func (s *kubeTypeStrategy) ConvertToTable(ctx context.Context, obj runtime.Objec
 	}
 	if err != nil {
 		return nil, err
+	}
+	if s.rules.internalTable != nil {
+		return s.rules.internalTable.ConvertToTable(ctx, internal, tableOptions)
 	}
 	return kubePrinters().ConvertToTable(ctx, internal, tableOptions)
 }

@@ -32,12 +32,14 @@ func TestStrategiesFollowKube(t *testing.T) {
 			"regarding.namespace", "regarding.resourceVersion", "regarding.uid", "reportingController", "type"},
 		"jobs." + BatchGroup:                              {"status.successful"},
 		"certificatesigningrequests." + CertificatesGroup: {"spec.signerName"},
+		"clustertrustbundles." + CertificatesGroup:        {"spec.signerName"},
+		"podcertificaterequests." + CertificatesGroup:     {"spec.nodeName", "spec.podName", "spec.signerName"},
 		"resourceslices." + ResourceGroup:                 {"spec.driver", "spec.nodeName", "spec.pool.name"},
 		"pods": {"spec.host", "spec.hostNetwork", "spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
 			"status.nominatedNodeName", "status.phase", "status.podIP", "status.podIPs"},
 		"replicationcontrollers": {"status.replicas"},
 	}
-	for _, r := range Resources(func(*resource.Resource) {}) {
+	for _, r := range Resources(func(*resource.Resource) {}, nil) {
 		s := r.Strategy
 		if _, kubes := s.(*kubeTypeStrategy); kubes {
 			// kube's own strategies count their generations themselves, and answer the rest.

@@ -87,7 +87,7 @@ func TestBuiltinTables(t *testing.T) {
 // many cells as it has columns (but IPAddresses, whose kube printer adds an Age cell it has no
 // column for, as kube-apiserver answers); CRDs get the default columns (Name, Created At).
 func TestBuiltinsHaveTheirTables(t *testing.T) {
-	for _, r := range Resources(func(*resource.Resource) {}) {
+	for _, r := range Resources(func(*resource.Resource) {}, nil) {
 		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": r.APIVersion(), "kind": r.Kind, "metadata": map[string]any{"name": "x"}}}
 		table, err := r.Strategy.ConvertToTable(t.Context(), obj, nil)
 		extra := 0

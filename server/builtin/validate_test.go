@@ -224,7 +224,7 @@ func decodedForValidation(t *testing.T, res *resource.Resource, body string) *un
 // builtinResource is the built-in resource stored under storageName.
 func builtinResource(t testing.TB, storageName string) *resource.Resource {
 	t.Helper()
-	for _, r := range Resources(func(*resource.Resource) {}) {
+	for _, r := range Resources(func(*resource.Resource) {}, nil) {
 		if r.StorageName == storageName {
 			return r
 		}

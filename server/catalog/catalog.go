@@ -38,6 +38,7 @@ type Catalog struct {
 	converters crdtype.Converters
 	log        *slog.Logger
 	builtins   []*resource.Resource
+	access     *builtin.Access
 
 	mu        sync.RWMutex
 	resources map[string]*resource.Resource // by group/version/name
@@ -54,8 +55,8 @@ type Catalog struct {
 // storage until ctx ends. converters builds the CRDs' conversion webhook converters; without
 // them (nil) CRDs with conversion strategy Webhook are not served.
 func New(ctx context.Context, store Storage, converters crdtype.Converters, log *slog.Logger) (*Catalog, error) {
-	g := &Catalog{store: store, converters: converters, log: log, advanced: make(chan struct{})}
-	g.builtins = builtin.Resources(g.bindCRDHooks)
+	g := &Catalog{store: store, converters: converters, log: log, advanced: make(chan struct{}), access: &builtin.Access{}}
+	g.builtins = builtin.Resources(g.bindCRDHooks, g.access)
 	revision, err := g.loadCRDs(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("loading custom resource definitions: %w", err)
@@ -63,6 +64,10 @@ func New(ctx context.Context, store Storage, converters crdtype.Converters, log 
 	go g.syncCRDs(ctx, revision)
 	return g, nil
 }
+
+// Access is what the built-ins' strategies ask of the server, which binds it once it has its
+// loopback client and authorizer.
+func (g *Catalog) Access() *builtin.Access { return g.access }
 
 // Lookup finds the resource served at group/version/name.
 func (g *Catalog) Lookup(group, version, name string) (*resource.Resource, bool) {

@@ -50,7 +50,7 @@ func definitions(t *testing.T) *resource.Resource {
 	noneTaken := func(string, string) (sets.Set[string], sets.Set[string]) {
 		return sets.New[string](), sets.New[string]()
 	}
-	for _, r := range builtin.Resources(func(r *resource.Resource) { BindHooks(r, noneTaken, nil) }) {
+	for _, r := range builtin.Resources(func(r *resource.Resource) { BindHooks(r, noneTaken, nil) }, nil) {
 		if r.StorageName == builtin.CRDStorageName {
 			return r
 		}

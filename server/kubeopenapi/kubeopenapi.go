@@ -18,6 +18,7 @@ import (
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	utilopenapi "k8s.io/apiserver/pkg/util/openapi"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	aggregatorscheme "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset/scheme"
 	"k8s.io/kube-openapi/pkg/builder3"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/util"
@@ -25,9 +26,9 @@ import (
 	generatedopenapi "k8s.io/kubernetes/pkg/generated/openapi"
 )
 
-// schemes hold every built-in kind, as kube-apiserver's (legacyscheme's and apiextensions')
-// versioned kinds.
-var schemes = []*runtime.Scheme{clientgoscheme.Scheme, apiextensionsscheme.Scheme}
+// schemes hold every built-in kind, as kube-apiserver's (legacyscheme's, apiextensions' and
+// its aggregator's) versioned kinds.
+var schemes = []*runtime.Scheme{clientgoscheme.Scheme, apiextensionsscheme.Scheme, aggregatorscheme.Scheme}
 
 // namer names definitions as kube-apiserver does and marks each kind's with its
 // group-version-kinds.

@@ -28,7 +28,7 @@ func FuzzPatch(f *testing.F) {
 	f.Add(byte(1), []byte(`{"data":{"a":null,"b":"c"}}`))
 	f.Add(byte(2), []byte(`{"metadata":{"$setElementOrder/finalizers":["a/b"],"finalizers":["a/b"]},"$retainKeys":["data"]}`))
 	f.Add(byte(3), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  b: c\n"))
-	configMaps := builtin.Resources(func(*resource.Resource) {})[1]
+	configMaps := builtin.Resources(func(*resource.Resource) {}, nil)[1]
 	old := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "cm", "namespace": "default"}, "data": map[string]any{"a": "0123456789abcdef"}}}
 	oldJSON, err := json.Marshal(old.Object)

@@ -45,7 +45,7 @@ func newTestRegistry(t *testing.T, dsn string) *testRegistry {
 	t.Helper()
 	store := openStore(t, dsn)
 	types := map[string]*resource.Resource{}
-	for _, r := range builtin.Resources(func(*resource.Resource) {}) {
+	for _, r := range builtin.Resources(func(*resource.Resource) {}, nil) {
 		if r.ServesStorageVersion() { // one per stored type (events: core's, not events.k8s.io's)
 			types[r.StorageName] = r
 		}

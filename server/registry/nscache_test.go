@@ -94,7 +94,7 @@ func (s unlistedNamespaces) List(ctx context.Context, opts sqlstore.ListOptions,
 
 // testTypes are the built-in namespaces and configmaps types.
 func testTypes() (namespaces, configMaps *resource.Resource) {
-	builtins := builtin.Resources(func(*resource.Resource) {})
+	builtins := builtin.Resources(func(*resource.Resource) {}, nil)
 	return builtins[0], builtins[1]
 }
 

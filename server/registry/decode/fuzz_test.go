@@ -25,7 +25,7 @@ func FuzzDecodeObject(f *testing.F) {
 	f.Add([]byte(`null`), false)
 	f.Add([]byte("metadata:\n  name: y\n"), true)
 	f.Add([]byte("- a\n- b\n"), true)
-	builtinConfigMaps := builtin.Resources(func(*resource.Resource) {})[1]
+	builtinConfigMaps := builtin.Resources(func(*resource.Resource) {}, nil)[1]
 	f.Fuzz(func(t *testing.T, body []byte, isYAML bool) {
 		if obj, _, err := builtinBody(builtinConfigMaps, body, isYAML); err == nil {
 			useDecoded(builtinConfigMaps, obj)

@@ -17,7 +17,7 @@ import (
 // update record are what Unstructured.SetManagedFields would have stored, field for field.
 func TestManagedFieldsViewSetsWhatUnstructuredDoes(t *testing.T) {
 	var res *resource.Resource
-	for _, r := range builtin.Resources(func(*resource.Resource) {}) {
+	for _, r := range builtin.Resources(func(*resource.Resource) {}, nil) {
 		if r.StorageName == "configmaps" {
 			res = r
 		}

@@ -24,7 +24,7 @@ import (
 var configMaps, secrets, events, namespaces = builtinResource("configmaps"), builtinResource("secrets"), builtinResource("events"), builtinResource("namespaces")
 
 func builtinResource(name string) *resource.Resource {
-	for _, res := range builtin.Resources(func(*resource.Resource) {}) {
+	for _, res := range builtin.Resources(func(*resource.Resource) {}, nil) {
 		if res.Name == name {
 			return res
 		}
