@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
 // mediaTypeProtobuf is Kubernetes' protobuf encoding. kubectl and client-go's typed clients send
@@ -27,9 +28,10 @@ var (
 func newProtobufScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	// Every built-in group's types, as client-go knows them (the ones sqlkube serves are among
-	// them), and CRDs'.
+	// them), CRDs' and APIServices' (kube-aggregator's clients send them in protobuf).
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
+	utilruntime.Must(apiregistrationv1.AddToScheme(scheme))
 	metav1.AddToGroupVersion(scheme, metav1.SchemeGroupVersion)
 	return scheme
 }

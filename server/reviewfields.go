@@ -20,12 +20,12 @@ import (
 
 // reviewTypes are the review resources, and TokenRequest (serviceaccounts/token), as their
 // field managers read them: kube-apiserver's create handler records a review's managedFields
-// (the client's Update of what it posted) before answering it, though nothing is stored.
+// (the client's Update of what it posted) before answering it, though nothing is stored. A
+// SelfSubjectRulesReview is not among them: kube answers it with a new object, which has none.
 var reviewTypes = map[string]*resource.Resource{
 	"selfsubjectaccessreviews":  reviewType(authorizationv1.GroupName, "selfsubjectaccessreviews", "SelfSubjectAccessReview"),
 	"subjectaccessreviews":      reviewType(authorizationv1.GroupName, "subjectaccessreviews", "SubjectAccessReview"),
 	"localsubjectaccessreviews": reviewType(authorizationv1.GroupName, "localsubjectaccessreviews", "LocalSubjectAccessReview"),
-	"selfsubjectrulesreviews":   reviewType(authorizationv1.GroupName, "selfsubjectrulesreviews", "SelfSubjectRulesReview"),
 	"selfsubjectreviews":        reviewType(authenticationv1.GroupName, "selfsubjectreviews", "SelfSubjectReview"),
 	"tokenreviews":              reviewType(authenticationv1.GroupName, "tokenreviews", "TokenReview"),
 	"serviceaccounts":           reviewType(authenticationv1.GroupName, "serviceaccounts", "TokenRequest"),
@@ -47,8 +47,11 @@ func reviewSubresource(res *resource.Resource) string {
 // createdFields are the managedFields kube-apiserver records for the review res posted in body
 // by r's client: its fields as decoded (with the type's defaults) against the type's empty
 // object, owned by the fieldManager option or the client's User-Agent. None for a body that
-// does not decode, which the review refuses.
+// does not decode, which the review refuses, and none for a type not in reviewTypes.
 func createdFields(r *http.Request, res *resource.Resource, body []byte) []metav1.ManagedFieldsEntry {
+	if res == nil {
+		return nil
+	}
 	gvk := schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind}
 	posted, err := legacyscheme.Scheme.New(gvk)
 	if err != nil || json.Unmarshal(body, posted) != nil {

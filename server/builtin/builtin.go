@@ -108,7 +108,7 @@ func Resources(bindCRDHooks func(*resource.Resource), access *Access) []*resourc
 			r.ShortNames = []string{"crd", "crds"}
 			apiExtension(r)
 			r.Status = true
-			r.StorageVersionHashVersion = "v1beta1"
+			hashedAs("v1beta1")(r)
 			bindCRDHooks(r)
 		}),
 	}, slices.Concat(

@@ -32,12 +32,12 @@ func certificatesResources(authz authorizer.UnconditionalAuthorizer) []*resource
 		})),
 		builtin(CertificatesGroup, "v1", "clustertrustbundles", "ClusterTrustBundle", false, verbsAll, kube[certificatesv1.ClusterTrustBundle](kubeRules{
 			strategy: clustertrustbundle.Strategy, fields: map[string][]string{"spec.signerName": {"spec", "signerName"}},
-		}), nil),
+		}), hashedAs("v1beta1")),
 		builtin(CertificatesGroup, "v1", "podcertificaterequests", "PodCertificateRequest", true, verbsAll, kube[certificatesv1.PodCertificateRequest](kubeRules{
 			strategy: pcrs, status: podcertificaterequest.NewStatusStrategy(pcrs, authz, clock.RealClock{}),
 			fields: map[string][]string{
 				"spec.signerName": {"spec", "signerName"}, "spec.podName": {"spec", "podName"}, "spec.nodeName": {"spec", "nodeName"},
 			},
-		}), withStatus),
+		}), describe(withStatus, hashedAs("v1beta1"))),
 	}
 }

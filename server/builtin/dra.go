@@ -34,7 +34,7 @@ func resourceResources(access *Access) []*resource.Resource {
 		}), nil),
 		builtin(ResourceGroup, "v1", "devicetaintrules", "DeviceTaintRule", false, verbsAll, kube[resourcev1.DeviceTaintRule](kubeRules{
 			strategy: devicetaintrule.Strategy, status: devicetaintrule.StatusStrategy,
-		}), withStatus),
+		}), describe(withStatus, hashedAs("v1beta2"))),
 		builtin(ResourceGroup, "v1", "resourceslices", "ResourceSlice", false, verbsAll, kube[resourcev1.ResourceSlice](kubeRules{
 			strategy: resourceslice.Strategy,
 			fields: map[string][]string{
