@@ -14,6 +14,8 @@ import (
 	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 	aggregatorinformers "k8s.io/kube-aggregator/pkg/client/informers/externalversions"
 	"k8s.io/kube-aggregator/pkg/controllers/autoregister"
+	localavailability "k8s.io/kube-aggregator/pkg/controllers/status/local"
+	availabilitymetrics "k8s.io/kube-aggregator/pkg/controllers/status/metrics"
 
 	"github.com/sqlkube/sqlkube/server/discovery"
 	"github.com/sqlkube/sqlkube/server/resource"
@@ -30,7 +32,8 @@ type Catalog interface {
 const workers = 5
 
 // Run keeps the APIServices of types' group versions through the client config (the server's
-// loopback) until ctx ends.
+// loopback) until ctx ends, and keeps local APIServices' Available condition true, as kube's
+// local availability controller does (whoever wrote it otherwise).
 func Run(ctx context.Context, types Catalog, config *rest.Config) error {
 	client, err := aggregatorclient.NewForConfig(config)
 	if err != nil {
@@ -38,12 +41,17 @@ func Run(ctx context.Context, types Catalog, config *rest.Config) error {
 	}
 	informers := aggregatorinformers.NewSharedInformerFactory(client, 0)
 	register := autoregister.NewAutoRegisterController(informers.Apiregistration().V1().APIServices(), client.ApiregistrationV1())
+	availability, err := localavailability.New(informers.Apiregistration().V1().APIServices(), client.ApiregistrationV1(), availabilitymetrics.New())
+	if err != nil {
+		return err
+	}
 	registered := map[string]bool{}
 	changed := types.Changed()
 	resources, generation := types.Resources()
 	follow(register, registered, resources, true)
 	informers.Start(ctx.Done())
 	go register.Run(workers, ctx.Done())
+	go availability.Run(workers, ctx.Done())
 	for {
 		select {
 		case <-ctx.Done():
