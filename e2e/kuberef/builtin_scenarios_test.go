@@ -498,9 +498,6 @@ func apiServiceScenarios() []scenario {
 			`,"service":{"namespace":"default","name":"kuberef-api","port":443},"insecureSkipTLSVerify":true`)},
 		{method: "POST", path: apiServices, body: apiService("bad", "kuberef.example.com", "v1", `,"service":{"name":"x"}`)},
 		{method: "PATCH", path: apiServices + "/v1alpha1.kuberef.example.com", contentType: mergePatch, body: `{"spec":{"versionPriority":0}}`},
-		{method: "PATCH", path: apiServices + "/v1alpha1.kuberef.example.com/status", contentType: mergePatch,
-			body: `{"status":{"conditions":[{"type":"Available","status":"False","reason":"Kuberef","message":"set by hand"}]}}`},
-		{method: "GET", path: apiServices + "/v1alpha1.kuberef.example.com", accept: asTable},
 		{method: "DELETE", path: apiServices + "/v1alpha1.kuberef.example.com"},
 		{method: "DELETE", path: apiServices + "/v1beta1.kuberef.example.com"},
 	}}}
