@@ -106,6 +106,7 @@ func TestLegacyDiscoveryOfBuiltins(t *testing.T) {
 	{"name":"services/proxy","singularName":"","namespaced":true,"kind":"ServiceProxyOptions","verbs":["create","delete","get","patch","update"]},
 	{"name":"services/status","singularName":"","namespaced":true,"kind":"Service","verbs":["get","patch","update"]}]}`)
 	sameJSON(t, "/apis", getDoc(t, srv.URL+"/apis", "", 200, server.MediaTypeJSON), `{"kind":"APIGroupList","apiVersion":"v1","groups":[
+	{"name":"apiregistration.k8s.io","versions":[{"groupVersion":"apiregistration.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"apiregistration.k8s.io/v1","version":"v1"}},
 	{"name":"apps","versions":[{"groupVersion":"apps/v1","version":"v1"}],"preferredVersion":{"groupVersion":"apps/v1","version":"v1"}},
 	{"name":"events.k8s.io","versions":[{"groupVersion":"events.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"events.k8s.io/v1","version":"v1"}},
 	{"name":"authentication.k8s.io","versions":[{"groupVersion":"authentication.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"authentication.k8s.io/v1","version":"v1"}},
@@ -228,11 +229,11 @@ func TestAggregatedDiscoveryOfBuiltins(t *testing.T) {
 	for _, g := range groups {
 		names = append(names, g.Name+"="+g.PreferredVersion.Version)
 	}
-	if want := []string{"=v1", "apps=v1", "events.k8s.io=v1", "authentication.k8s.io=v1", "authorization.k8s.io=v1", "autoscaling=v2", "batch=v1", "certificates.k8s.io=v1", "networking.k8s.io=v1", "policy=v1", "rbac.authorization.k8s.io=v1", "storage.k8s.io=v1", "admissionregistration.k8s.io=v1", "apiextensions.k8s.io=v1", "scheduling.k8s.io=v1", "coordination.k8s.io=v1", "node.k8s.io=v1", "discovery.k8s.io=v1", "resource.k8s.io=v1", "flowcontrol.apiserver.k8s.io=v1", "storagemigration.k8s.io=v1"}; !slices.Equal(names, want) {
+	if want := []string{"=v1", "apiregistration.k8s.io=v1", "apps=v1", "events.k8s.io=v1", "authentication.k8s.io=v1", "authorization.k8s.io=v1", "autoscaling=v2", "batch=v1", "certificates.k8s.io=v1", "networking.k8s.io=v1", "policy=v1", "rbac.authorization.k8s.io=v1", "storage.k8s.io=v1", "admissionregistration.k8s.io=v1", "apiextensions.k8s.io=v1", "scheduling.k8s.io=v1", "coordination.k8s.io=v1", "node.k8s.io=v1", "discovery.k8s.io=v1", "resource.k8s.io=v1", "flowcontrol.apiserver.k8s.io=v1", "storagemigration.k8s.io=v1"}; !slices.Equal(names, want) {
 		t.Errorf("groups %v, want %v", names, want)
 	}
-	if len(resources) != 22 {
-		t.Errorf("%d resource lists, want 22", len(resources))
+	if len(resources) != 23 {
+		t.Errorf("%d resource lists, want 23", len(resources))
 	}
 }
 
