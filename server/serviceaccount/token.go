@@ -1,8 +1,8 @@
 // Package serviceaccount issues and verifies ServiceAccount tokens as kube-apiserver does: bound
 // JWTs (TokenRequest) signed with the --service-account-signing-key-file key, carrying the
 // "kubernetes.io" claims that name the namespace, the ServiceAccount and any object the token
-// is bound to (a Secret, Pod or Node). A token stops authenticating when its ServiceAccount (or bound object) is
-// deleted or replaced by one of the same name. It also serves the issuer's discovery documents.
+// is bound to (a Secret, Pod or Node). A token stops authenticating when its ServiceAccount (or
+// bound object) is deleted or replaced by one of the same name. It also serves the issuer's discovery documents.
 package serviceaccount
 
 import (
