@@ -37,6 +37,14 @@ func identityScenarios() []scenario {
 			{method: "POST", path: tokens, body: tokenReview("")},
 			{method: "POST", path: tokens, body: tokenReview("{{value:token}}"), as: "writer"},
 		}},
+		{"pod-bound token reviews", []step{
+			{method: "POST", path: core + "/pods", body: pod("token-bound", `{}`, "")},
+			{method: "POST", path: core + "/serviceaccounts/builder/token", body: `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"boundObjectRef":{"kind":"Pod","apiVersion":"v1","name":"token-bound"}}}`},
+			{method: "POST", path: tokens, body: tokenReview("{{value:token}}")},
+			{method: "POST", path: core + "/serviceaccounts/builder/token", body: `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"boundObjectRef":{"kind":"ConfigMap","apiVersion":"v1","name":"x"}}}`},
+			{method: "DELETE", path: core + "/pods/token-bound", body: `{"gracePeriodSeconds":0}`},
+			{method: "POST", path: tokens, body: tokenReview("{{value:token}}")},
+		}},
 		{"namespace deletion with finalizers", []step{
 			{method: "POST", path: "/api/v1/namespaces", body: `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"doomed","finalizers":["example.com/hold"]}}`},
 			{method: "POST", path: doomed + "/configmaps", body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"content"}}`},

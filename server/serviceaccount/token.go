@@ -1,8 +1,8 @@
 // Package serviceaccount issues and verifies ServiceAccount tokens as kube-apiserver does: bound
 // JWTs (TokenRequest) signed with the --service-account-signing-key-file key, carrying the
 // "kubernetes.io" claims that name the namespace, the ServiceAccount and any object the token
-// is bound to. A token stops authenticating when its ServiceAccount (or bound object) is
-// deleted or replaced by one of the same name. It also serves the issuer's discovery documents.
+// is bound to (a Secret, Pod or Node). A token stops authenticating when its ServiceAccount (or
+// bound object) is deleted or replaced by one of the same name. It also serves the issuer's discovery documents.
 package serviceaccount
 
 import (
@@ -20,17 +20,19 @@ import (
 	"gopkg.in/go-jose/go-jose.v2/jwt"
 )
 
-// Ref names an object a token is bound to, by name and uid.
+// Ref names an object a token is bound to, by name and uid (either left out when empty, as kube).
 type Ref struct {
-	Name string `json:"name"`
-	UID  string `json:"uid"`
+	Name string `json:"name,omitempty"`
+	UID  string `json:"uid,omitempty"`
 }
 
 // kubernetesClaims are the private claims kube writes under "kubernetes.io".
 type kubernetesClaims struct {
 	Namespace      string           `json:"namespace"`
 	ServiceAccount Ref              `json:"serviceaccount"`
+	Pod            *Ref             `json:"pod,omitempty"`
 	Secret         *Ref             `json:"secret,omitempty"`
+	Node           *Ref             `json:"node,omitempty"`
 	WarnAfter      *jwt.NumericDate `json:"warnafter,omitempty"`
 }
 
@@ -42,8 +44,12 @@ type privateClaims struct {
 type Request struct {
 	Namespace      string
 	ServiceAccount Ref
-	// Secret is the object the token is bound to, if any: the token dies with it.
+	// Pod, Secret or Node is the object the token is bound to, if any: the token dies with
+	// it. A Pod-bound token also names the Pod's Node (its uid empty if the Node is missing),
+	// which is information only.
+	Pod       *Ref
 	Secret    *Ref
+	Node      *Ref
 	Audiences []string
 	Expiry    time.Duration
 }
@@ -86,7 +92,8 @@ func (i *Issuer) Issue(req Request) (string, time.Time, error) {
 		Expiry:    jwt.NewNumericDate(expires),
 		ID:        uuid.NewString(),
 	}
-	private := privateClaims{Kubernetes: kubernetesClaims{Namespace: req.Namespace, ServiceAccount: req.ServiceAccount, Secret: req.Secret}}
+	private := privateClaims{Kubernetes: kubernetesClaims{Namespace: req.Namespace, ServiceAccount: req.ServiceAccount,
+		Pod: req.Pod, Secret: req.Secret, Node: req.Node}}
 	token, err := jwt.Signed(i.signer).Claims(public).Claims(private).CompactSerialize()
 	return token, expires, err
 }

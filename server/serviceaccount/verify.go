@@ -12,6 +12,8 @@ import (
 	"gopkg.in/go-jose/go-jose.v2/jwt"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
+	saauth "k8s.io/apiserver/pkg/authentication/serviceaccount"
+	jwtauth "k8s.io/apiserver/pkg/authentication/token/jwt"
 	"k8s.io/apiserver/pkg/authentication/user"
 )
 
@@ -40,7 +42,7 @@ func NewVerifier(issuer string, keys []crypto.PublicKey, lookup Lookup) *Verifie
 }
 
 // AuthenticateToken checks the signature, issuer, audiences (the request's API audiences) and
-// times, then that the ServiceAccount and any bound Secret still exist with the uids the token
+// times, then that the ServiceAccount and any bound Secret, Pod or Node still exist with the uids the token
 // names.
 func (v *Verifier) AuthenticateToken(ctx context.Context, token string) (*authenticator.Response, bool, error) {
 	parsed, err := jwt.ParseSigned(token)
@@ -69,12 +71,21 @@ func (v *Verifier) AuthenticateToken(ctx context.Context, token string) (*authen
 	if err := v.stillBound(ctx, k); err != nil {
 		return nil, false, err
 	}
-	return &authenticator.Response{Audiences: audiences, User: &user.DefaultInfo{
-		Name:   public.Subject,
-		UID:    k.ServiceAccount.UID,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + k.Namespace},
-		Extra:  map[string][]string{"authentication.kubernetes.io/credential-id": {"JTI=" + public.ID}},
-	}}, true, nil
+	return &authenticator.Response{Audiences: audiences, User: userInfo(k, public.ID)}, true, nil
+}
+
+// userInfo is the token's user as kube's ServiceAccountInfo makes it: its extra names the bound
+// Pod and its Node (or the bound Node) and the credential id.
+func userInfo(k kubernetesClaims, jti string) user.Info {
+	info := saauth.ServiceAccountInfo{Namespace: k.Namespace, Name: k.ServiceAccount.Name, UID: k.ServiceAccount.UID,
+		CredentialID: jwtauth.CredentialIDForJTI(jti)}
+	if k.Pod != nil {
+		info.PodName, info.PodUID = k.Pod.Name, k.Pod.UID
+	}
+	if k.Node != nil {
+		info.NodeName, info.NodeUID = k.Node.Name, k.Node.UID
+	}
+	return info.UserInfo()
 }
 
 func (v *Verifier) verifiedClaims(parsed *jwt.JSONWebToken) (*jwt.Claims, *privateClaims, error) {
@@ -101,13 +112,19 @@ func acceptedAudiences(ctx context.Context, tokenAudiences jwt.Audience) (authen
 	return common, nil
 }
 
-// stillBound fails when the token's ServiceAccount or bound Secret is gone or was recreated.
+// stillBound fails when the token's ServiceAccount or bound object is gone or was recreated.
+// A Pod-bound token's Node is information only: it is not checked, as in kube.
 func (v *Verifier) stillBound(ctx context.Context, k kubernetesClaims) error {
 	if err := v.sameUID(ctx, "serviceaccounts", k.Namespace, k.ServiceAccount); err != nil {
 		return err
 	}
-	if k.Secret != nil {
-		return v.sameUID(ctx, "secrets", k.Namespace, *k.Secret)
+	switch {
+	case k.Secret != nil:
+		return v.boundExists(ctx, "secret", "secrets", k.Namespace, *k.Secret)
+	case k.Pod != nil:
+		return v.boundExists(ctx, "pod", "pods", k.Namespace, *k.Pod)
+	case k.Node != nil:
+		return v.boundExists(ctx, "node", "nodes", "", *k.Node)
 	}
 	return nil
 }
@@ -122,6 +139,19 @@ func (v *Verifier) sameUID(ctx context.Context, resource, namespace string, ref 
 	}
 	if uid != ref.UID {
 		return fmt.Errorf("%s %s/%s UID (%s) does not match claim (%s)", resource, namespace, ref.Name, uid, ref.UID)
+	}
+	return nil
+}
+
+// boundExists checks the object a token is bound to, with kube's messages: any failure to read
+// it invalidates the token.
+func (v *Verifier) boundExists(ctx context.Context, kind, resource, namespace string, ref Ref) error {
+	uid, err := v.lookup.UID(ctx, resource, namespace, ref.Name)
+	if err != nil {
+		return errors.New("service account token has been invalidated")
+	}
+	if uid != ref.UID {
+		return fmt.Errorf("%s UID (%s) does not match service account %s ref claim (%s)", kind, uid, kind, ref.UID)
 	}
 	return nil
 }

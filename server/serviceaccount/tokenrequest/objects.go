@@ -36,17 +36,33 @@ func NewRegistryObjects(types Resources, objects *registry.Registry) *RegistryOb
 
 // UID reads the uid of a core/v1 object, or its NotFound.
 func (o *RegistryObjects) UID(ctx context.Context, resource, namespace, name string) (string, error) {
+	var meta registry.MetadataOnly
+	err := o.read(ctx, resource, namespace, name, &meta)
+	return string(meta.Metadata.UID), err
+}
+
+// Pod reads what binding a token to a Pod needs of it, or its NotFound.
+func (o *RegistryObjects) Pod(ctx context.Context, namespace, name string) (Pod, error) {
+	var pod struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+		Spec     struct {
+			ServiceAccountName string `json:"serviceAccountName"`
+			NodeName           string `json:"nodeName"`
+		} `json:"spec"`
+	}
+	err := o.read(ctx, "pods", namespace, name, &pod)
+	return Pod{UID: string(pod.Metadata.UID), ServiceAccountName: pod.Spec.ServiceAccountName, NodeName: pod.Spec.NodeName}, err
+}
+
+// read decodes the stored core/v1 object of resource into into, as a GET of it would find it.
+func (o *RegistryObjects) read(ctx context.Context, resource, namespace, name string, into any) error {
 	res, ok := o.types.Lookup("", "v1", resource)
 	if !ok {
-		return "", apierrors.NewNotFound(corev1.Resource(resource), name)
+		return apierrors.NewNotFound(corev1.Resource(resource), name)
 	}
 	stored, err := o.registry.Get(ctx, registry.Ref{Resource: res, Namespace: namespace, Name: name}, &metav1.GetOptions{})
 	if err != nil {
-		return "", err
+		return err
 	}
-	var meta registry.MetadataOnly
-	if err := registry.UnmarshalStored(stored.Value, &meta); err != nil {
-		return "", err
-	}
-	return string(meta.Metadata.UID), nil
+	return registry.UnmarshalStored(stored.Value, into)
 }

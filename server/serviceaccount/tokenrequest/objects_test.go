@@ -41,3 +41,28 @@ func TestRegistryObjects(t *testing.T) {
 		}
 	})
 }
+
+// TestRegistryPod reads a stored Pod's uid, ServiceAccount and Node, on both backends.
+func TestRegistryPod(t *testing.T) {
+	controllertest.Backends(t, func(t *testing.T, env *controllertest.Env) {
+		pod := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+			"serviceAccountName": "bot", "nodeName": "n1",
+			"containers": []any{map[string]any{"name": "c", "image": "busybox"}}}}}
+		pod.SetName("p")
+		created, _, err := env.Registry.Create(t.Context(), registry.Ref{Resource: env.Resource("", "pods"), Namespace: "default"}, pod, &metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var meta registry.MetadataOnly
+		if err := registry.UnmarshalStored(created.Value, &meta); err != nil {
+			t.Fatal(err)
+		}
+		got, err := NewRegistryObjects(env.Catalog, env.Registry).Pod(t.Context(), "default", "p")
+		if want := (Pod{UID: string(meta.Metadata.UID), ServiceAccountName: "bot", NodeName: "n1"}); err != nil || got != want {
+			t.Errorf("Pod %+v, %v; want %+v", got, err, want)
+		}
+		if _, err := NewRegistryObjects(env.Catalog, env.Registry).Pod(t.Context(), "default", "gone"); !apierrors.IsNotFound(err) {
+			t.Errorf("a missing Pod: %v", err)
+		}
+	})
+}

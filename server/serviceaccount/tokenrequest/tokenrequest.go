@@ -12,7 +12,6 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -37,12 +36,21 @@ type ServiceAccounts struct {
 	MaxExpiration time.Duration
 }
 
-// Objects finds the uids of the objects a token names (its ServiceAccount, the Secret it is
+// Objects finds the objects a token names (its ServiceAccount, the Secret, Pod or Node it is
 // bound to); Issuing owns this interface. *RegistryObjects implements it.
 type Objects interface {
-	// UID is the uid of the core/v1 object of resource ("serviceaccounts" or "secrets") in
-	// namespace, or a NotFound Status error.
+	// UID is the uid of the core/v1 object of resource ("serviceaccounts", "secrets" or
+	// "nodes") in namespace ("" for nodes), or a NotFound Status error.
 	UID(ctx context.Context, resource, namespace, name string) (string, error)
+	// Pod is what a token bound to the Pod name in namespace needs of it, or a NotFound.
+	Pod(ctx context.Context, namespace, name string) (Pod, error)
+}
+
+// Pod is what binding a token to a Pod reads of it.
+type Pod struct {
+	UID                string
+	ServiceAccountName string // spec.serviceAccountName: only its ServiceAccount's tokens bind to it
+	NodeName           string // spec.nodeName: a bound token names the Node too
 }
 
 const (
@@ -79,7 +87,7 @@ func (i *Issuing) Discovery() *serviceaccount.DiscoveryDocs { return i.docs }
 // Issue mints a token for the ServiceAccount name in namespace, and returns tr with the token
 // and its expiry in its status: a NotFound for a ServiceAccount or bound Secret that does not
 // exist, Invalid for a lifetime under ten minutes, BadRequest for a binding to anything but a
-// Secret, Conflict for a request or bound Secret whose uid is not the one named. As kube's, the
+// Secret, Pod or Node or to a Pod of another ServiceAccount, Conflict for a request or bound Secret whose uid is not the one named. As kube's, the
 // answer carries the ServiceAccount's uid.
 func (i *Issuing) Issue(ctx context.Context, namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 	if err := i.defaultAndValidate(name, tr); err != nil {
@@ -96,7 +104,7 @@ func (i *Issuing) Issue(ctx context.Context, namespace, name string, tr *authent
 	req := serviceaccount.Request{Namespace: namespace, ServiceAccount: serviceaccount.Ref{Name: name, UID: saUID},
 		Audiences: tr.Spec.Audiences, Expiry: time.Duration(*tr.Spec.ExpirationSeconds) * time.Second}
 	if ref := tr.Spec.BoundObjectRef; ref != nil {
-		if req.Secret, err = i.boundSecret(ctx, namespace, name, ref); err != nil {
+		if err := i.bind(ctx, namespace, name, ref, &req); err != nil {
 			return nil, err
 		}
 	}
@@ -131,18 +139,61 @@ func (i *Issuing) defaultAndValidate(name string, tr *authenticationv1.TokenRequ
 	return nil
 }
 
-// boundSecret is the Secret a token is bound to; other kinds are refused, since sqlkube serves
-// no Pods or Nodes.
-func (i *Issuing) boundSecret(ctx context.Context, namespace, saName string, ref *authenticationv1.BoundObjectReference) (*serviceaccount.Ref, error) {
-	if ref.Kind != "Secret" || (ref.APIVersion != "" && ref.APIVersion != "v1") {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token for serviceaccount %q to object of type %s", saName, ref.APIVersion+", Kind="+ref.Kind))
+// bind names in req the object ref binds the token to, as kube does: its kind is a core
+// Secret, Pod or Node (the apiVersion's version is not checked), and its uid, if given, must
+// be the object's.
+func (i *Issuing) bind(ctx context.Context, namespace, saName string, ref *authenticationv1.BoundObjectReference, req *serviceaccount.Request) error {
+	gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+	var bound *serviceaccount.Ref
+	var err error
+	switch {
+	case gvk.Group == "" && gvk.Kind == "Pod":
+		bound, req.Node, err = i.boundPod(ctx, namespace, saName, ref.Name)
+		req.Pod = bound
+	case gvk.Group == "" && gvk.Kind == "Node":
+		bound, err = i.boundRef(ctx, "nodes", "", ref.Name)
+		req.Node = bound
+	case gvk.Group == "" && gvk.Kind == "Secret":
+		bound, err = i.boundRef(ctx, "secrets", namespace, ref.Name)
+		req.Secret = bound
+	default:
+		return apierrors.NewBadRequest(fmt.Sprintf("cannot bind token to object of type %s", gvk.String()))
 	}
-	uid, err := i.objects.UID(ctx, "secrets", namespace, ref.Name)
+	if err != nil {
+		return err
+	}
+	if ref.UID != "" && string(ref.UID) != bound.UID {
+		return apierrors.NewConflict(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, ref.Name,
+			fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record. The object might have been deleted and then recreated", ref.UID))
+	}
+	return nil
+}
+
+func (i *Issuing) boundRef(ctx context.Context, resource, namespace, name string) (*serviceaccount.Ref, error) {
+	uid, err := i.objects.UID(ctx, resource, namespace, name)
 	if err != nil {
 		return nil, err
 	}
-	if ref.UID != "" && string(ref.UID) != uid {
-		return nil, apierrors.NewConflict(corev1.Resource("secrets"), ref.Name, fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record. The object might have been deleted and then recreated", ref.UID))
+	return &serviceaccount.Ref{Name: name, UID: uid}, nil
+}
+
+// boundPod is the Pod a token is bound to and the Node it is scheduled to, if any. As kube, a
+// missing Node is named without a uid.
+func (i *Issuing) boundPod(ctx context.Context, namespace, saName, name string) (pod, node *serviceaccount.Ref, err error) {
+	p, err := i.objects.Pod(ctx, namespace, name)
+	if err != nil {
+		return nil, nil, err
 	}
-	return &serviceaccount.Ref{Name: ref.Name, UID: uid}, nil
+	if p.ServiceAccountName != saName {
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token for serviceaccount %q to pod running with different serviceaccount name.", saName))
+	}
+	pod = &serviceaccount.Ref{Name: name, UID: p.UID}
+	if p.NodeName == "" {
+		return pod, nil, nil
+	}
+	uid, err := i.objects.UID(ctx, "nodes", "", p.NodeName)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, nil, apierrors.NewInternalError(err)
+	}
+	return pod, &serviceaccount.Ref{Name: p.NodeName, UID: uid}, nil
 }
