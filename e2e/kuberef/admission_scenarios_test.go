@@ -90,10 +90,19 @@ func webhookScenarios(hook *admissionWebhook) []scenario {
 // policyRules match the creates and updates of ConfigMaps.
 const policyRules = `"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["configmaps"]}]}`
 
+// resourceOf is the resource of an admission policy kind or binding kind.
+func resourceOf(kind string) string {
+	resource := strings.ToLower(kind)
+	if strings.HasSuffix(resource, "y") {
+		return strings.TrimSuffix(resource, "y") + "ies"
+	}
+	return resource + "s"
+}
+
 // policy is a ValidatingAdmissionPolicy (kind ValidatingAdmissionPolicy) or
 // MutatingAdmissionPolicy named name with spec's fields besides its match constraints.
 func policy(kind, name, spec string) step {
-	return step{method: "POST", path: admissionAPI + "/" + strings.ToLower(kind) + "s",
+	return step{method: "POST", path: admissionAPI + "/" + resourceOf(kind),
 		body: `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"` + kind + `","metadata":{"name":"` + name + `"},"spec":{` + policyRules + `,` + spec + `}}`}
 }
 
@@ -103,7 +112,7 @@ func policyBinding(kind, name, policyName, spec string) step {
 	if spec != "" {
 		spec = "," + spec
 	}
-	return step{method: "POST", path: admissionAPI + "/" + strings.ToLower(kind) + "s",
+	return step{method: "POST", path: admissionAPI + "/" + resourceOf(kind),
 		body: `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"` + kind + `","metadata":{"name":"` + name + `"},"spec":{"policyName":"` + policyName + `",
 "matchResources":{"objectSelector":{"matchLabels":{"` + policyLabel + `":"` + name + `"}}}` + spec + `}}`}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -120,10 +121,14 @@ func (t *target) do(s step) (result, error) {
 	t.learnLiterals(s.body)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
+		// A try that is repeated leaves no tokens: each server may need a different number of
+		// tries (a dry-run create answers a new uid each time).
+		tokens, counts := maps.Clone(t.tokens), maps.Clone(t.counts)
 		r, err := t.once(s)
 		if err != nil || s.waitFor == 0 || r.Code == s.waitFor || time.Now().After(deadline) {
 			return r, err
 		}
+		t.tokens, t.counts = tokens, counts
 		time.Sleep(50 * time.Millisecond)
 	}
 }
