@@ -10,6 +10,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/audit"
 )
 
 // request is an API request resolved against the registry: which resource, where, and which
@@ -61,7 +62,16 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, group, version
 		addWarnings(w, []string{req.res.DeprecationWarning})
 	}
 	s.dispatch(w, r, req)
+	if req.res.DeprecationWarning != "" {
+		// kube-apiserver's request metrics mark a deprecated version's requests in the audit
+		// event once the handler is done (so a watch's ResponseStarted event lacks it).
+		// removed-release is not written: no version sqlkube serves has a removal release.
+		audit.AddAuditAnnotation(r.Context(), deprecatedAnnotation, "true")
+	}
 }
+
+// deprecatedAnnotation is kube-apiserver's audit annotation on requests to a deprecated version.
+const deprecatedAnnotation = "k8s.io/deprecated"
 
 // resolve reads the path after the group version the way kube-apiserver's request-info resolver
 // does: [watch/][namespaces/NS/]RESOURCE[/NAME[/SUBRESOURCE]], where namespaces/NAME/status is

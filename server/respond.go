@@ -27,7 +27,7 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, req *reques
 // writeJSON answers any JSON-encodable value, such as a Status, in the negotiated encoding.
 func writeJSON(w http.ResponseWriter, r *http.Request, out output, code int, v any) {
 	body, _ := json.Marshal(v)
-	var status *metav1.Status
+	status, _ := v.(*metav1.Status)
 	if st, ok := v.(metav1.Status); ok {
 		status = &st
 	}

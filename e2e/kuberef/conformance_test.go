@@ -1,6 +1,7 @@
 package kuberef
 
 import (
+	"encoding/json"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,8 @@ type endpoint struct {
 	// clientFor authenticates as another user (nil on the apiextensions reference, which
 	// authenticates no one).
 	clientFor func(user string, groups []string) (*http.Client, error)
+	// auditLog is the file the server writes its audit events to, when they are compared.
+	auditLog string
 }
 
 // startServers starts the reference server and sqlkube on SQLite and, when reachable, on
@@ -27,11 +30,12 @@ func startServers(t *testing.T) (kube endpoint, sqlkubes []endpoint) {
 		t.Fatalf("starting the reference server: %v", err)
 	}
 	t.Cleanup(ref.Stop)
-	return endpoint{name: "kube", url: ref.URL, client: ref.Client}, startSqlkubes(t, dir)
+	return endpoint{name: "kube", url: ref.URL, client: ref.Client}, startSqlkubes(t, dir, false)
 }
 
-// startSqlkubes builds sqlkube and starts it on SQLite and, when reachable, on PostgreSQL.
-func startSqlkubes(t *testing.T, dir string) []endpoint {
+// startSqlkubes builds sqlkube and starts it on SQLite and, when reachable, on PostgreSQL; with
+// audit, each records its audit events as the full reference does.
+func startSqlkubes(t *testing.T, dir string, audit bool) []endpoint {
 	bin, err := buildSqlkube(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -45,12 +49,17 @@ func startSqlkubes(t *testing.T, dir string) []endpoint {
 		if dsns[backend] == "" {
 			continue
 		}
-		sk, err := startSqlkube(bin, filepath.Join(dir, backend), dsns[backend])
+		skDir := filepath.Join(dir, backend)
+		sk, err := startSqlkube(bin, skDir, dsns[backend], audit)
 		if err != nil {
 			t.Fatalf("starting sqlkube on %s: %v", backend, err)
 		}
 		t.Cleanup(sk.stop)
-		sqlkubes = append(sqlkubes, endpoint{"sqlkube on " + backend, sk.url, sk.client, sk.clientFor})
+		e := endpoint{name: "sqlkube on " + backend, url: sk.url, client: sk.client, clientFor: sk.clientFor}
+		if audit {
+			e.auditLog = sqlkubeAuditLog(skDir)
+		}
+		sqlkubes = append(sqlkubes, e)
 	}
 	return sqlkubes
 }
@@ -99,10 +108,12 @@ func (l *lockstep) reset() {
 	}
 }
 
-// difference is one backend's answer to a step that is not kube's.
+// difference is one backend's answer to a step, or its audit events, that are not kube's.
 type difference struct {
 	backend    string
 	kube, skub string
+	// audit says that the difference is in the request's audit events.
+	audit bool
 }
 
 // run sends s to every server and returns the backends whose answer differs from kube's.
@@ -121,10 +132,13 @@ func (l *lockstep) run(s step) ([]difference, error) {
 		}
 	}
 	var diffs []difference
-	want := pretty(results[0])
+	want, wantAudit := pretty(results[0]), prettyEvents(results[0].audit)
 	for i, r := range results[1:] {
 		if got := pretty(r); got != want {
-			diffs = append(diffs, difference{l.sqlkubes[i].name, want, got})
+			diffs = append(diffs, difference{backend: l.sqlkubes[i].name, kube: want, skub: got})
+		}
+		if got := prettyEvents(r.audit); got != wantAudit {
+			diffs = append(diffs, difference{backend: l.sqlkubes[i].name, kube: wantAudit, skub: got, audit: true})
 		}
 	}
 	return diffs, nil
@@ -134,7 +148,7 @@ func (l *lockstep) run(s step) ([]difference, error) {
 func mergeDifferences(diffs []difference) []difference {
 	var out []difference
 	for _, d := range diffs {
-		if len(out) > 0 && out[len(out)-1].skub == d.skub {
+		if len(out) > 0 && out[len(out)-1].skub == d.skub && out[len(out)-1].audit == d.audit {
 			out[len(out)-1].backend += ", " + d.backend
 			continue
 		}
@@ -218,24 +232,51 @@ func runScenarios(t *testing.T, l *lockstep, all []scenario) {
 				if err != nil {
 					t.Fatalf("step %d %s %s %v", i, s.method, s.path, err)
 				}
-				switch {
-				case s.known != "" && len(diffs) == 0:
-					t.Errorf("step %d %s %s: known difference %q is gone; remove the mark", i, s.method, s.path, s.known)
-				case s.known != "":
-					t.Logf("step %d %s %s: known difference on %d of %d backends: %s", i, s.method, s.path, len(diffs), len(l.sqlkubes), s.known)
-					for _, d := range mergeDifferences(diffs) {
-						t.Logf("--- kube\n+++ %s\n%s", d.backend, lineDiff(d.kube, d.skub))
-					}
-				default:
-					for _, d := range mergeDifferences(diffs) {
-						t.Errorf("step %d %s%s %s %.300s\n--- kube\n+++ %s\n%s", i, asUser(s), s.method, s.path, s.body, d.backend, lineDiff(d.kube, d.skub))
-					}
-				}
+				answers, audits := splitDifferences(diffs)
+				l.report(t, i, s, "answer", s.known, answers)
+				l.report(t, i, s, "audit events", s.knownAudit, audits)
 			}
 		})
 	}
 	l.reset()
 	t.Logf("%d scenarios, %d requests to each of %d servers", len(all), requests, len(l.all()))
+}
+
+// splitDifferences parts differences of answers from differences of audit events.
+func splitDifferences(diffs []difference) (answers, audits []difference) {
+	for _, d := range diffs {
+		if d.audit {
+			audits = append(audits, d)
+		} else {
+			answers = append(answers, d)
+		}
+	}
+	return answers, audits
+}
+
+// report fails on the differences of step i's answers or audit events (what), logs them if
+// they are known, and fails if a known one is gone.
+func (l *lockstep) report(t *testing.T, i int, s step, what, known string, diffs []difference) {
+	t.Helper()
+	switch {
+	case known != "" && len(diffs) == 0:
+		t.Errorf("step %d %s %s: known difference of its %s %q is gone; remove the mark", i, s.method, s.path, what, known)
+	case known != "":
+		t.Logf("step %d %s %s: known difference of its %s on %d of %d backends: %s", i, s.method, s.path, what, len(diffs), len(l.sqlkubes), known)
+		for _, d := range mergeDifferences(diffs) {
+			t.Logf("--- kube\n+++ %s\n%s", d.backend, lineDiff(d.kube, d.skub))
+		}
+	default:
+		for _, d := range mergeDifferences(diffs) {
+			t.Errorf("step %d %s%s %s %.300s: %s differ\n--- kube\n+++ %s\n%s", i, asUser(s), s.method, s.path, s.body, what, d.backend, lineDiff(d.kube, d.skub))
+		}
+	}
+}
+
+// prettyEvents shows audit events one field a line, for a line diff.
+func prettyEvents(events []any) string {
+	b, _ := json.MarshalIndent(events, "", "  ")
+	return string(b)
 }
 
 // asUser names the identity of a step that is not the admin's, for messages.

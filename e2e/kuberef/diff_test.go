@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -41,10 +42,15 @@ type target struct {
 	priorityNames map[string]string
 	// listRevisions says whether a list's resourceVersion is compared (see ignoreListRevisions).
 	listRevisions bool
+	// audit reads the server's audit log, when its events are compared.
+	audit *auditLog
 }
 
 func newTarget(e endpoint) *target {
 	t := &target{endpoint: e, users: map[string]*http.Client{}, objects: map[string]map[string]string{}, watches: map[string]*stream{}, listRevisions: true}
+	if e.auditLog != "" {
+		t.audit = &auditLog{path: e.auditLog}
+	}
 	t.reset()
 	return t
 }
@@ -92,6 +98,8 @@ type step struct {
 	// waitFor repeats the request until it answers this code, for what becomes ready in the
 	// background (a new CRD's resource).
 	waitFor int
+	// knownAudit names a difference of the request's audit events, as known does of its answer.
+	knownAudit string
 }
 
 // result is a response reduced to what is compared.
@@ -101,6 +109,9 @@ type result struct {
 	Warnings    []string
 	Headers     map[string]string `json:",omitempty"`
 	Body        any
+	// audit is the request's audit events, reduced (auditEvents), when they are compared; they
+	// are compared apart from the answer.
+	audit []any
 }
 
 func (t *target) do(s step) (result, error) {
@@ -110,10 +121,14 @@ func (t *target) do(s step) (result, error) {
 	t.learnLiterals(s.body)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
+		// A try that is repeated leaves no tokens: each server may need a different number of
+		// tries (a dry-run create answers a new uid each time).
+		tokens, counts := maps.Clone(t.tokens), maps.Clone(t.counts)
 		r, err := t.once(s)
 		if err != nil || s.waitFor == 0 || r.Code == s.waitFor || time.Now().After(deadline) {
 			return r, err
 		}
+		t.tokens, t.counts = tokens, counts
 		time.Sleep(50 * time.Millisecond)
 	}
 }
@@ -130,10 +145,27 @@ func (t *target) once(s step) (result, error) {
 	}
 	r := result{Code: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Warnings: resp.Header.Values("Warning"), Headers: t.compared(resp.Header)}
 	if s.setup {
-		return result{Code: r.Code}, nil
+		r = result{Code: r.Code}
+	} else {
+		r.Body = t.decode(data, s.pick)
 	}
-	r.Body = t.decode(data, s.pick)
-	return r, nil
+	r.audit, err = t.auditOf(resp, false)
+	return r, err
+}
+
+// auditOf is the audit events of the request resp answers, reduced, when they are compared;
+// streaming says that the answer is a watch being served (its last event so far is
+// ResponseStarted). They are reduced after the answer's body, whose uids and resourceVersions
+// they refer to.
+func (t *target) auditOf(resp *http.Response, streaming bool) ([]any, error) {
+	if t.audit == nil {
+		return nil, nil
+	}
+	events, err := t.audit.eventsOf(resp.Header.Get("Audit-Id"), streaming)
+	if err != nil {
+		return nil, err
+	}
+	return t.auditEvents(events), nil
 }
 
 // send makes the step's request.

@@ -22,6 +22,11 @@ func TestFullConformance(t *testing.T) {
 	}
 	t.Cleanup(kube.Stop)
 	t.Logf("kube-apiserver built in %s, ready in %s", built.Sub(start).Round(time.Second), time.Since(built).Round(100*time.Millisecond))
-	ref := endpoint{name: "kube-apiserver", url: kube.URL, client: kube.Client, clientFor: kube.ClientFor}
-	runScenarios(t, newLockstep(ref, startSqlkubes(t, dir)).compareHeaders().ignoreListRevisions(), fullScenarios())
+	hook, err := startAdmissionWebhook()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(hook.stop)
+	ref := endpoint{name: "kube-apiserver", url: kube.URL, client: kube.Client, clientFor: kube.ClientFor, auditLog: kube.AuditLog}
+	runScenarios(t, newLockstep(ref, startSqlkubes(t, dir, true)).compareHeaders().ignoreListRevisions(), oracleScenarios(hook))
 }

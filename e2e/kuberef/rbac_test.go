@@ -13,13 +13,17 @@ import (
 //     configmaps everywhere);
 //   - escalator may too, and may escalate and bind every role and cluster role;
 //   - crb-patcher may only get, list, update and patch cluster role bindings;
-//   - cr-updater may only get, list, update and patch cluster roles.
+//   - cr-updater may only get, list, update and patch cluster roles;
+//   - nobody is granted nothing; watcher may list and watch configmaps in one namespace
+//     (watchIdentityScenarios grant it).
 var identities = map[string][]string{
 	"writer":      {"rbac-writers"},
 	"holder":      {"rbac-writers", "configmap-readers"},
 	"escalator":   {"rbac-writers", "rbac-escalators"},
 	"crb-patcher": nil,
 	"cr-updater":  nil,
+	"nobody":      nil,
+	"watcher":     nil,
 }
 
 const (

@@ -237,11 +237,16 @@ func allScenarios() []scenario {
 
 // markKnown marks the steps that known names with their reasons.
 func markKnown(all []scenario, known map[knownStep]string) []scenario {
+	return markSteps(all, known, func(s *step, reason string) { s.known = reason })
+}
+
+// markSteps calls mark on each step that known names, with its reason.
+func markSteps(all []scenario, known map[knownStep]string, mark func(*step, string)) []scenario {
 	marked := 0
 	for i, sc := range all {
 		for j := range sc.steps {
 			if reason, ok := known[knownStep{sc.name, j}]; ok {
-				all[i].steps[j].known = reason
+				mark(&all[i].steps[j], reason)
 				marked++
 			}
 		}

@@ -41,11 +41,24 @@ func buildSqlkube(dir string) (string, error) {
 	return bin, nil
 }
 
-// startSqlkube starts the binary on the database dsn with its files in dir, as the e2e tests do.
-func startSqlkube(bin, dir, dsn string) (*sqlkube, error) {
+// startSqlkube starts the binary on the database dsn with its files in dir, as the e2e tests do;
+// with audit, it records every request in dir/audit.log under the policy the full reference
+// has (auditPolicy).
+func startSqlkube(bin, dir, dsn string, audit bool) (*sqlkube, error) {
 	kubeconfig := filepath.Join(dir, "admin.kubeconfig")
-	cmd := exec.Command(bin, "--listen=127.0.0.1:0", "--db="+dsn,
-		"--log-level=info", "--cert-dir="+filepath.Join(dir, "pki"), "--admin-kubeconfig="+kubeconfig)
+	args := []string{"--listen=127.0.0.1:0", "--db=" + dsn,
+		"--log-level=info", "--cert-dir=" + filepath.Join(dir, "pki"), "--admin-kubeconfig=" + kubeconfig}
+	if audit {
+		policy := filepath.Join(dir, "audit-policy.yaml")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+			return nil, err
+		}
+		args = append(args, "--audit-policy-file="+policy, "--audit-log-path="+sqlkubeAuditLog(dir))
+	}
+	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -81,6 +94,9 @@ func startSqlkube(bin, dir, dsn string) (*sqlkube, error) {
 	}
 	return s, waitSettled(s.client, s.url)
 }
+
+// sqlkubeAuditLog is the audit log of the sqlkube whose files are in dir.
+func sqlkubeAuditLog(dir string) string { return filepath.Join(dir, "audit.log") }
 
 // waitSettled waits for sqlkube's controllers to finish what they write at startup (each
 // initial namespace's default ServiceAccount and kube-root-ca.crt ConfigMap): such writes move

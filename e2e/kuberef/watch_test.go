@@ -35,9 +35,13 @@ func (t *target) doWatch(s step) (result, error) {
 				return result{}, err
 			}
 			r.Body = t.decode(data, nil)
-			return r, nil
+			r.audit, err = t.auditOf(resp, false)
+			return r, err
 		}
 		t.watches[s.watch] = openStream(resp.Body)
+		if r.audit, err = t.auditOf(resp, true); err != nil {
+			return result{}, err
+		}
 	}
 	w := t.watches[s.watch]
 	if w == nil || (s.events == 0 && s.until == "") {

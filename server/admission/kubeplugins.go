@@ -23,6 +23,7 @@ import (
 	"k8s.io/kubernetes/plugin/pkg/admission/network/defaultingressclass"
 	"k8s.io/kubernetes/plugin/pkg/admission/nodetaint"
 	"k8s.io/kubernetes/plugin/pkg/admission/priority"
+	"k8s.io/kubernetes/plugin/pkg/admission/security/podsecurity"
 	"k8s.io/kubernetes/plugin/pkg/admission/serviceaccount"
 	"k8s.io/kubernetes/plugin/pkg/admission/storage/persistentvolume/resize"
 	"k8s.io/kubernetes/plugin/pkg/admission/storage/storageclass/setdefault"
@@ -40,6 +41,7 @@ var kubePluginNames = []string{
 	limitranger.PluginName,                  // LimitRanger: pods' default resources, pods' and claims' limits
 	serviceaccount.PluginName,               // ServiceAccount: a pod's account and its token volume
 	nodetaint.PluginName,                    // TaintNodesByCondition: a new node's not-ready taint
+	podsecurity.PluginName,                  // PodSecurity: pods against their namespace's pod security labels
 	priority.PluginName,                     // Priority: a pod's priority from its PriorityClass
 	defaulttolerationseconds.PluginName,     // DefaultTolerationSeconds: the not-ready and unreachable tolerations
 	setdefault.PluginName,                   // DefaultStorageClass: a claim's class
@@ -81,7 +83,7 @@ type kubePlugins struct {
 func newKubePlugins(ctx context.Context, client kubernetes.Interface, informers informers.SharedInformerFactory, authz authorizer.Authorizer, types *catalog.Catalog) (*kubePlugins, error) {
 	registered := kubeadmission.NewPlugins()
 	for _, register := range []func(*kubeadmission.Plugins){
-		limitranger.Register, serviceaccount.Register, nodetaint.Register, priority.Register, defaulttolerationseconds.Register, setdefault.Register, storageobjectinuseprotection.Register, resize.Register,
+		limitranger.Register, serviceaccount.Register, nodetaint.Register, podsecurity.Register, priority.Register, defaulttolerationseconds.Register, setdefault.Register, storageobjectinuseprotection.Register, resize.Register,
 		approval.Register, signing.Register, subjectrestriction.Register, defaultingressclass.Register, resourcequota.Register,
 	} {
 		register(registered)

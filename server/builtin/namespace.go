@@ -26,10 +26,7 @@ type namespaces struct{ resource.TypedStrategy }
 // NewEmpty is the Go type's zero value, which a create's managedFields are recorded against, as
 // kube-apiserver's are: the empty spec and status a decoded namespace has are no one's.
 func (namespaces) NewEmpty() *unstructured.Unstructured {
-	content, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(&corev1.Namespace{}) // cannot fail: a Go type
-	empty := &unstructured.Unstructured{Object: content}
-	empty.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
-	return empty
+	return emptyObject[corev1.Namespace](corev1.SchemeGroupVersion.WithKind("Namespace"))
 }
 
 // PrepareForCreate sets what kube-apiserver sets on a new namespace: the label naming it,

@@ -6,6 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
 
@@ -70,6 +72,21 @@ func (s *typeStrategy[T, PT]) Decode(data []byte) (map[string]any, []error, erro
 }
 
 func (s *typeStrategy[T, PT]) NamespaceScoped() bool { return s.res.Namespaced }
+
+// NewEmpty is T's zero value, which kube-apiserver's creater makes for recording a create's or
+// an apply's managedFields: the structs that are not pointers (a spec) are there, empty, so that
+// a create does not own them.
+func (s *typeStrategy[T, PT]) NewEmpty() *unstructured.Unstructured {
+	return emptyObject[T](schema.GroupVersionKind{Group: s.res.Group, Version: s.res.Version, Kind: s.res.Kind})
+}
+
+// emptyObject is T's zero value as an object of kind gvk.
+func emptyObject[T any](gvk schema.GroupVersionKind) *unstructured.Unstructured {
+	content, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(new(T)) // cannot fail: a Go type
+	empty := &unstructured.Unstructured{Object: content}
+	empty.SetGroupVersionKind(gvk)
+	return empty
+}
 
 func (s *typeStrategy[T, PT]) PrepareForCreate(context.Context, *unstructured.Unstructured) {}
 

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	jose "gopkg.in/go-jose/go-jose.v2"
 	"gopkg.in/go-jose/go-jose.v2/jwt"
 )
@@ -52,6 +51,9 @@ type Request struct {
 	Node      *Ref
 	Audiences []string
 	Expiry    time.Duration
+	// ID is the token's unique id, its jti claim, which the audit log and the authenticated
+	// user's credential id name.
+	ID string
 }
 
 // Issuer signs tokens.
@@ -90,7 +92,7 @@ func (i *Issuer) Issue(req Request) (string, time.Time, error) {
 		IssuedAt:  jwt.NewNumericDate(now),
 		NotBefore: jwt.NewNumericDate(now),
 		Expiry:    jwt.NewNumericDate(expires),
-		ID:        uuid.NewString(),
+		ID:        req.ID,
 	}
 	private := privateClaims{Kubernetes: kubernetesClaims{Namespace: req.Namespace, ServiceAccount: req.ServiceAccount,
 		Pod: req.Pod, Secret: req.Secret, Node: req.Node}}

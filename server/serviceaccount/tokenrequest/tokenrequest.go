@@ -11,12 +11,16 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/audit"
+	authserviceaccount "k8s.io/apiserver/pkg/authentication/serviceaccount"
+	"k8s.io/apiserver/pkg/authentication/token/jwt"
 
 	"github.com/sqlkube/sqlkube/server/serviceaccount"
 )
@@ -102,7 +106,7 @@ func (i *Issuing) Issue(ctx context.Context, namespace, name string, tr *authent
 			fmt.Errorf("the UID in the token request (%s) does not match the UID of the service account (%s)", tr.UID, saUID))
 	}
 	req := serviceaccount.Request{Namespace: namespace, ServiceAccount: serviceaccount.Ref{Name: name, UID: saUID},
-		Audiences: tr.Spec.Audiences, Expiry: time.Duration(*tr.Spec.ExpirationSeconds) * time.Second}
+		Audiences: tr.Spec.Audiences, Expiry: time.Duration(*tr.Spec.ExpirationSeconds) * time.Second, ID: uuid.NewString()}
 	if ref := tr.Spec.BoundObjectRef; ref != nil {
 		if err := i.bind(ctx, namespace, name, ref, &req); err != nil {
 			return nil, err
@@ -112,6 +116,8 @@ func (i *Issuing) Issue(ctx context.Context, namespace, name string, tr *authent
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
+	// As kube's TokenRequest storage, the audit event names the credential issued.
+	audit.AddAuditAnnotation(ctx, authserviceaccount.IssuedCredentialIDAuditAnnotationKey, jwt.CredentialIDForJTI(req.ID))
 	tr.Status = authenticationv1.TokenRequestStatus{Token: token, ExpirationTimestamp: metav1.NewTime(expires)}
 	tr.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(saUID), CreationTimestamp: metav1.Now()}
 	tr.SetGroupVersionKind(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest"))
