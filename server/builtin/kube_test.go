@@ -156,7 +156,7 @@ func setInt(n int64, path ...string) func(obj *unstructured.Unstructured) {
 func TestDeploymentTable(t *testing.T) {
 	res := builtinResource(t, deployments)
 	obj := createdDeployment(t, minimalDeployment)
-	obj.SetCreationTimestamp(metav1.NewTime(time.Now().Add(-5 * time.Minute)))
+	obj.SetCreationTimestamp(metav1.NewTime(time.Now().Add(-30 * time.Minute))) // printed "30m" for a whole minute
 	setInt(1, "status", "updatedReplicas")(obj)
 	table, err := res.Strategy.ConvertToTable(t.Context(), &unstructured.UnstructuredList{Items: []unstructured.Unstructured{*obj}}, nil)
 	if err != nil {
@@ -167,7 +167,7 @@ func TestDeploymentTable(t *testing.T) {
 		columns = append(columns, c.Name)
 	}
 	wantColumns := []string{"Name", "Ready", "Up-to-date", "Available", "Age", "Containers", "Images", "Selector"}
-	wantCells := []any{"web", "0/1", int64(1), int64(0), "5m", "nginx", "nginx:1.27", "app=web"}
+	wantCells := []any{"web", "0/1", int64(1), int64(0), "30m", "nginx", "nginx:1.27", "app=web"}
 	if !cmp.Equal(columns, wantColumns) || len(table.Rows) != 1 || !cmp.Equal(table.Rows[0].Cells, wantCells) {
 		t.Errorf("columns %q, rows %+v", columns, table.Rows)
 	}

@@ -12,8 +12,10 @@ import (
 )
 
 func TestBuiltinTables(t *testing.T) {
-	fiveMinutesAgo := time.Now().Add(-5 * time.Minute).UTC()
-	created, createdMicro := fiveMinutesAgo.Format(time.RFC3339), fiveMinutesAgo.Format(metav1.RFC3339Micro)
+	// Half an hour: an age kube prints as "30m" for the whole next minute (under ten minutes it
+	// prints seconds too, which a slow run changes).
+	halfAnHourAgo := time.Now().Add(-30 * time.Minute).UTC()
+	created, createdMicro := halfAnHourAgo.Format(time.RFC3339), halfAnHourAgo.Format(metav1.RFC3339Micro)
 	for _, tc := range []struct {
 		resource string
 		object   string
@@ -23,17 +25,17 @@ func TestBuiltinTables(t *testing.T) {
 		resource: "configmaps",
 		object:   `{"metadata":{"name":"cm","creationTimestamp":"` + created + `"},"data":{"a":"1","b":"2"},"binaryData":{"c":"AA=="}}`,
 		columns:  []string{"Name", "Data", "Age"},
-		cells:    []any{"cm", int64(3), "5m"},
+		cells:    []any{"cm", int64(3), "30m"},
 	}, {
 		resource: "secrets",
 		object:   `{"metadata":{"name":"s","creationTimestamp":"` + created + `"},"type":"Opaque","data":{"a":"AA=="}}`,
 		columns:  []string{"Name", "Type", "Data", "Age"},
-		cells:    []any{"s", "Opaque", int64(1), "5m"},
+		cells:    []any{"s", "Opaque", int64(1), "30m"},
 	}, {
 		resource: "namespaces",
 		object:   `{"metadata":{"name":"ns","creationTimestamp":"` + created + `"},"status":{"phase":"Active"}}`,
 		columns:  []string{"Name", "Status", "Age"},
-		cells:    []any{"ns", "Active", "5m"},
+		cells:    []any{"ns", "Active", "30m"},
 	}, {
 		resource: "serviceaccounts",
 		object:   `{"metadata":{"name":"default"}}`,
@@ -43,19 +45,19 @@ func TestBuiltinTables(t *testing.T) {
 		resource: "leases.coordination.k8s.io",
 		object:   `{"metadata":{"name":"l","creationTimestamp":"` + created + `"},"spec":{"holderIdentity":"me"}}`,
 		columns:  []string{"Name", "Holder", "Age"},
-		cells:    []any{"l", "me", "5m"},
+		cells:    []any{"l", "me", "30m"},
 	}, {
 		resource: "events",
 		object: `{"metadata":{"name":"e"},"type":"Normal","reason":"Started","message":" started \n","count":2,
 			"involvedObject":{"kind":"Pod","name":"p","fieldPath":"spec.containers{c}"},"source":{"component":"kubelet","host":"node"},
 			"firstTimestamp":"` + created + `","lastTimestamp":"` + created + `"}`,
 		columns: []string{"Last Seen", "Type", "Reason", "Object", "Subobject", "Source", "Message", "First Seen", "Count", "Name"},
-		cells:   []any{"5m", "Normal", "Started", "pod/p", "spec.containers{c}", "kubelet, node", "started", "5m", int64(2), "e"},
+		cells:   []any{"30m", "Normal", "Started", "pod/p", "spec.containers{c}", "kubelet, node", "started", "30m", int64(2), "e"},
 	}, {
 		resource: "events",
 		object:   `{"metadata":{"name":"e"},"eventTime":"` + createdMicro + `","involvedObject":{"kind":"Node"},"reportingComponent":"ctl"}`,
 		columns:  []string{"Last Seen", "Type", "Reason", "Object", "Subobject", "Source", "Message", "First Seen", "Count", "Name"},
-		cells:    []any{"5m", "", "", "node", "", "ctl", "", "5m", int64(1), "e"},
+		cells:    []any{"30m", "", "", "node", "", "ctl", "", "30m", int64(1), "e"},
 	}} {
 		t.Run(tc.resource, func(t *testing.T) {
 			u := &unstructured.Unstructured{}
