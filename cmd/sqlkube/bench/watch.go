@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/net/http2"
 )
 
 // watchSummary is the watch fan-out part of a report.
@@ -326,11 +328,13 @@ func (w *watcher) open(ctx context.Context) (io.ReadCloser, outcome) {
 	}
 	path := w.b.target.collectionPath() + "?" + query.Encode()
 	body, code, detail, err := w.b.client.stream(ctx, path)
-	// Priority and fairness refuses watches beyond its queues while many start at once: retry
-	// after a second, as client-go does with the server's Retry-After (at most 10 times).
-	for retries := 0; code == http.StatusTooManyRequests && retries < maxWatchRetries && ctx.Err() == nil; retries++ {
+	for retries := 0; retries < maxWatchRetries && ctx.Err() == nil; retries++ {
+		delay, retry := openRetryDelay(code, err)
+		if !retry {
+			break
+		}
 		select {
-		case <-time.After(time.Second):
+		case <-time.After(delay):
 		case <-ctx.Done():
 		}
 		body, code, detail, err = w.b.client.stream(ctx, path)
@@ -338,7 +342,26 @@ func (w *watcher) open(ctx context.Context) (io.ReadCloser, outcome) {
 	return body, outcome{code: code, detail: detail, err: err}
 }
 
-// maxWatchRetries is client-go's limit of retries after a 429.
+// openRetryDelay says whether a watch refused with code or err is worth asking for again, and
+// after how long.
+func openRetryDelay(code int, err error) (time.Duration, bool) {
+	var reset http2.StreamError
+	switch {
+	case errors.As(err, &reset) && (reset.Code == http2.ErrCodeRefusedStream || reset.Code == http2.ErrCodeProtocol):
+		// A new HTTP/2 connection takes requests before the server's SETTINGS arrive, so a burst
+		// of watches can open more streams than the server allows and have some reset (with
+		// PROTOCOL_ERROR once the client has acknowledged the limit): the connection knows the
+		// limit now, so ask again at once.
+		return 0, true
+	case code == http.StatusTooManyRequests:
+		// Priority and fairness refuses watches beyond its queues while many start at once:
+		// retry after a second, as client-go does with the server's Retry-After.
+		return time.Second, true
+	}
+	return 0, false
+}
+
+// maxWatchRetries is client-go's limit of retries after a 429, used for refused streams too.
 const maxWatchRetries = 10
 
 // consume reads events until the stream ends: cleanly (an ok outcome, to resume) or with an
