@@ -7,7 +7,7 @@ import (
 
 // TestFullConformance compares sqlkube with the whole kube-apiserver (authentication by client
 // certificates, RBAC, admission) on the scenarios that need more than custom resources: the same
-// identities send the same requests to each server.
+// identities send the same requests to each server, scenarios first, then random sequences.
 func TestFullConformance(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Now()
@@ -28,5 +28,7 @@ func TestFullConformance(t *testing.T) {
 	}
 	t.Cleanup(hook.stop)
 	ref := endpoint{name: "kube-apiserver", url: kube.URL, client: kube.Client, clientFor: kube.ClientFor, auditLog: kube.AuditLog}
-	runScenarios(t, newLockstep(ref, startSqlkubes(t, dir, true)).compareHeaders().ignoreListRevisions(), oracleScenarios(hook))
+	l := newLockstep(ref, startSqlkubes(t, dir, true)).compareHeaders().ignoreListRevisions()
+	runScenarios(t, l, oracleScenarios(hook))
+	t.Run("randomized as identities", func(t *testing.T) { runRandomAsIdentities(t, l) })
 }

@@ -47,29 +47,40 @@ func TestRandomized(t *testing.T) {
 	}
 	total := 0
 	for seed, n := range runs {
-		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-			l.reset()
-			g := newGenerator(seed)
-			for i := 0; i < n; {
-				for _, s := range g.next() {
-					i++
-					total++
-					diffs, err := l.run(s)
-					if err != nil {
-						t.Fatalf("seed %d request %d %s %s: %v", seed, i, s.method, s.path, err)
-					}
-					for _, d := range mergeDifferences(diffs) {
-						t.Errorf("seed %d request %d %s %s %.300s\n--- kube\n+++ %s\n%s", seed, i, s.method, s.path, s.body, d.backend, lineDiff(d.kube, d.skub))
-					}
-					if len(diffs) > 0 {
-						t.Fatalf("seed %d: the servers may have diverged; stopping (rerun with SQLKUBE_CONFORMANCE_SEED=%d)", seed, seed)
-					}
-				}
-			}
-		})
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) { total += runRandom(t, l, newGenerator(seed), n) })
 	}
 	l.reset()
 	t.Logf("%d random requests to each of %d servers", total, 1+len(sqlkubes))
+}
+
+// runRandom sends n of g's requests to every server of l, failing at the first that differs
+// (after it the servers may have diverged), and returns how many it sent.
+func runRandom(t *testing.T, l *lockstep, g *generator, n int) int {
+	l.reset()
+	i := 0
+	for i < n {
+		for _, s := range g.next() {
+			i++
+			diffs, err := l.run(s)
+			if err != nil {
+				t.Fatalf("seed %s request %d %s %s as %q: %v", g.seed, i, s.method, s.path, s.as, err)
+			}
+			for _, d := range mergeDifferences(diffs) {
+				t.Errorf("seed %s request %d %s %s as %q%s %.300s\n--- kube\n+++ %s\n%s", g.seed, i, s.method, s.path, s.as, impersonating(s), s.body, d.backend, lineDiff(d.kube, d.skub))
+			}
+			if len(diffs) > 0 {
+				t.Fatalf("seed %s: the servers may have diverged; stopping (rerun with SQLKUBE_CONFORMANCE_SEED=%s)", g.seed, g.seed)
+			}
+		}
+	}
+	return i
+}
+
+func impersonating(s step) string {
+	if u := s.headers["Impersonate-User"]; u != "" {
+		return " impersonating " + u
+	}
+	return ""
 }
 
 // generator makes random request sequences over a small pool of Widgets of its seed, labelled
@@ -82,6 +93,8 @@ type generator struct {
 	marker  string
 	watches int
 	started bool
+	// identities, when set, are who may send each sequence besides the admin (asIdentity).
+	identities []identity
 }
 
 func newGenerator(seed uint64) *generator {
@@ -113,8 +126,16 @@ func (g *generator) rv(name string) string {
 }
 
 // next is the next request, or a sequence of requests that belong together (a watch, its
-// writes and its read; a list and its pages).
+// writes and its read; a list and its pages), sent by one identity.
 func (g *generator) next() []step {
+	if g.identities != nil && g.started {
+		return g.asIdentity(g.sequence())
+	}
+	return g.sequence()
+}
+
+// sequence is the next request or requests, as the admin.
+func (g *generator) sequence() []step {
 	if !g.started {
 		g.started = true
 		return []step{{method: "POST", path: widgets, body: widgetWith(g.marker, `"labels":{"seed":"`+g.seed+`","tier":"a"}`, `{"size":0}`)}}

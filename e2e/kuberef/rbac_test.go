@@ -15,7 +15,9 @@ import (
 //   - crb-patcher may only get, list, update and patch cluster role bindings;
 //   - cr-updater may only get, list, update and patch cluster roles;
 //   - nobody is granted nothing; watcher may list and watch configmaps in one namespace
-//     (watchIdentityScenarios grant it).
+//     (watchIdentityScenarios grant it);
+//   - widget-editor may read and write Widgets in the default namespace but not their status,
+//     widget-reader may read and watch them (randomIdentitySetup grants them).
 var identities = map[string][]string{
 	"writer":      {"rbac-writers"},
 	"holder":      {"rbac-writers", "configmap-readers"},
@@ -24,6 +26,9 @@ var identities = map[string][]string{
 	"cr-updater":  nil,
 	"nobody":      nil,
 	"watcher":     nil,
+	// The randomized requests' identities (randomIdentitySetup).
+	"widget-editor": {"widget-editors"},
+	"widget-reader": {"widget-readers"},
 }
 
 const (
