@@ -60,16 +60,24 @@ func TestServerCPUPerRequest(t *testing.T) {
 }
 
 // startProfile starts a CPU profile of the server, saved as name in SQLKUBE_CPU_PROFILE_DIR,
-// if that is set and want; the function it returns waits for it.
+// if that is set and want, with the server's allocations since start before and after it (name
+// with "allocs-before-" and "allocs-" in front; pprof -diff_base shows what the operation
+// allocated); the function it returns waits for them.
 func (s *sqlkubeServer) startProfile(t *testing.T, want bool, name string) func() {
 	dir := os.Getenv("SQLKUBE_CPU_PROFILE_DIR")
 	if dir == "" || !want {
 		return func() {}
 	}
+	if err := s.saveProfile("allocs", filepath.Join(dir, "allocs-before-"+name)); err != nil {
+		t.Error(err)
+	}
 	saved := make(chan error, 1)
 	go func() { saved <- s.saveProfile("profile?seconds=6", filepath.Join(dir, name)) }()
 	return func() {
 		if err := <-saved; err != nil {
+			t.Error(err)
+		}
+		if err := s.saveProfile("allocs", filepath.Join(dir, "allocs-"+name)); err != nil {
 			t.Error(err)
 		}
 	}

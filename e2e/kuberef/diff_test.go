@@ -384,6 +384,9 @@ func (t *target) normalize(v any, key string) any {
 		if key == "serverAddress" && v == t.address().Host {
 			return "<server address>"
 		}
+		if key == "requestURI" {
+			v = t.replaceQueryVersions(v)
+		}
 		v = apiAccessVolume.ReplaceAllString(v, "kube-api-access-<random>")
 		v = credentialID.ReplaceAllString(v, "$1=<credential>")
 		return t.replaceAllocated(t.replaceTokens(timestamp.ReplaceAllString(v, "<time>"), key == "message"))
@@ -520,6 +523,21 @@ func (t *target) replaceTokens(s string, message bool) string {
 	}
 	return s
 }
+
+// replaceQueryVersions replaces the resourceVersions a request's URI asks for (an audit event's
+// requestURI) with their tokens.
+func (t *target) replaceQueryVersions(uri string) string {
+	return queryVersion.ReplaceAllStringFunc(uri, func(param string) string {
+		name, rv, _ := strings.Cut(param, "=")
+		if tok, ok := t.tokens[rv]; ok {
+			return name + "=" + tok
+		}
+		return param
+	})
+}
+
+// queryVersion finds a resourceVersion in a query.
+var queryVersion = regexp.MustCompile(`\bresourceVersion=[0-9]+`)
 
 // timestamp finds RFC 3339 times inside strings (an object quoted in a message).
 var timestamp = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
