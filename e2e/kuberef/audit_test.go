@@ -127,7 +127,9 @@ func (t *target) auditEvents(events []map[string]any) []any {
 				}
 			}
 		}
-		out = append(out, t.normalize(e, ""))
+		normalized := t.normalize(e, "").(map[string]any)
+		sortApplyConflicts(normalized["responseStatus"]) // kube's, in no fixed order
+		out = append(out, normalized)
 	}
 	return out
 }

@@ -280,13 +280,16 @@ func (t *target) decode(data []byte, pick func(any) any) any {
 	if pick != nil {
 		decoded = pick(decoded)
 	}
-	sortApplyConflicts(decoded)
 	hideAges(decoded)
 	if !t.listRevisions {
 		hideListRevision(decoded)
 	}
 	t.collect(decoded, "")
-	return t.normalize(decoded, "")
+	// Sorted once normalized: sorted before, values the normalization replaces (a manager named
+	// as an allocated value is) would order the two servers' causes differently.
+	normalized := t.normalize(decoded, "")
+	sortApplyConflicts(normalized)
+	return normalized
 }
 
 // varying are the fields whose values differ between any two servers; their values are
