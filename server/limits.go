@@ -56,7 +56,7 @@ var longRunning = genericfilters.BasicLongRunningRequestCheck(
 // shorter ?timeout= it asks for, and answers kube's 504 Timeout Status when it is passed; the
 // handler's context ends with it, which rolls back its transaction.
 func (s *Server) withTimeouts(next http.Handler) http.Handler {
-	h := genericfilters.WithTimeoutForNonLongRunningRequests(withGrownStack(next, growStackTo32KiB), longRunning)
+	h := genericfilters.WithTimeoutForNonLongRunningRequests(withGrownStackUnlessLongRunning(next), longRunning)
 	audit := s.opts.Audit // a request refused for a bad ?timeout= is audited, as in kube-apiserver
 	return genericapifilters.WithRequestDeadline(h, audit.Backend, audit.Policy, longRunning, statusCodecs, s.limits.RequestTimeout)
 }
