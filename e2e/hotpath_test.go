@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -17,7 +18,8 @@ import (
 // On each backend it starts sqlkube in the production configuration (as TestBenchTable, with
 // its ordinary user and 1,000 RoleBindings), or with SQLKUBE_CPU_PLAIN=1 in --plain-http, and
 // runs gets and creates of 1 KiB custom resources from 64 clients, a fixed number of each,
-// SQLKUBE_CPU_ROUNDS times (default 2), logging the server's CPU per operation from /proc. With
+// SQLKUBE_CPU_ROUNDS times (default 2), logging the server's CPU per operation from /proc;
+// SQLKUBE_CPU_LIST=1 adds full lists of 10,000 from one client, the table's list figure. With
 // SQLKUBE_CPU_PROFILE_DIR=DIR, the first round also saves a CPU profile of each operation
 // (/debug/pprof/profile) there. SQLKUBE_E2E_SERVER_BINARY runs another build's server, for
 // before-and-after figures in one sitting.
@@ -25,7 +27,7 @@ func TestServerCPUPerRequest(t *testing.T) {
 	if os.Getenv("SQLKUBE_CPU_PER_REQUEST") == "" {
 		t.Skip("a benchmark: set SQLKUBE_CPU_PER_REQUEST=1")
 	}
-	plain := os.Getenv("SQLKUBE_CPU_PLAIN") != ""
+	plain, lists := os.Getenv("SQLKUBE_CPU_PLAIN") != "", os.Getenv("SQLKUBE_CPU_LIST") != ""
 	mode, args := "plain-http", []string{plainHTTP}
 	if !plain {
 		mode, args = "production", productionArgs(t)
@@ -40,17 +42,27 @@ func TestServerCPUPerRequest(t *testing.T) {
 			user = s.benchUser(t)
 		}
 		bench := func(args ...string) benchReport {
-			return runBenchAs(t, s, user, append([]string{"--resource", benchResource, "--create-crd", "--concurrency", "64"}, args...)...)
+			return runBenchAs(t, s, user, append([]string{"--resource", benchResource, "--create-crd"}, args...)...)
 		}
 		bench("--namespace", "gets", "--op", "get", "--objects", "1000", "--count", "2000") // the working set
+		ops := []cpuOp{
+			{"get", "gets", "1000", "20000", "64"},
+			{"create", "creates-%d", "1000", "6000", "64"},
+		}
+		if lists {
+			bench("--namespace", "lists", "--op", "list", "--objects", "10000", "--page-size", "10000", "--count", "1", "--concurrency", "1")
+			ops = append(ops, cpuOp{"list", "lists", "10000", "40", "1"})
+		}
 		for round := range rounds {
-			for _, op := range []struct{ name, namespace, count string }{
-				{"get", "gets", "20000"},
-				{"create", fmt.Sprintf("creates-%d", round), "6000"},
-			} {
+			for _, op := range ops {
 				profiled := s.startProfile(t, round == 0, fmt.Sprintf("%s-%s-%s.pb.gz", backendOf(s.dsn), mode, op.name))
 				cpu := s.cpuTime(t)
-				r := bench("--namespace", op.namespace, "--op", op.name, "--objects", "1000", "--count", op.count)
+				namespace := op.namespace
+				if strings.Contains(namespace, "%d") {
+					namespace = fmt.Sprintf(namespace, round)
+				}
+				r := bench("--namespace", namespace, "--op", op.name, "--objects", op.objects, "--count", op.count,
+					"--concurrency", op.concurrency, "--page-size", "10000")
 				per := (s.cpuTime(t) - cpu) / time.Duration(r.Ops)
 				t.Logf("%s %s, round %d: server CPU %d µs/%s, %.0f %ss/s", backendOf(s.dsn), mode, round, per.Microseconds(), op.name, r.OpsPerSecond, op.name)
 				profiled()
@@ -58,6 +70,10 @@ func TestServerCPUPerRequest(t *testing.T) {
 		}
 	})
 }
+
+// cpuOp is one operation TestServerCPUPerRequest measures: the load tool's --op, its namespace
+// (%d is the round), working set, count and clients.
+type cpuOp struct{ name, namespace, objects, count, concurrency string }
 
 // startProfile starts a CPU profile of the server, saved as name in SQLKUBE_CPU_PROFILE_DIR,
 // if that is set and want, with the server's allocations since start before and after it (name
