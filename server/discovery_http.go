@@ -111,14 +111,15 @@ func negotiateDiscovery(header string, hasAggregated bool) (aggregated, asYAML, 
 }
 
 // routeOpenAPI registers the OpenAPI v3 discovery kubectl reads before create and apply: the
-// root (/openapi/v3) names one document per group version. A CRD's group version has its full
+// root (/openapi/v3) names one document per group version, and kube-apiserver's documents of
+// the endpoints that serve no resources (/api, /version...). A CRD's group version has its full
 // document (paths and schemas, as apiextensions-apiserver builds it). A built-in's has its
 // schemas (for kubectl explain) and its paths' PATCH operations, which tell kubectl the server
 // validates fields itself (fieldValidation); as they accept no strategic merge patch, kubectl
 // builds those from its compiled-in types, as it does without OpenAPI.
 func (s *Server) routeOpenAPI(r *mux.Router) {
 	r.Path("/openapi/v3").HandlerFunc(s.onlyGet(s.serveOpenAPIRoot))
-	r.PathPrefix("/openapi/v3/").HandlerFunc(s.onlyGet(s.serveOpenAPIGroupVersion))
+	r.PathPrefix("/openapi/v3/").HandlerFunc(s.onlyGet(s.serveOpenAPIDocument))
 	s.routeOpenAPIV2(r)
 }
 
@@ -134,13 +135,13 @@ func (s *Server) serveOpenAPIRoot(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, "/openapi/v3", time.Now(), bytes.NewReader(docs.Root.Body))
 }
 
-func (s *Server) serveOpenAPIGroupVersion(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveOpenAPIDocument(w http.ResponseWriter, r *http.Request) {
 	docs, err := s.api.Discovery.Docs().OpenAPI()
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	doc, ok := docs.GroupVersions[strings.TrimPrefix(r.URL.Path, "/openapi/v3/")]
+	doc, ok := docs.ByPath[strings.TrimPrefix(r.URL.Path, "/openapi/v3/")]
 	if !ok {
 		s.writeError(w, r, errNotFoundPath())
 		return

@@ -358,6 +358,44 @@ func TestOpenAPIV3TellsKubectlFieldValidationIsServerSide(t *testing.T) {
 	getDoc(t, srv.URL+"/openapi/v3", "", 200, plainTextType)
 }
 
+// TestOpenAPIV3NonResourceDocuments: the root lists kube-apiserver's documents of the endpoints
+// that serve no resources (a server issuing tokens: the issuer's discovery documents too), each
+// served where the root says, built from kube's routes for them; a CRD group has none.
+func TestOpenAPIV3NonResourceDocuments(t *testing.T) {
+	store := openTestStore(t, sqltest.SQLiteDSN(t))
+	g := startRegistry(t, store)
+	srv := serveDiscoveryForTest(t, g)
+	writeCRD(t, g, store, crdYAML("widgets", "Widget", "v1"))
+
+	paths, err := discovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL}).OpenAPIV3().Paths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"api", "apis", "apis/apps", "apis/apiextensions.k8s.io", "apis/authentication.k8s.io",
+		"version", "openid/v1/jwks", ".well-known/openid-configuration"} {
+		if _, ok := paths[path]; !ok {
+			t.Errorf("the root does not list %q", path)
+		}
+	}
+	if _, ok := paths["apis/example.com"]; ok {
+		t.Error("the root lists the CRD group apis/example.com")
+	}
+	body, err := paths["version"].Schema("application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc spec3.OpenAPI
+	if err := json.Unmarshal(body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	get := doc.Paths.Paths["/version/"].Get
+	if get == nil || get.OperationId != "getCodeVersion" || get.Responses.StatusCodeResponses[401] == nil ||
+		get.Responses.StatusCodeResponses[200].Content["application/json"].Schema.Ref.String() != "#/components/schemas/io.k8s.apimachinery.pkg.version.Info" ||
+		doc.Components.Schemas["io.k8s.apimachinery.pkg.version.Info"] == nil || doc.Components.SecuritySchemes["BearerToken"] == nil {
+		t.Errorf("/openapi/v3/version:\n%s", body)
+	}
+}
+
 // patchTakesFieldValidation looks for gvk's PATCH operation and its fieldValidation query
 // parameter the way kubectl decides whether the server validates fields.
 func patchTakesFieldValidation(doc *spec3.OpenAPI, gvk schema.GroupVersionKind) bool {

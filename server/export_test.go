@@ -40,7 +40,7 @@ func WatchWriteTimeout() time.Duration { return watchWriteTimeout }
 
 // DiscoveryRoutes are only the discovery routes of a server on types.
 func DiscoveryRoutes(types *catalog.Catalog) http.Handler {
-	s := &Server{log: slog.New(slog.DiscardHandler), api: API{Catalog: types, Discovery: discovery.NewCache(types)}}
+	s := &Server{log: slog.New(slog.DiscardHandler), api: API{Catalog: types, Discovery: discovery.NewCache(types, true)}}
 	r := mux.NewRouter()
 	s.routeDiscovery(r)
 	return r

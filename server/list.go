@@ -70,8 +70,8 @@ type listWriter struct {
 	// asks for responses (auditCopy is nil otherwise).
 	ctx       context.Context
 	auditCopy *bytes.Buffer
-	// encode turns an object as served into its list item.
-	encode func(value []byte) ([]byte, error)
+	// encode turns an object, as stored and as served, into its list item.
+	encode func(stored, served []byte) ([]byte, error)
 	// failures are the objects that could not be converted to the version listed: the list
 	// goes on without them, then fails naming them all, as kube-apiserver's does.
 	failures *registry.ListFailures
@@ -92,18 +92,18 @@ func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *requ
 	switch out.view {
 	case viewObject:
 		lw.opening = listOpening(req.res.ListKind, req.res.APIVersion(), "items", nil)
-		lw.encode = func(value []byte) ([]byte, error) { return value, nil }
+		lw.encode = func(_, value []byte) ([]byte, error) { return value, nil }
 		if req.res.CRDName == "" {
 			// kube-apiserver's lists of built-in types carry no type metadata on their items.
 			var buf []byte // reused: each item is written out before the next is encoded
-			lw.encode = func(value []byte) ([]byte, error) {
+			lw.encode = func(_, value []byte) ([]byte, error) {
 				buf = appendWithoutTypeMeta(buf[:0], value)
 				return buf, nil
 			}
 		}
 	case viewPartial:
 		lw.opening = listOpening("PartialObjectMetadataList", metaAPIVersion, "items", nil)
-		lw.encode = func(value []byte) ([]byte, error) { return partialMetadataJSON(value, out.metaVersion) }
+		lw.encode = func(_, value []byte) ([]byte, error) { return partialMetadataJSON(value, out.metaVersion) }
 	case viewTable:
 		tc, err := s.newTableConverter(r, req, out.metaVersion)
 		if err != nil {
@@ -111,8 +111,8 @@ func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *requ
 		}
 		columns, _ := json.Marshal(tc.columns)
 		lw.opening = listOpening("Table", metaAPIVersion, "rows", columns)
-		lw.encode = func(value []byte) ([]byte, error) {
-			row, _, err := tc.row(r.Context(), value)
+		lw.encode = func(stored, served []byte) ([]byte, error) {
+			row, _, err := tc.row(r.Context(), stored, served)
 			if err != nil {
 				return nil, err
 			}
@@ -153,7 +153,7 @@ func (lw *listWriter) item(o sqlstore.Object) error {
 	if err != nil {
 		return lw.failures.Add(o, err)
 	}
-	data, err := lw.encode(value)
+	data, err := lw.encode(o.Value, value)
 	if err != nil {
 		return err
 	}

@@ -54,8 +54,8 @@ func inEncoding(out output, jsonBody []byte) []byte {
 }
 
 // encodeObject turns a stored object into the JSON of the view the client asked for.
-func (s *Server) encodeObject(r *http.Request, req *request, out output, value []byte) ([]byte, error) {
-	value, err := registry.ServedJSON(req.res, value)
+func (s *Server) encodeObject(r *http.Request, req *request, out output, stored []byte) ([]byte, error) {
+	value, err := registry.ServedJSON(req.res, stored)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (s *Server) encodeObject(r *http.Request, req *request, out output, value [
 		if err != nil {
 			return nil, err
 		}
-		row, obj, err := tc.row(r.Context(), value)
+		row, obj, err := tc.row(r.Context(), stored, value)
 		if err != nil {
 			return nil, err
 		}

@@ -16,7 +16,9 @@ import (
 
 // tableConverter renders stored objects as meta.k8s.io Table rows.
 type tableConverter struct {
-	convertor   rest.TableConvertor
+	convertor rest.TableConvertor
+	// custom is true for a custom resource, whose rows are printed from the served object.
+	custom      bool
 	columns     []metav1.TableColumnDefinition
 	include     metav1.IncludeObjectPolicy
 	metaVersion string
@@ -43,7 +45,8 @@ func (s *Server) newTableConverter(r *http.Request, req *request, metaVersion st
 	if err != nil {
 		return nil, err
 	}
-	return &tableConverter{convertor: conv, columns: header.ColumnDefinitions, include: include, metaVersion: metaVersion}, nil
+	return &tableConverter{convertor: conv, custom: req.res.CRDName != "", columns: header.ColumnDefinitions,
+		include: include, metaVersion: metaVersion}, nil
 }
 
 // includeObjectPolicy reads includeObject: Metadata (the default), None or Object.
@@ -66,9 +69,12 @@ func (t *tableConverter) table() metav1.Table {
 	}
 }
 
-// row converts one stored object to its Table row, carrying the object as includeObject asks.
-func (t *tableConverter) row(ctx context.Context, value []byte) (metav1.TableRow, *unstructured.Unstructured, error) {
-	obj, err := registry.DecodeStored(value)
+// row converts one object to its Table row, carrying the object as includeObject asks. stored
+// and served are the object as stored and as the resource serves it (the same bytes unless the
+// resource converts it).
+func (t *tableConverter) row(ctx context.Context, stored, served []byte) (metav1.TableRow, *unstructured.Unstructured, error) {
+	printed := t.printed(stored, served)
+	obj, err := registry.DecodeStored(printed)
 	if err != nil {
 		return metav1.TableRow{}, nil, err
 	}
@@ -83,16 +89,27 @@ func (t *tableConverter) row(ctx context.Context, value []byte) (metav1.TableRow
 	row.Object = runtime.RawExtension{}
 	switch t.include {
 	case metav1.IncludeObject:
-		row.Object.Raw = value
+		row.Object.Raw = served
 	case metav1.IncludeMetadata:
-		if row.Object.Raw, err = t.rowMetadata(converted.Rows[0].Object.Object, value); err != nil {
+		if row.Object.Raw, err = t.rowMetadata(converted.Rows[0].Object.Object, printed); err != nil {
 			return metav1.TableRow{}, nil, err
 		}
 	}
 	return row, obj, nil
 }
 
-// rowMetadata is a row's PartialObjectMetadata: the stored object's metadata, unless the
+// printed is the object a row is printed from. kube-apiserver prints a built-in's row from the
+// internal object its storage decodes, whichever version is served (an autoscaling/v1 HPA,
+// stored as v2, lists its metrics in v2's order), and a custom resource's from the served
+// version, which its printer columns are for.
+func (t *tableConverter) printed(stored, served []byte) []byte {
+	if t.custom {
+		return served
+	}
+	return stored
+}
+
+// rowMetadata is a row's PartialObjectMetadata: the printed object's metadata, unless the
 // type's printer printed a typed object (kube's printers, which print the internal type):
 // kube-apiserver's row then has that object's metadata, which conversion to the internal type
 // may have changed (a DaemonSet's has no template generation annotation).

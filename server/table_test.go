@@ -102,3 +102,41 @@ func TestPartialObjectMetadata(t *testing.T) {
 	api.do("GET", cmPath, "", "Accept: application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io").expect(t, http.StatusNotAcceptable)
 	api.do("GET", cmPath+"/a", "", "Accept: application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io").expect(t, http.StatusNotAcceptable)
 }
+
+// TestTableOfConvertedBuiltin: a built-in served in a version other than the one it is stored
+// in is printed from the stored object, as kube-apiserver prints the internal object its storage
+// decodes: a v2 HPA read as an autoscaling/v1 Table lists its metrics in v2's order (kube's
+// v1 conversion puts the CPU utilization last). includeObject=Object carries the v1 object.
+func TestTableOfConvertedBuiltin(t *testing.T) {
+	api := sqliteAPI(t)
+	watch := api.watch(hpaV1Path+"?watch=1", tableV1)
+	api.do("POST", hpaV2Path, `{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"web"},"spec":{
+		"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"maxReplicas":5,"metrics":[
+		{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":60}}},
+		{"type":"Resource","resource":{"name":"memory","target":{"type":"AverageValue","averageValue":"500Mi"}}}]}}`).expect(t, http.StatusCreated)
+	const targets = "cpu: <unknown>/60%, memory: <unknown>/500Mi"
+
+	var fromWatch metav1.Table
+	if err := json.Unmarshal(watch.next().Object, &fromWatch); err != nil {
+		t.Fatal(err)
+	}
+	one := decodeTable(t, api.do("GET", hpaV1Path+"/web?includeObject=Object", "", tableV1).expect(t, http.StatusOK))
+	list := decodeTable(t, api.do("GET", hpaV1Path, "", tableV1).expect(t, http.StatusOK))
+	for name, table := range map[string]metav1.Table{"get": one, "list": list, "watch": fromWatch} {
+		if len(table.Rows) != 1 {
+			t.Fatalf("%s: %d rows", name, len(table.Rows))
+		}
+		if cells := table.Rows[0].Cells; cells[2] != targets {
+			t.Errorf("%s: targets %q, want %q", name, cells[2], targets)
+		}
+	}
+	var object map[string]any
+	_ = json.Unmarshal(one.Rows[0].Object.Raw, &object)
+	if str(object, "apiVersion") != "autoscaling/v1" || nested(object, "spec", "targetCPUUtilizationPercentage") != float64(60) {
+		t.Errorf("includeObject=Object: %s", one.Rows[0].Object.Raw)
+	}
+	var partial metav1.PartialObjectMetadata
+	if err := json.Unmarshal(list.Rows[0].Object.Raw, &partial); err != nil || partial.Name != "web" || len(partial.Annotations) != 0 {
+		t.Errorf("includeObject=Metadata: %s", list.Rows[0].Object.Raw)
+	}
+}

@@ -82,8 +82,8 @@ type watchStream struct {
 	rc    *http.ResponseController
 	req   *request
 	watch *registry.Watch
-	// encode turns an object as served into the view the client asked for.
-	encode func(served []byte) ([]byte, error)
+	// encode turns an event's object, as stored and as served, into the view the client asked for.
+	encode func(stored, served []byte) ([]byte, error)
 	// fullObjects is true when the client asked for whole objects (not a Table or metadata).
 	fullObjects bool
 	begun       bool
@@ -153,18 +153,18 @@ func (s *Server) newWatchStream(ctx context.Context, w http.ResponseWriter, r *h
 
 // watchEncoder gives how event objects are encoded for the negotiated view. A Table carries its
 // column definitions in the first event only, as kube-apiserver's watch encoder does.
-func (s *Server) watchEncoder(r *http.Request, req *request, out output) (func([]byte) ([]byte, error), error) {
+func (s *Server) watchEncoder(r *http.Request, req *request, out output) (func(stored, served []byte) ([]byte, error), error) {
 	switch out.view {
 	case viewPartial:
-		return func(served []byte) ([]byte, error) { return partialMetadataJSON(served, out.metaVersion) }, nil
+		return func(_, served []byte) ([]byte, error) { return partialMetadataJSON(served, out.metaVersion) }, nil
 	case viewTable:
 		tc, err := s.newTableConverter(r, req, out.metaVersion)
 		if err != nil {
 			return nil, err
 		}
 		headers := true
-		return func(served []byte) ([]byte, error) {
-			row, obj, err := tc.row(r.Context(), served)
+		return func(stored, served []byte) ([]byte, error) {
+			row, obj, err := tc.row(r.Context(), stored, served)
 			if err != nil {
 				return nil, err
 			}
@@ -178,7 +178,7 @@ func (s *Server) watchEncoder(r *http.Request, req *request, out output) (func([
 			return json.Marshal(table)
 		}, nil
 	}
-	return func(served []byte) ([]byte, error) { return served, nil }, nil
+	return func(_, served []byte) ([]byte, error) { return served, nil }, nil
 }
 
 // begin sends the response header, once: from here on the answer is 200 and errors are events.
@@ -255,7 +255,7 @@ func (ws *watchStream) send(ev registry.WatchEvent) error {
 	if ev.Type == watch.Bookmark && ws.fullObjects {
 		return ws.sendEncoded(ev.Type, ev.Object)
 	}
-	object, err := ws.encode(ev.Object)
+	object, err := ws.encode(ev.Stored, ev.Object)
 	if err != nil {
 		return err
 	}

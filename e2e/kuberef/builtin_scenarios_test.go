@@ -528,6 +528,11 @@ func builtinDiscoveryScenarios() []scenario {
 		step{method: "GET", path: "/api", accept: aggregated, pick: sortedAggregated},
 		step{method: "GET", path: "/apis", accept: aggregated, pick: sortedAggregated},
 		step{method: "GET", path: "/openapi/v3", pick: openAPIPaths},
+		// Documents of endpoints that serve no resources, as kube builds them from its routes.
+		step{method: "GET", path: "/openapi/v3/api"},
+		step{method: "GET", path: "/openapi/v3/apis/apps"},
+		step{method: "GET", path: "/openapi/v3/version"},
+		step{method: "GET", path: "/openapi/v3/openid/v1/jwks"},
 	)
 	return []scenario{{"discovery of the built-in groups", steps}}
 }

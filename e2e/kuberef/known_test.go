@@ -25,15 +25,4 @@ var knownDifferences = map[knownStep]string{
 
 // knownFullDifferences are the differences from the full kube-apiserver that remain, as
 // knownDifferences are for the apiextensions reference.
-var knownFullDifferences = map[knownStep]string{
-	// Issue 32's built-in types: what remains of kube-apiserver's work around them.
-	{"horizontal pod autoscalers in v1 and v2", 11}: hpaV1Table,
-	{"discovery of the built-in groups", 27}:        openAPIRootEntries,
-}
-
-const (
-	hpaV1Table = "not done yet: the autoscaling/v1 table of an HPA stored in v2 lists its metrics in another order " +
-		"(kube prints them in the v2 spec's order)"
-	openAPIRootEntries = "not done yet: the /openapi/v3 root lists only the documents sqlkube serves; kube's also lists " +
-		"api, apis, apis/GROUP, version, openid/v1/jwks and .well-known/openid-configuration"
-)
+var knownFullDifferences = map[knownStep]string{}

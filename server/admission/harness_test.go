@@ -128,7 +128,7 @@ func (c withOpenAPI) Discovery() discovery.DiscoveryInterfaces { return c.discov
 // servedOpenAPI is a discovery client of an HTTP server serving the OpenAPI v3 documents of
 // what types serves, as sqlkube's own API does.
 func servedOpenAPI(t *testing.T, types *catalog.Catalog) discovery.DiscoveryInterfaces {
-	docs := sqlkubediscovery.NewCache(types)
+	docs := sqlkubediscovery.NewCache(types, false)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		openapi, err := docs.Docs().OpenAPI()
 		if err != nil {
@@ -137,7 +137,7 @@ func servedOpenAPI(t *testing.T, types *catalog.Catalog) discovery.DiscoveryInte
 		}
 		doc, ok := openapi.Root, r.URL.Path == "/openapi/v3"
 		if !ok {
-			doc, ok = openapi.GroupVersions[strings.TrimPrefix(r.URL.Path, "/openapi/v3/")]
+			doc, ok = openapi.ByPath[strings.TrimPrefix(r.URL.Path, "/openapi/v3/")]
 		}
 		if !ok {
 			http.NotFound(w, r)

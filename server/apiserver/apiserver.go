@@ -158,7 +158,7 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 		return nil, err
 	}
 	fairness := startPriorityAndFairness(ctx, deps, lb, opts.EffectiveLimits(), opts)
-	api.Catalog, api.Registry, api.Discovery, api.FlowControl = types, objects, discovery.NewCache(types), fairness.control
+	api.Catalog, api.Registry, api.Discovery, api.FlowControl = types, objects, discovery.NewCache(types, api.Tokens != nil), fairness.control
 	api.Pods = pods.New(types, objects)
 	api.Checks = checks(store, opts, rbacController, fairness, admissionChain)
 	if !opts.NoDefaultObjects {

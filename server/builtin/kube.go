@@ -435,8 +435,13 @@ func (s *kubeTypeStrategy) setContent(obj *unstructured.Unstructured, versioned 
 	obj.Object = content
 }
 
-// toInternal converts obj to the type's internal Go type, through its versioned Go type.
+// toInternal converts obj to the type's internal Go type, through its versioned Go type. obj
+// may also be in the version the type is stored in, when another (an autoscaling/v2 HPA served
+// as v1): Tables print a built-in's stored object, as kube-apiserver does (server/table.go).
 func (s *kubeTypeStrategy) toInternal(obj *unstructured.Unstructured) (runtime.Object, error) {
+	if !s.res.ServesStorageVersion() && obj.GetAPIVersion() == s.res.StorageGroupVersion().String() {
+		return kubeConverter{hub: internalKind(s.res)}.toInternal(obj)
+	}
 	versioned := s.newObject()
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, versioned); err != nil {
 		return nil, fmt.Errorf("converting %s %q: %w", s.res.Kind, obj.GetName(), err)

@@ -61,23 +61,12 @@ func (c kubeConverter) ConvertToVersion(in runtime.Object, target runtime.GroupV
 	if to == from {
 		return u, nil
 	}
-	versioned, err := legacyscheme.Scheme.New(from)
-	if err != nil {
-		return nil, err
-	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, versioned); err != nil {
-		return nil, fmt.Errorf("converting %s %q: %w", from.Kind, u.GetName(), err)
-	}
-	legacyscheme.Scheme.Default(versioned)
-	internal, err := legacyscheme.Scheme.New(c.hub)
+	internal, err := c.toInternal(u)
 	if err != nil {
 		return nil, err
 	}
 	out, err := legacyscheme.Scheme.New(to)
 	if err != nil {
-		return nil, err
-	}
-	if err := legacyscheme.Scheme.Convert(versioned, internal, nil); err != nil {
 		return nil, err
 	}
 	if err := legacyscheme.Scheme.Convert(internal, out, nil); err != nil {
@@ -90,6 +79,28 @@ func (c kubeConverter) ConvertToVersion(in runtime.Object, target runtime.GroupV
 	converted := &unstructured.Unstructured{Object: content}
 	converted.SetGroupVersionKind(to)
 	return converted, nil
+}
+
+// toInternal decodes u as the Go type of its own version, with that version's defaults (as
+// kube-apiserver's storage decoder does), and converts it to the internal type hub.
+func (c kubeConverter) toInternal(u *unstructured.Unstructured) (runtime.Object, error) {
+	from := u.GroupVersionKind()
+	versioned, err := legacyscheme.Scheme.New(from)
+	if err != nil {
+		return nil, err
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, versioned); err != nil {
+		return nil, fmt.Errorf("converting %s %q: %w", from.Kind, u.GetName(), err)
+	}
+	legacyscheme.Scheme.Default(versioned)
+	internal, err := legacyscheme.Scheme.New(c.hub)
+	if err != nil {
+		return nil, err
+	}
+	if err := legacyscheme.Scheme.Convert(versioned, internal, nil); err != nil {
+		return nil, err
+	}
+	return internal, nil
 }
 
 // contentConverters caches contentConverter by Go type: it walks the type.

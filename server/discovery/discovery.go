@@ -103,12 +103,12 @@ type discoveryVersion struct {
 }
 
 // build encodes the discovery documents for a set of served resources.
-func build(resources map[string]*resource.Resource) *Docs {
+func build(resources map[string]*resource.Resource, issuerDiscovery bool) *Docs {
 	groups := groupResources(withReviews(resources))
 	docs := &Docs{
 		legacy:     map[string]Doc{},
 		aggregated: map[string]Doc{},
-		openapi:    &lazyOpenAPI{resources: groups},
+		openapi:    &lazyOpenAPI{resources: groups, issuerDiscovery: issuerDiscovery},
 		openAPIV2:  &lazyOpenAPIV2{groups: groups},
 	}
 

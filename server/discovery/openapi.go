@@ -18,45 +18,55 @@ import (
 	"github.com/sqlkube/sqlkube/server/resource"
 )
 
-// OpenAPIDocs are the encoded OpenAPI v3 documents: the root, and each group version's by its
-// path ("api/v1", "apis/GROUP/VERSION").
+// OpenAPIDocs are the encoded OpenAPI v3 documents: the root, and the others by path: each
+// group version's ("api/v1", "apis/GROUP/VERSION") and kube-apiserver's documents of the
+// endpoints that serve no resources ("api", "apis", "version"... see nonResourceOpenAPI).
 type OpenAPIDocs struct {
-	Root          Doc
-	GroupVersions map[string]Doc
+	Root   Doc
+	ByPath map[string]Doc
 }
 
 // lazyOpenAPI builds the OpenAPI documents of one set of served resources on first use:
 // building CRD documents is costly, and most clients never ask.
 type lazyOpenAPI struct {
-	once      sync.Once
-	resources []discoveryGroup
-	docs      *OpenAPIDocs
-	err       error
+	once            sync.Once
+	resources       []discoveryGroup
+	issuerDiscovery bool
+	docs            *OpenAPIDocs
+	err             error
 }
 
 // OpenAPI returns the OpenAPI v3 documents, built on first use.
 func (d *Docs) OpenAPI() (*OpenAPIDocs, error) {
 	l := d.openapi
-	l.once.Do(func() { l.docs, l.err = buildOpenAPI(l.resources) })
+	l.once.Do(func() { l.docs, l.err = buildOpenAPI(l.resources, l.issuerDiscovery) })
 	return l.docs, l.err
 }
 
-func buildOpenAPI(groups []discoveryGroup) (*OpenAPIDocs, error) {
-	docs := &OpenAPIDocs{GroupVersions: map[string]Doc{}}
-	builtins := kubeopenapi.V3Config(kubernetesVersion)
-	root := handler3.OpenAPIV3Discovery{Paths: map[string]handler3.OpenAPIV3DiscoveryGroupVersion{}}
+// buildOpenAPI builds every document and the root that lists them, each with the hash of its
+// content as clients find it there.
+func buildOpenAPI(groups []discoveryGroup, issuerDiscovery bool) (*OpenAPIDocs, error) {
+	builtins := kubeopenapi.V3Config(openAPIVersion)
+	specs, err := nonResourceOpenAPI(builtins, groups, issuerDiscovery)
+	if err != nil {
+		return nil, fmt.Errorf("building the OpenAPI documents of the discovery endpoints: %w", err)
+	}
 	for _, g := range groups {
 		for _, v := range g.versions {
 			spec, err := groupVersionOpenAPI(builtins, v)
 			if err != nil {
 				return nil, fmt.Errorf("building the OpenAPI document of %s: %w", resource.GroupVersion(g.name, v.version), err)
 			}
-			path := strings.TrimPrefix(versionPath(g.name, v.version), "/")
-			doc := encodeDoc(spec)
-			docs.GroupVersions[path] = doc
-			root.Paths[path] = handler3.OpenAPIV3DiscoveryGroupVersion{
-				ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + strings.Trim(doc.ETag, `"`),
-			}
+			specs[strings.TrimPrefix(versionPath(g.name, v.version), "/")] = spec
+		}
+	}
+	docs := &OpenAPIDocs{ByPath: map[string]Doc{}}
+	root := handler3.OpenAPIV3Discovery{Paths: map[string]handler3.OpenAPIV3DiscoveryGroupVersion{}}
+	for path, spec := range specs {
+		doc := encodeDoc(spec)
+		docs.ByPath[path] = doc
+		root.Paths[path] = handler3.OpenAPIV3DiscoveryGroupVersion{
+			ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + strings.Trim(doc.ETag, `"`),
 		}
 	}
 	docs.Root = encodeDoc(root)

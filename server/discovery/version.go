@@ -16,6 +16,10 @@ const (
 	kubernetesVersion = "v1.37.2+sqlkube"
 )
 
+// openAPIVersion is the info.version of kube-apiserver's OpenAPI v3 documents of built-ins:
+// its emulation version ("1.37"), which its config completion sets.
+const openAPIVersion = kubernetesMajor + "." + kubernetesMinor
+
 // Version is what /version answers, as kube-apiserver's version.Info.
 var Version = func() version.Info {
 	info := version.Info{

@@ -9,6 +9,7 @@
 package kubeopenapi
 
 import (
+	"net/http"
 	"reflect"
 	"sync"
 
@@ -21,6 +22,7 @@ import (
 	aggregatorscheme "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset/scheme"
 	"k8s.io/kube-openapi/pkg/builder3"
 	"k8s.io/kube-openapi/pkg/common"
+	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/util"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	generatedopenapi "k8s.io/kubernetes/pkg/generated/openapi"
@@ -57,6 +59,30 @@ func V3Config(version string) *common.OpenAPIV3Config {
 		return spec.MustCreateRef("#/components/schemas/" + common.EscapeJsonPointer(defName))
 	})
 	return config
+}
+
+// RoutesV3Config is kube-apiserver's OpenAPI v3 config for the documents it builds from its
+// go-restful routes (builder3.BuildOpenAPISpecFromRoutes), over base's info and definitions:
+// what genericapiserver.DefaultOpenAPIV3Config sets for routes (kube's operation ids and tags,
+// the default response; that package is not imported for three values), the BearerToken
+// scheme kube-apiserver's token authenticators add, and what its config completion derives
+// from it (every operation's security, and a 401 response).
+func RoutesV3Config(base *common.OpenAPIV3Config) *common.OpenAPIV3Config {
+	return &common.OpenAPIV3Config{
+		Info:                  base.Info,
+		IgnorePrefixes:        []string{},
+		DefaultResponse:       &spec3.Response{ResponseProps: spec3.ResponseProps{Description: "Default Response."}},
+		GetOperationIDAndTags: openapinamer.GetOperationIDAndTags,
+		GetDefinitionName:     base.GetDefinitionName,
+		Definitions:           base.Definitions,
+		SecuritySchemes: spec3.SecuritySchemes{"BearerToken": {SecuritySchemeProps: spec3.SecuritySchemeProps{
+			Type: "apiKey", Name: "authorization", In: "header", Description: "Bearer Token authentication",
+		}}},
+		DefaultSecurity: []map[string][]string{{"BearerToken": {}}},
+		CommonResponses: map[int]*spec3.Response{
+			http.StatusUnauthorized: {ResponseProps: spec3.ResponseProps{Description: "Unauthorized"}},
+		},
+	}
 }
 
 // V2Config is kube-apiserver's OpenAPI v2 config, titled "Kubernetes": give it to

@@ -39,6 +39,9 @@ type WatchEvent struct {
 	// the version the watched resource serves; for BOOKMARK, kube-apiserver's bookmark object
 	// (see bookmarkObject); nil for ERROR.
 	Object []byte
+	// Stored is the object as stored: Object itself unless the resource converts it (a Table
+	// prints a built-in's row from it); a BOOKMARK's is its Object.
+	Stored []byte
 	// Err is why an ERROR event ended the watch: a Status error, as the client is told it.
 	Err error
 }
@@ -226,7 +229,7 @@ func (w *Watch) sendInitialEvents(minRevision int64, yield func(WatchEvent) bool
 		served, err := w.served(o.Value)
 		if err != nil {
 			stopped = err
-		} else if !yield(WatchEvent{Type: watch.Added, Object: served}) {
+		} else if !yield(WatchEvent{Type: watch.Added, Object: served, Stored: o.Value}) {
 			stopped = errStopped
 		}
 		return stopped
@@ -330,14 +333,15 @@ func (w *Watch) change(ev *sqlstore.Event) (out WatchEvent, ok bool) {
 	if ev.Err != nil { // as kube-apiserver's storage ends a watch at an event it cannot read
 		return errorEvent(storageError(ev.Err, w.req.gr, "")), true
 	}
-	eventType, value, err := w.selectedChange(ev)
+	eventType, stored, err := w.selectedChange(ev)
+	var served []byte
 	if err == nil && eventType != "" {
-		value, err = w.served(value)
+		served, err = w.served(stored)
 	}
 	if err != nil {
 		return errorEvent(err), true
 	}
-	return WatchEvent{Type: eventType, Object: value}, eventType != ""
+	return WatchEvent{Type: eventType, Object: served, Stored: stored}, eventType != ""
 }
 
 // served is a stored object in the version the watch serves. An object that cannot be
@@ -354,7 +358,7 @@ func (w *Watch) served(value []byte) ([]byte, error) {
 // the k8s.io/initial-events-end annotation.
 func (w *Watch) bookmark(revision int64, initialEventsEnd bool) (WatchEvent, error) {
 	object, err := bookmarkObject(w.req.res, revision, initialEventsEnd)
-	return WatchEvent{Type: watch.Bookmark, Object: object}, err
+	return WatchEvent{Type: watch.Bookmark, Object: object, Stored: object}, err
 }
 
 // bookmarkObject is the object of a BOOKMARK event as kube-apiserver encodes it: an empty object
