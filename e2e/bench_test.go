@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -20,7 +21,10 @@ type benchReport struct {
 	LatencyMs    struct {
 		P50, P90, P99, Max float64
 	} `json:"latencyMs"`
-	Watch *struct {
+	// ServerCPUMicrosPerOp is the server's CPU per operation over the measured part of the run
+	// (--server-pid).
+	ServerCPUMicrosPerOp float64 `json:"serverCPUMicrosPerOp"`
+	Watch                *struct {
 		Connected      int   `json:"connected"`
 		Connections    int64 `json:"connections"`
 		EventsExpected int64 `json:"eventsExpected"`
@@ -113,4 +117,14 @@ func execBenchAt(url, kubeconfig string, timeout time.Duration, args ...string) 
 		return rep, fmt.Errorf("stdout is not one JSON object (%v):\n%s", err, stdout.String())
 	}
 	return rep, nil
+}
+
+// serverPIDArgs are the load tool's --server-pid flags for pids: the tool reports their CPU per
+// operation over the measured part of its run, without the working set it creates first.
+func serverPIDArgs(pids ...int) []string {
+	var args []string
+	for _, pid := range pids {
+		args = append(args, "--server-pid", strconv.Itoa(pid))
+	}
+	return args
 }

@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/sqlkube/sqlkube/cmd/sqlkube/bench"
 )
 
 // TestBenchTable is issue 33's table, run on demand only (make bench):
@@ -184,23 +186,21 @@ func measureColumn(t *testing.T, col benchColumn) []benchCell {
 	}
 	r := bench("--namespace", "creates-1", "--op", "create", "--concurrency", "1", "--duration", "5s")
 	add(figCreates1, rateText(r), r.OpsPerSecond)
-	cpu := processCPU(t, s.pids)
-	r = bench("--namespace", "creates", "--op", "create", "--concurrency", "64", "--duration", "10s")
-	perCreate := (processCPU(t, s.pids) - cpu) / time.Duration(r.Ops)
+	cpuOf := serverPIDArgs(s.pids...)
+	r = bench(append([]string{"--namespace", "creates", "--op", "create", "--concurrency", "64", "--duration", "10s"}, cpuOf...)...)
+	perCreate := r.ServerCPUMicrosPerOp
 	add(figCreates64, rateText(r), r.OpsPerSecond)
 	r = bench("--namespace", "updates", "--op", "update", "--concurrency", "64", "--objects", "1000", "--duration", "10s")
 	add(figUpdates, thousands(r.OpsPerSecond), r.OpsPerSecond)
-	cpu = processCPU(t, s.pids)
-	r = bench("--namespace", "updates", "--op", "get", "--concurrency", "64", "--objects", "1000", "--duration", "10s")
-	perGet := (processCPU(t, s.pids) - cpu) / time.Duration(r.Ops)
+	r = bench(append([]string{"--namespace", "updates", "--op", "get", "--concurrency", "64", "--objects", "1000", "--duration", "10s"}, cpuOf...)...)
+	perGet := r.ServerCPUMicrosPerOp
 	add(figGets, thousands(r.OpsPerSecond), r.OpsPerSecond)
 	r = bench("--namespace", "list", "--op", "list", "--concurrency", "1", "--objects", "10000", "--page-size", "10000", "--duration", "5s")
 	add(figList, millis(r.LatencyMs.P50), r.LatencyMs.P50)
 	r = bench("--namespace", "watch", "--op", "watch", "--watchers", "1000", "--rate", "10", "--duration", "10s")
 	add(figWatch, millis(r.LatencyMs.P99), r.LatencyMs.P99)
 
-	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
-	add(figCPU, fmt.Sprintf("%s µs / %s µs", thousands(us(perCreate)), thousands(us(perGet))), us(perCreate), us(perGet))
+	add(figCPU, fmt.Sprintf("%s µs / %s µs", thousands(perCreate), thousands(perGet)), perCreate, perGet)
 	measureMemory(t, col, add)
 	return cells
 }
@@ -308,26 +308,12 @@ func idleWatchGrowth(t *testing.T, col benchColumn, n int) (int64, benchReport) 
 
 // cpuTime is the server process's user and system CPU time so far.
 func (s *sqlkubeServer) cpuTime(t *testing.T) time.Duration {
-	return processCPU(t, []int{s.proc.cmd.Process.Pid})
-}
-
-// processCPU is the user and system CPU time the processes have used so far.
-func processCPU(t *testing.T, pids []int) time.Duration {
 	t.Helper()
-	var total time.Duration
-	for _, pid := range pids {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Fields after the command name (which is in parentheses): utime and stime are the 12th
-		// and 13th, in clock ticks of 1/100 s.
-		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		utime, _ := strconv.ParseInt(fields[11], 10, 64)
-		stime, _ := strconv.ParseInt(fields[12], 10, 64)
-		total += time.Duration(utime+stime) * 10 * time.Millisecond
+	cpu, err := bench.ProcessCPU(s.proc.cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return total
+	return cpu
 }
 
 // resident is the processes' resident memory together, in KiB.

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestServerCPUPerRequest is issue 33's measurement of the server's CPU per get and per create,
@@ -50,21 +49,21 @@ func TestServerCPUPerRequest(t *testing.T) {
 			{"create", "creates-%d", "1000", "6000", "64"},
 		}
 		if lists {
-			bench("--namespace", "lists", "--op", "list", "--objects", "10000", "--page-size", "10000", "--count", "1", "--concurrency", "1")
-			ops = append(ops, cpuOp{"list", "lists", "10000", "40", "1"})
+			// The list's 10,000 objects, made beforehand: the load tool's own working set (one
+			// object here) is made within the profile's time.
+			bench("--namespace", "lists", "--op", "create", "--count", "10000", "--concurrency", "64")
+			ops = append(ops, cpuOp{"list", "lists", "1", "40", "1"})
 		}
 		for round := range rounds {
 			for _, op := range ops {
 				profiled := s.startProfile(t, round == 0, fmt.Sprintf("%s-%s-%s.pb.gz", backendOf(s.dsn), mode, op.name))
-				cpu := s.cpuTime(t)
 				namespace := op.namespace
 				if strings.Contains(namespace, "%d") {
 					namespace = fmt.Sprintf(namespace, round)
 				}
-				r := bench("--namespace", namespace, "--op", op.name, "--objects", op.objects, "--count", op.count,
-					"--concurrency", op.concurrency, "--page-size", "10000")
-				per := (s.cpuTime(t) - cpu) / time.Duration(r.Ops)
-				t.Logf("%s %s, round %d: server CPU %d µs/%s, %.0f %ss/s", backendOf(s.dsn), mode, round, per.Microseconds(), op.name, r.OpsPerSecond, op.name)
+				r := bench(append([]string{"--namespace", namespace, "--op", op.name, "--objects", op.objects, "--count", op.count,
+					"--concurrency", op.concurrency, "--page-size", "10000"}, serverPIDArgs(s.proc.cmd.Process.Pid)...)...)
+				t.Logf("%s %s, round %d: server CPU %.0f µs/%s, %.0f %ss/s", backendOf(s.dsn), mode, round, r.ServerCPUMicrosPerOp, op.name, r.OpsPerSecond, op.name)
 				profiled()
 			}
 		}

@@ -9,8 +9,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // runMain runs the tool with args against the fake and returns its JSON report, checking that
@@ -81,6 +83,47 @@ func TestUpdateGetListMixed(t *testing.T) {
 			rep := runMain(t, srv.URL, "--op", op, "--objects", "20", "--concurrency", "4", "--count", "100", "--page-size", "7", "--namespace", "ns-"+op)
 			checkClean(t, rep, 100)
 		})
+	}
+}
+
+// TestServerCPU checks that --server-pid reports the processes' CPU per operation (here the
+// test's own process, which serves the fake), that the figure is absent without it, and that a
+// process that does not exist fails the run.
+func TestServerCPU(t *testing.T) {
+	_, srv := newFakeAPI(t)
+	pid := strconv.Itoa(os.Getpid())
+	rep := runMain(t, srv.URL, "--op", "get", "--objects", "20", "--concurrency", "4", "--count", "100", "--server-pid", pid)
+	if perOp, ok := rep["serverCPUMicrosPerOp"].(float64); !ok || perOp < 0 {
+		t.Errorf("serverCPUMicrosPerOp = %v, want a figure", rep["serverCPUMicrosPerOp"])
+	}
+	rep = runMain(t, srv.URL, "--op", "get", "--objects", "20", "--concurrency", "4", "--count", "100")
+	if v, ok := rep["serverCPUMicrosPerOp"]; ok {
+		t.Errorf("serverCPUMicrosPerOp = %v without --server-pid", v)
+	}
+	var stdout, stderr bytes.Buffer
+	args := []string{"--server", srv.URL, "--op", "get", "--objects", "20", "--concurrency", "4", "--count", "10", "--server-pid", "999999999"}
+	if code := Main(context.Background(), args, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), "/proc/999999999/stat") {
+		t.Errorf("exit %d for a process that does not exist; stderr:\n%s", code, stderr.String())
+	}
+}
+
+func TestProcessCPUGrows(t *testing.T) {
+	start, err := ProcessCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		now, err := ProcessCPU(os.Getpid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now > start {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("CPU time stayed at %v while spinning", start)
+		}
 	}
 }
 

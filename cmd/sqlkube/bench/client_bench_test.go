@@ -43,7 +43,13 @@ func benchmarkClientOp(b *testing.B, latency time.Duration, args ...string) {
 			b.Fatal(err)
 		}
 	}
-	rep := measureClient(b, srv, b.N, func() report { return bn.measureOps(ctx) })
+	rep := measureClient(b, srv, b.N, func() report {
+		rep, err := bn.measureOps(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return rep
+	})
 	b.ReportMetric(rep.OpsPerSecond, "ops/s")
 }
 

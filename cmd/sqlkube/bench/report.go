@@ -24,6 +24,9 @@ type report struct {
 	ErrorsByCode    map[string]int64  `json:"errorsByCode"`
 	ErrorSamples    map[string]string `json:"errorSamples,omitempty"` // first message per code
 	LatencyMs       latencySummary    `json:"latencyMs"`
+	// ServerCPUMicrosPerOp is the CPU time of the --server-pid processes over the measured part,
+	// per successful operation (absent without --server-pid).
+	ServerCPUMicrosPerOp *float64 `json:"serverCPUMicrosPerOp,omitempty"`
 	// ByOp breaks a mixed run down by operation.
 	ByOp  map[string]opSummary `json:"byOp,omitempty"`
 	Watch *watchSummary        `json:"watch,omitempty"`
@@ -156,6 +159,9 @@ func writeTable(w io.Writer, rep report) error {
 		l := ws.SendToEventMs
 		fmt.Fprintf(w, "delivery measured from the write's start instead of its acknowledgement: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms\n",
 			l.P50, l.P90, l.P99, l.Max)
+	}
+	if rep.ServerCPUMicrosPerOp != nil {
+		fmt.Fprintf(w, "\nserver CPU: %.0f µs per %s\n", *rep.ServerCPUMicrosPerOp, rep.Op)
 	}
 	if rep.Errors > 0 {
 		fmt.Fprintln(w, "\nerrors by status:")

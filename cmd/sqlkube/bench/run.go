@@ -90,17 +90,29 @@ func (b *bench) runOps(ctx context.Context) (report, error) {
 			return report{}, err
 		}
 	}
-	return b.measureOps(ctx), nil
+	return b.measureOps(ctx)
 }
 
 // measureOps runs the measured part of create, update, get, list or mixed.
-func (b *bench) measureOps(ctx context.Context) report {
+func (b *bench) measureOps(ctx context.Context) (report, error) {
+	cpuBefore, err := b.serverCPU()
+	if err != nil {
+		return report{}, err
+	}
 	recs, elapsed := b.drive(ctx, func(id int) opFunc { return b.newWorker(id).opFunc(b.opts.op) })
+	cpuAfter, err := b.serverCPU()
+	if err != nil {
+		return report{}, err
+	}
 	rep := b.newReport(recs, elapsed)
 	if b.opts.op == opMixed {
 		rep.ByOp = summarizeByOp(recs, elapsed)
 	}
-	return rep
+	if len(b.opts.serverPIDs) > 0 && rep.Ops > 0 {
+		perOp := float64((cpuAfter - cpuBefore).Microseconds()) / float64(rep.Ops)
+		rep.ServerCPUMicrosPerOp = &perOp
+	}
+	return rep, nil
 }
 
 // drive runs --concurrency clients, each doing one operation at a time, for --duration or until
