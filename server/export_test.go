@@ -73,3 +73,8 @@ func ServeRoutesOnly(s *Server) { s.handler = s.routes }
 func Limited(s *Server, inner http.Handler) http.Handler {
 	return s.withTimeouts(s.withOverloadProtection(inner))
 }
+
+// MatchRoute finds the route s serves r with, as its router does before each request.
+func MatchRoute(s *Server, r *http.Request) bool {
+	return s.routes.(*mux.Router).Match(r, &mux.RouteMatch{})
+}

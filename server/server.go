@@ -129,23 +129,27 @@ func (s *Server) InProcess() http.Handler {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// routes maps the URL space: health checks, then the API paths, parsed as kube-apiserver's
-// request-info resolver parses them.
+// routes maps the URL space: the API paths, parsed as kube-apiserver's request-info resolver
+// parses them, then discovery, the health checks and the rest.
 func (s *Server) route() http.Handler {
 	// Paths are taken as sent, as kube-apiserver takes them: "." and ".." are names its storage
 	// refuses (400), not steps to redirect to another object's path.
 	m := mux.NewRouter().SkipClean(true)
+	// The router tries its routes in turn, a regular expression each, so the objects' paths
+	// that most requests are for come first, each after the paths within it served apart (a
+	// ServiceAccount's token, a namespace's pod bindings, the reviews). The routes after them
+	// match none of their paths: their order among themselves is free.
+	s.routeServiceAccountTokens(m)
+	s.routePodBindings(m)
+	m.PathPrefix("/api/v1/").HandlerFunc(s.serveCoreAPI)
+	s.routeReviews(m)
+	m.PathPrefix("/apis/{group}/{version}/").HandlerFunc(s.serveGroupAPI)
+	s.routeDiscovery(m)
 	s.routeHealth(m)
 	m.Handle("/metrics", metrics.Handler())
 	if s.opts.Profiling {
 		routeProfiling(m)
 	}
-	s.routeDiscovery(m)
-	s.routeReviews(m)
-	s.routeServiceAccountTokens(m)
-	s.routePodBindings(m)
-	m.PathPrefix("/api/v1/").HandlerFunc(s.serveCoreAPI)
-	m.PathPrefix("/apis/{group}/{version}/").HandlerFunc(s.serveGroupAPI)
 	m.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errNotFoundPath())
 	})
