@@ -16,15 +16,19 @@ func ProcessCPU(pid int) (time.Duration, error) {
 	}
 	// The fields after the command name (in parentheses, and free to hold spaces): utime and
 	// stime are the 12th and 13th, in clock ticks of 1/100 s.
+	unexpected := fmt.Errorf("/proc/%d/stat: unexpected format", pid)
 	end := strings.LastIndexByte(string(stat), ')')
+	if end < 0 {
+		return 0, unexpected
+	}
 	fields := strings.Fields(string(stat[end+1:]))
-	if end < 0 || len(fields) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	if len(fields) < 13 {
+		return 0, unexpected
 	}
 	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
 	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+		return 0, unexpected
 	}
 	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }
