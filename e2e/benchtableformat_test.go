@@ -121,6 +121,7 @@ func TestBenchTableFormat(t *testing.T) {
 | watch p99, 1,000 watchers, 10 writes/s | — | — | — | — | — |
 | resident memory after 10,000 objects | — | — | — | — | — |
 | server CPU per create / per get | 428 µs / 156 µs | — | 1,640 µs / 593 µs | 0.26× / 0.26× | — |
+| server CPU per watch event delivered (the watch figure's run) | — | — | — | — | — |
 | 10,000 idle watches over TLS: memory growth | — | — | — | — | — |
 
 Load average (1, 5, 15 min): 1.00, 2.00, 3.00 before, 4.00, 5.00, 6.00 after. Ratios are sqlkube's figure divided by kube's (above 1×: sqlkube's is larger).
@@ -141,6 +142,7 @@ Load average (1, 5, 15 min): 1.00, 2.00, 3.00 before, 4.00, 5.00, 6.00 after. Ra
 | watch p99, 1,000 watchers, 10 writes/s | — | — |
 | resident memory after 10,000 objects | — | — |
 | server CPU per create / per get | — | — |
+| server CPU per watch event delivered (the watch figure's run) | — | — |
 | 10,000 idle watches over TLS: memory growth | — | — |
 
 Load average (1, 5, 15 min): 1.00, 2.00, 3.00 before, 4.00, 5.00, 6.00 after.

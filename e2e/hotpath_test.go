@@ -18,7 +18,9 @@ import (
 // its ordinary user and 1,000 RoleBindings), or with SQLKUBE_CPU_PLAIN=1 in --plain-http, and
 // runs gets and creates of 1 KiB custom resources from 64 clients, a fixed number of each,
 // SQLKUBE_CPU_ROUNDS times (default 2), logging the server's CPU per operation from /proc;
-// SQLKUBE_CPU_LIST=1 adds full lists of 10,000 from one client, the table's list figure. With
+// SQLKUBE_CPU_LIST=1 adds full lists of 10,000 from one client, the table's list figure, and
+// SQLKUBE_CPU_WATCH=1 the table's watch figure (1,000 watchers, 10 writes/s; its operations are
+// the events delivered, and its CPU includes the writes'). With
 // SQLKUBE_CPU_PROFILE_DIR=DIR, the first round also saves a CPU profile of each operation
 // (/debug/pprof/profile) there. SQLKUBE_E2E_SERVER_BINARY runs another build's server, for
 // before-and-after figures in one sitting.
@@ -26,7 +28,7 @@ func TestServerCPUPerRequest(t *testing.T) {
 	if os.Getenv("SQLKUBE_CPU_PER_REQUEST") == "" {
 		t.Skip("a benchmark: set SQLKUBE_CPU_PER_REQUEST=1")
 	}
-	plain, lists := os.Getenv("SQLKUBE_CPU_PLAIN") != "", os.Getenv("SQLKUBE_CPU_LIST") != ""
+	plain, lists, watches := os.Getenv("SQLKUBE_CPU_PLAIN") != "", os.Getenv("SQLKUBE_CPU_LIST") != "", os.Getenv("SQLKUBE_CPU_WATCH") != ""
 	mode, args := "plain-http", []string{plainHTTP}
 	if !plain {
 		mode, args = "production", productionArgs(t)
@@ -45,14 +47,17 @@ func TestServerCPUPerRequest(t *testing.T) {
 		}
 		bench("--namespace", "gets", "--op", "get", "--objects", "1000", "--count", "2000") // the working set
 		ops := []cpuOp{
-			{"get", "gets", "1000", "20000", "64"},
-			{"create", "creates-%d", "1000", "6000", "64"},
+			{"get", "gets", []string{"--objects", "1000", "--count", "20000", "--concurrency", "64"}},
+			{"create", "creates-%d", []string{"--count", "6000", "--concurrency", "64"}},
 		}
 		if lists {
 			// 9,999 of the list's 10,000 objects, made beforehand: the load tool's own working set
 			// (the last one) is made within the profile's time.
 			bench("--namespace", "lists", "--op", "create", "--count", "9999", "--concurrency", "64")
-			ops = append(ops, cpuOp{"list", "lists", "1", "40", "1"})
+			ops = append(ops, cpuOp{"list", "lists", []string{"--objects", "1", "--count", "40", "--page-size", "10000"}})
+		}
+		if watches {
+			ops = append(ops, cpuOp{"watch", "watch-%d", []string{"--watchers", "1000", "--rate", "10", "--duration", "10s"}})
 		}
 		for round := range rounds {
 			for _, op := range ops {
@@ -61,9 +66,10 @@ func TestServerCPUPerRequest(t *testing.T) {
 				if strings.Contains(namespace, "%d") {
 					namespace = fmt.Sprintf(namespace, round)
 				}
-				r := bench(append([]string{"--namespace", namespace, "--op", op.name, "--objects", op.objects, "--count", op.count,
-					"--concurrency", op.concurrency, "--page-size", "10000"}, serverPIDArgs(s.proc.cmd.Process.Pid)...)...)
-				t.Logf("%s %s, round %d: server CPU %.0f µs/%s, %.0f %ss/s", backendOf(s.dsn), mode, round, r.ServerCPUMicrosPerOp, op.name, r.OpsPerSecond, op.name)
+				args := append([]string{"--namespace", namespace, "--op", op.name}, op.args...)
+				r := bench(append(args, serverPIDArgs(s.proc.cmd.Process.Pid)...)...)
+				t.Logf("%s %s, round %d: %s: server CPU %.0f µs per operation, %.0f per second, p99 %.1f ms", backendOf(s.dsn), mode, round,
+					op.name, r.ServerCPUMicrosPerOp, r.OpsPerSecond, r.LatencyMs.P99)
 				profiled()
 			}
 		}
@@ -71,8 +77,11 @@ func TestServerCPUPerRequest(t *testing.T) {
 }
 
 // cpuOp is one operation TestServerCPUPerRequest measures: the load tool's --op, its namespace
-// (%d is the round), working set, count and clients.
-type cpuOp struct{ name, namespace, objects, count, concurrency string }
+// (%d is the round) and its other flags.
+type cpuOp struct {
+	name, namespace string
+	args            []string
+}
 
 // startProfile starts a CPU profile of the server, saved as name in SQLKUBE_CPU_PROFILE_DIR,
 // if that is set and want, with the server's allocations since start before and after it (name

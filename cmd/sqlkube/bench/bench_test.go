@@ -87,7 +87,8 @@ func TestUpdateGetListMixed(t *testing.T) {
 }
 
 // TestServerCPU checks that --server-pid reports the processes' CPU per operation (here the
-// test's own process, which serves the fake), that the figure is absent without it, and that a
+// test's own process, which serves the fake), per event for watches, that the figure is absent
+// without it, and that a
 // process that does not exist fails the run.
 func TestServerCPU(t *testing.T) {
 	_, srv := newFakeAPI(t)
@@ -95,6 +96,10 @@ func TestServerCPU(t *testing.T) {
 	rep := runMain(t, srv.URL, "--op", "get", "--objects", "20", "--concurrency", "4", "--count", "100", "--server-pid", pid)
 	if perOp, ok := rep["serverCPUMicrosPerOp"].(float64); !ok || perOp < 0 {
 		t.Errorf("serverCPUMicrosPerOp = %v, want a figure", rep["serverCPUMicrosPerOp"])
+	}
+	rep = runMain(t, srv.URL, "--op", "watch", "--watchers", "3", "--rate", "500", "--count", "20", "--server-pid", pid)
+	if perEvent, ok := rep["serverCPUMicrosPerOp"].(float64); !ok || perEvent < 0 {
+		t.Errorf("watch: serverCPUMicrosPerOp = %v, want a figure per event", rep["serverCPUMicrosPerOp"])
 	}
 	rep = runMain(t, srv.URL, "--op", "get", "--objects", "20", "--concurrency", "4", "--count", "100")
 	if v, ok := rep["serverCPUMicrosPerOp"]; ok {

@@ -45,3 +45,12 @@ func (b *bench) serverCPU() (time.Duration, error) {
 	}
 	return total, nil
 }
+
+// setServerCPU sets rep's server CPU per operation from used, the --server-pid processes' CPU
+// over the measured part; without --server-pid, none.
+func (b *bench) setServerCPU(rep *report, used time.Duration) {
+	if len(b.opts.serverPIDs) > 0 && rep.Ops > 0 {
+		perOp := float64(used.Microseconds()) / float64(rep.Ops)
+		rep.ServerCPUMicrosPerOp = &perOp
+	}
+}

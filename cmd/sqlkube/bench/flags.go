@@ -115,7 +115,7 @@ func newFlagSet(o *options) *pflag.FlagSet {
 	fs.BoolVar(&o.idle, "idle", false, "for --op watch: write nothing; open the watches over shared HTTP/2 connections, as one client's informers do, and hold them for --duration once all are open")
 
 	fs.StringVar(&o.output, "output", "table", "result format: table, or json (a single JSON object on stdout)")
-	fs.IntSliceVar(&o.serverPIDs, "server-pid", nil, "for create, update, get, list and mixed: a process ID of the server, on this machine, whose CPU time over the measured part (not the working set's preparation) is reported per operation; repeat for several processes (kube-apiserver and etcd)")
+	fs.IntSliceVar(&o.serverPIDs, "server-pid", nil, "a process ID of the server, on this machine, whose CPU time over the measured part (not the working set's preparation) is reported per operation (for watch, per event delivered, the writes included); repeat for several processes (kube-apiserver and etcd)")
 	return fs
 }
 

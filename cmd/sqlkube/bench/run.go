@@ -108,10 +108,7 @@ func (b *bench) measureOps(ctx context.Context) (report, error) {
 	if b.opts.op == opMixed {
 		rep.ByOp = summarizeByOp(recs, elapsed)
 	}
-	if len(b.opts.serverPIDs) > 0 && rep.Ops > 0 {
-		perOp := float64((cpuAfter - cpuBefore).Microseconds()) / float64(rep.Ops)
-		rep.ServerCPUMicrosPerOp = &perOp
-	}
+	b.setServerCPU(&rep, cpuAfter-cpuBefore)
 	return rep, nil
 }
 

@@ -52,12 +52,19 @@ func (b *bench) runWatch(ctx context.Context) (report, error) {
 		return report{}, fmt.Errorf("the server accepted none of the watches: %s", firstWatchError(watchers))
 	}
 
+	cpuBefore, err := b.serverCPU()
+	if err != nil {
+		stopWatchers()
+		running.Wait()
+		return report{}, err
+	}
 	start := time.Now()
 	stopProgress := b.startProgress(ctx, start, "events")
 	writes := b.writeAtRate(ctx, times)
 	expected := func() int64 { return times.acknowledged() * int64(connectedCount(watchers)) }
 	b.awaitDelivery(ctx, expected)
 	elapsed := time.Since(start)
+	cpuAfter, cpuErr := b.serverCPU()
 	stopWatchers()
 	running.Wait()
 	stopProgress()
@@ -69,6 +76,10 @@ func (b *bench) runWatch(ctx context.Context) (report, error) {
 	rep := b.newReport(delivery, elapsed)
 	rep.addErrors(writes)
 	rep.Watch = b.watchSummary(watchers, writes, elapsed, expected())
+	if cpuErr != nil {
+		return report{}, cpuErr
+	}
+	b.setServerCPU(&rep, cpuAfter-cpuBefore)
 	return rep, nil
 }
 
