@@ -22,33 +22,45 @@ func appendWithoutTypeMeta(dst, obj []byte) []byte {
 		}
 		out = append(out, member...)
 	}
-	depth, inString, escaped := 0, false, false
+	depth := 0
 	memberStart := open + 1
 	for i := open + 1; i < end; i++ {
-		c := obj[i]
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
+		switch obj[i] {
+		case '"':
+			i = closingQuote(obj[:end], i+1)
+		case '{', '[':
 			depth++
-		case c == '}' || c == ']':
+		case '}', ']':
 			depth--
-		case c == ',' && depth == 0:
-			emit(obj[memberStart:i])
-			memberStart = i + 1
+		case ',':
+			if depth == 0 {
+				emit(obj[memberStart:i])
+				memberStart = i + 1
+			}
 		}
 	}
 	emit(obj[memberStart:end])
 	return append(out, '}')
+}
+
+// closingQuote returns the index of the quote that ends the string whose content starts at from,
+// or len(b) if none does. It jumps from quote to quote (most of an object's bytes are in its
+// strings): a quote preceded by an odd number of backslashes is escaped.
+func closingQuote(b []byte, from int) int {
+	for i := from; ; i++ {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return len(b)
+		}
+		i += q
+		backslashes := 0
+		for j := i - 1; j >= from && b[j] == '\\'; j-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return i
+		}
+	}
 }
 
 var typeMetaKeys = [][]byte{[]byte(`"kind"`), []byte(`"apiVersion"`)}
