@@ -2,6 +2,7 @@ package kuberef
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,7 +25,9 @@ type target struct {
 	// tokens map the values that legitimately differ between servers (uids, resourceVersions)
 	// to names given in order of first sight, so that equality between them is still compared.
 	tokens map[string]string
-	counts map[string]int
+	// identities map what makes two values one (see tokenAs) to their shared token.
+	identities map[string]string
+	counts     map[string]int
 	// objects holds the raw uid and resourceVersion last answered for each object name, and
 	// "continue" under "" the last list's continue token.
 	objects map[string]map[string]string
@@ -58,7 +61,7 @@ func newTarget(e endpoint) *target {
 // reset forgets what one scenario learnt: tokens restart so that a scenario's answers compare
 // alike whatever ran before it, and its watches are closed.
 func (t *target) reset() {
-	t.tokens, t.counts = map[string]string{}, map[string]int{}
+	t.tokens, t.identities, t.counts = map[string]string{}, map[string]string{}, map[string]int{}
 	t.literals, t.allocated = map[string]bool{firstServiceIP: true}, map[string]string{}
 	for name, w := range t.watches {
 		w.close()
@@ -320,7 +323,11 @@ func (t *target) collect(v any, key string) {
 		t.allocate(key, strconv.FormatFloat(v, 'f', -1, 64))
 	case string:
 		if kind, ok := varying[key]; ok && v != "" {
-			t.token(kind, v)
+			if kind == "CONTINUE" && !t.listRevisions {
+				t.tokenAs(kind, v, withoutRevision(v))
+			} else {
+				t.token(kind, v)
+			}
 		}
 		t.allocate(key, v)
 		// A precondition's 409 names the stored resourceVersion, which may not have been
@@ -338,14 +345,36 @@ func (t *target) collect(v any, key string) {
 	}
 }
 
-func (t *target) token(kind, value string) string {
+func (t *target) token(kind, value string) string { return t.tokenAs(kind, value, value) }
+
+// tokenAs is token for a value known by identity: values of one identity share a token.
+func (t *target) tokenAs(kind, value, identity string) string {
 	if tok, ok := t.tokens[value]; ok {
 		return tok
 	}
-	t.counts[kind]++
-	tok := fmt.Sprintf("<%s%d>", kind, t.counts[kind])
+	tok, ok := t.identities[identity]
+	if !ok {
+		t.counts[kind]++
+		tok = fmt.Sprintf("<%s%d>", kind, t.counts[kind])
+		t.identities[identity] = tok
+	}
 	t.tokens[value] = tok
 	return tok
+}
+
+// withoutRevision is a continue token's identity when list revisions are not compared: its
+// content (kube-apiserver's and sqlkube's tokens are both base64 JSON) without the revision of
+// the list it continues. That revision counts writes no step made (see ignoreListRevisions), so
+// the same page asked for twice could get one token on one server and two on another.
+func withoutRevision(token string) string {
+	data, err := base64.RawURLEncoding.DecodeString(token)
+	var content map[string]any
+	if err != nil || json.Unmarshal(data, &content) != nil {
+		return token
+	}
+	delete(content, "rv")
+	identity, _ := json.Marshal(content)
+	return string(identity)
 }
 
 func (t *target) normalize(v any, key string) any {
