@@ -25,8 +25,8 @@ type target struct {
 	// tokens map the values that legitimately differ between servers (uids, resourceVersions)
 	// to names given in order of first sight, so that equality between them is still compared.
 	tokens map[string]string
-	// identities map what makes two values one (see tokenAs) to their shared token.
-	identities map[string]string
+	// byIdentity maps what makes two values one (see tokenAs) to their shared token.
+	byIdentity map[string]string
 	counts     map[string]int
 	// objects holds the raw uid and resourceVersion last answered for each object name, and
 	// "continue" under "" the last list's continue token.
@@ -61,7 +61,7 @@ func newTarget(e endpoint) *target {
 // reset forgets what one scenario learnt: tokens restart so that a scenario's answers compare
 // alike whatever ran before it, and its watches are closed.
 func (t *target) reset() {
-	t.tokens, t.identities, t.counts = map[string]string{}, map[string]string{}, map[string]int{}
+	t.tokens, t.byIdentity, t.counts = map[string]string{}, map[string]string{}, map[string]int{}
 	t.literals, t.allocated = map[string]bool{firstServiceIP: true}, map[string]string{}
 	for name, w := range t.watches {
 		w.close()
@@ -352,11 +352,11 @@ func (t *target) tokenAs(kind, value, identity string) string {
 	if tok, ok := t.tokens[value]; ok {
 		return tok
 	}
-	tok, ok := t.identities[identity]
+	tok, ok := t.byIdentity[identity]
 	if !ok {
 		t.counts[kind]++
 		tok = fmt.Sprintf("<%s%d>", kind, t.counts[kind])
-		t.identities[identity] = tok
+		t.byIdentity[identity] = tok
 	}
 	t.tokens[value] = tok
 	return tok

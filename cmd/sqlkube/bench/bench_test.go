@@ -88,8 +88,7 @@ func TestUpdateGetListMixed(t *testing.T) {
 
 // TestServerCPU checks that --server-pid reports the processes' CPU per operation (here the
 // test's own process, which serves the fake), per event for watches, that the figure is absent
-// without it, and that a
-// process that does not exist fails the run.
+// without it, and that a process that does not exist fails the run.
 func TestServerCPU(t *testing.T) {
 	_, srv := newFakeAPI(t)
 	pid := strconv.Itoa(os.Getpid())

@@ -68,6 +68,9 @@ func (b *bench) runWatch(ctx context.Context) (report, error) {
 	stopWatchers()
 	running.Wait()
 	stopProgress()
+	if cpuErr != nil {
+		return report{}, cpuErr
+	}
 
 	delivery := recorders{}
 	for _, w := range watchers {
@@ -76,9 +79,6 @@ func (b *bench) runWatch(ctx context.Context) (report, error) {
 	rep := b.newReport(delivery, elapsed)
 	rep.addErrors(writes)
 	rep.Watch = b.watchSummary(watchers, writes, elapsed, expected())
-	if cpuErr != nil {
-		return report{}, cpuErr
-	}
 	b.setServerCPU(&rep, cpuAfter-cpuBefore)
 	return rep, nil
 }
