@@ -333,6 +333,10 @@ func (k kubeSubresourceStrategy) PrepareForUpdate(ctx context.Context, obj, old 
 	k.s.prepareUpdate(ctx, k.strategy, obj, old)
 }
 
+// TakesWholeObject: kube's strategy of the subresource resets what a write through it may not
+// change, each its own part (resource.WholeObjectStatusStrategy).
+func (kubeSubresourceStrategy) TakesWholeObject() {}
+
 func (k kubeSubresourceStrategy) ValidateUpdate(ctx context.Context, obj, old *unstructured.Unstructured) field.ErrorList {
 	return k.s.validateUpdate(ctx, k.strategy, obj, old)
 }

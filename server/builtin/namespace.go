@@ -61,6 +61,27 @@ func (namespaces) PrepareForUpdate(_ context.Context, ns, old *unstructured.Unst
 	}
 }
 
+// StatusStrategy is kube's namespace status strategy: a /status write keeps the request's
+// metadata (labels, annotations) and status, and only the spec is the stored one.
+func (n namespaces) StatusStrategy() resource.StatusStrategy {
+	return namespaceStatus{n.TypedStrategy.StatusStrategy()}
+}
+
+type namespaceStatus struct{ resource.StatusStrategy }
+
+func (namespaceStatus) TakesWholeObject() {}
+
+// PrepareForUpdate keeps the stored spec, and the name label kube's decoding gives every
+// namespace.
+func (namespaceStatus) PrepareForUpdate(_ context.Context, ns, old *unstructured.Unstructured) {
+	setNamespaceNameLabel(ns)
+	if spec, ok := old.Object["spec"]; ok {
+		ns.Object["spec"] = runtime.DeepCopyJSONValue(spec)
+	} else {
+		delete(ns.Object, "spec")
+	}
+}
+
 // HoldsDeletion is true while spec.finalizers has any: the namespace controller empties it
 // once the namespace's content is gone.
 func (namespaces) HoldsDeletion(ns *unstructured.Unstructured) bool {

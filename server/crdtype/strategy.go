@@ -130,6 +130,10 @@ func (s customResourceStatus) PrepareForUpdate(_ context.Context, obj, old *unst
 	s.main.schema.PrepareForStatusUpdate(obj, old)
 }
 
+// TakesWholeObject: PrepareForUpdate keeps the status of the object sent, as
+// apiextensions-apiserver's status strategy does.
+func (customResourceStatus) TakesWholeObject() {}
+
 func (s customResourceStatus) ValidateUpdate(ctx context.Context, obj, old *unstructured.Unstructured) field.ErrorList {
 	return append(resource.ValidateMetadata(s.main.res, obj, old), s.main.schema.ValidateStatus(ctx, obj, old)...)
 }

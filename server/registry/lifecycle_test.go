@@ -76,15 +76,17 @@ func TestNamespaceDeleteAndFinalize(t *testing.T) {
 func TestStatusSubresource(t *testing.T) {
 	r := onSQLite(t)
 	r.mustCreate("namespaces", "", `{"metadata":{"name":"st"}}`)
-	// The main resource cannot change the status; /status changes only the status.
+	// The main resource cannot change the status; /status cannot change the spec, and keeps
+	// the request's metadata, as kube's namespace status strategy does.
 	main := r.ref("namespaces", "", "st")
 	r.mustUpdate(main, `{"metadata":{"name":"st","labels":{"a":"b"}},"status":{"phase":"Other"}}`)
 	status := main
 	status.Subresource = "status"
-	ns := r.mustUpdate(status, `{"metadata":{"name":"st","labels":{"c":"d"}},"status":{"phase":"Active","conditions":[{"type":"Custom","status":"True"}]}}`)
+	ns := r.mustUpdate(status, `{"metadata":{"name":"st","labels":{"c":"d"}},"spec":{"finalizers":[]},"status":{"phase":"Active","conditions":[{"type":"Custom","status":"True"}]}}`)
 	conditions, _, _ := unstructured.NestedSlice(ns.Object, "status", "conditions")
 	phase, _, _ := unstructured.NestedString(ns.Object, "status", "phase")
-	if phase != "Active" || len(conditions) != 1 || ns.GetLabels()["a"] != "b" || ns.GetLabels()["c"] != "" {
+	if phase != "Active" || len(conditions) != 1 || ns.GetLabels()["a"] != "" || ns.GetLabels()["c"] != "d" ||
+		ns.GetLabels()["kubernetes.io/metadata.name"] != "st" || len(nestedStrings(ns, "spec", "finalizers")) != 1 {
 		t.Fatalf("after status update: %v", ns)
 	}
 	// A phase that does not fit the namespace's state is refused, as kube-apiserver refuses it.

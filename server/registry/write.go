@@ -323,14 +323,24 @@ func (r *Registry) deleteWithoutFinalizers(ctx context.Context, req *request, cu
 	return sqlstore.Object{Key: current.Key, Revision: current.Revision, Value: value}, err
 }
 
-// prepareUpdate carries over what an update cannot change, as kube-apiserver's BeforeUpdate does,
-// then applies the type's own rules.
+// prepareUpdate applies the type's own rules, then carries over what an update cannot change,
+// in kube-apiserver's BeforeUpdate's order: a strategy may clear what is carried over (a pod's
+// status strategy clears the deletionTimestamp), and the stored value wins.
 func prepareUpdate(ctx context.Context, req *request, mode updateMode, obj, old *unstructured.Unstructured) error {
 	namespace := rest.ExpectedNamespaceForScope(req.namespace, req.res.Namespaced)
 	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(namespace, obj); err != nil {
 		return err
 	}
 	obj.SetGeneration(old.GetGeneration())
+	switch mode {
+	case replaceStatus:
+		req.res.Strategy.StatusStrategy().PrepareForUpdate(ctx, obj, old)
+	case replaceAll:
+		req.res.Strategy.PrepareForUpdate(ctx, obj, old)
+	case replaceFinalizers:
+	default:
+		req.res.SubresourceStrategy(string(mode)).PrepareForUpdate(ctx, obj, old)
+	}
 	if obj.GetUID() == "" {
 		obj.SetUID(old.GetUID())
 	}
@@ -341,15 +351,6 @@ func prepareUpdate(ctx context.Context, req *request, mode updateMode, obj, old 
 	if old.GetDeletionGracePeriodSeconds() != nil && obj.GetDeletionGracePeriodSeconds() == nil {
 		obj.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
 	}
-	switch mode {
-	case replaceStatus:
-		req.res.Strategy.StatusStrategy().PrepareForUpdate(ctx, obj, old)
-	case replaceAll:
-		req.res.Strategy.PrepareForUpdate(ctx, obj, old)
-	case replaceFinalizers:
-	default:
-		req.res.SubresourceStrategy(string(mode)).PrepareForUpdate(ctx, obj, old)
-	}
 	if req.res.Strategy.TracksGeneration() && specChanged(obj, old) {
 		obj.SetGeneration(old.GetGeneration() + 1)
 	}
@@ -357,10 +358,10 @@ func prepareUpdate(ctx context.Context, req *request, mode updateMode, obj, old 
 }
 
 // subresourceUpdate is what a PUT on a subresource writes: old with only the subresource's
-// part taken from the body (status for /status, spec.finalizers for /finalize). Custom
-// resources' /status is left to their strategies.
+// part taken from the body (status for /status, spec.finalizers for /finalize). A /status
+// write whose strategy takes the whole object (kube's, a custom resource's) is left to it.
 func subresourceUpdate(res *resource.Resource, mode updateMode, body, old *unstructured.Unstructured) *unstructured.Unstructured {
-	if res.Schema != nil && mode == replaceStatus {
+	if _, whole := res.Strategy.StatusStrategy().(resource.WholeObjectStatusStrategy); whole && mode == replaceStatus {
 		return body
 	}
 	path := []string{"status"}

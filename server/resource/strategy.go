@@ -109,12 +109,21 @@ type GracefulDeleteStrategy interface {
 	BeforeDelete(ctx context.Context, obj *unstructured.Unstructured, opts *metav1.DeleteOptions) (graceful, pending bool, err error)
 }
 
-// StatusStrategy is the rules of a type's /status writes, as kube's status strategies are. For
-// the built-ins the registry has already taken the status from the request onto the stored
-// object; a custom resource's PrepareForUpdate does that itself.
+// StatusStrategy is the rules of a type's /status writes, as kube's status strategies are.
+// Unless it is a WholeObjectStatusStrategy, the registry has already taken the status from the
+// request onto the stored object.
 type StatusStrategy interface {
 	PrepareForUpdate(ctx context.Context, obj, old *unstructured.Unstructured)
 	ValidateUpdate(ctx context.Context, obj, old *unstructured.Unstructured) field.ErrorList
+}
+
+// WholeObjectStatusStrategy is a StatusStrategy whose PrepareForUpdate is handed the whole
+// object a /status write sent, and itself resets what the write may not change, as kube's
+// status strategies are: each type resets its own part (a pod keeps the request's labels and
+// annotations, a ServiceCIDR resets them, a custom resource keeps only the status).
+type WholeObjectStatusStrategy interface {
+	StatusStrategy
+	TakesWholeObject()
 }
 
 // DeleteRefuser is the Strategy of a type some of whose objects may never be deleted one by
