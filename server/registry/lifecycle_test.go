@@ -46,6 +46,7 @@ func TestInitialNamespaces(t *testing.T) {
 				!reflect.DeepEqual(nestedStrings(ns, "spec", "finalizers"), []string{"kubernetes"}) {
 				t.Fatalf("namespace %s: %v", name, ns)
 			}
+			wantCreatedByKube(t, ns)
 		}
 		// A second registry on the same database starts fine and creates nothing.
 		before := r.revision()

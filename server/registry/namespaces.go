@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -33,21 +34,74 @@ func (r *Registry) namespaceRequest(name string) *request {
 	return &request{res: r.namespaceResource, gr: namespacesGR, name: name}
 }
 
-// ensureInitialNamespaces creates the initial namespaces that are missing. Replicas starting
-// together on one database may race: a namespace another one created is fine.
+// apiServerManager is who kube-apiserver's own writes are recorded for in managedFields.
+const apiServerManager = "kube-apiserver"
+
+// ensureInitialNamespaces creates the initial namespaces that are missing, and restores the kind
+// of those an earlier sqlkube stored without one.
 func (r *Registry) ensureInitialNamespaces(ctx context.Context) error {
 	for _, name := range initialNamespaces {
-		req := r.namespaceRequest(name)
-		if _, err := r.store.Get(ctx, req.key()); err == nil {
-			continue
-		}
-		ns := &unstructured.Unstructured{Object: map[string]interface{}{}}
-		ns.SetName(name)
-		if _, err := r.create(ctx, req, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		if err := r.ensureInitialNamespace(ctx, name); err != nil {
 			return fmt.Errorf("creating namespace %s: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// ensureInitialNamespace creates the namespace name as kube-apiserver's system namespaces
+// controller does, or restores its kind. Replicas starting together on one database may race:
+// a namespace another one created is fine, one it rewrote is read again.
+func (r *Registry) ensureInitialNamespace(ctx context.Context, name string) error {
+	req := r.namespaceRequest(name)
+	req.manager = apiServerManager
+	for {
+		stored, err := r.store.Get(ctx, req.key())
+		if errors.Is(err, sqlstore.ErrNotFound) {
+			return r.createInitialNamespace(ctx, req)
+		}
+		if err != nil {
+			return err
+		}
+		if err := r.restoreKind(ctx, req, stored); !errors.Is(err, sqlstore.ErrConflict) {
+			return err
+		}
+	}
+}
+
+// createInitialNamespace creates the namespace req names from the body kube-apiserver's
+// loopback client sends, decoded as any request's (kind, apiVersion and the name label
+// defaulting gives it), recorded for kube-apiserver.
+func (r *Registry) createInitialNamespace(ctx context.Context, req *request) error {
+	body, err := json.Marshal(corev1.Namespace{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: req.name},
+	})
+	if err != nil {
+		return err
+	}
+	content, _, err := req.res.Typed().Decode(body)
+	if err != nil {
+		return err
+	}
+	if _, err := r.create(ctx, req, &unstructured.Unstructured{Object: content}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}
+
+// restoreKind rewrites stored with its kind if it has none: earlier versions of sqlkube created
+// the initial namespaces without one, and clients (kubectl, client-go's decoders) refuse an object
+// without its kind. The database is repaired once, at start, rather than every read: gets,
+// lists and watches serve the stored bytes as they are. The rewrite is a new revision, so that
+// watchers that cached the object without its kind get it again.
+func (r *Registry) restoreKind(ctx context.Context, req *request, stored sqlstore.Object) error {
+	ns, err := DecodeStored(stored.Value)
+	if err != nil || ns.GetKind() != "" {
+		return err
+	}
+	ns.SetKind(req.res.Kind)
+	_, err = r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: stored.Revision, Render: render(req.res, ns)})
+	return err
 }
 
 // checkNamespaceAcceptsContent refuses to create objects in a namespace that does not exist
