@@ -10,9 +10,13 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"sigs.k8s.io/yaml"
 
 	"github.com/sqlkube/sqlkube/server/auditlog"
+	"github.com/sqlkube/sqlkube/server/registry/decode"
 )
 
 // routePodBindings adds POST namespaces/NS/bindings, the older path of a pod's binding,
@@ -22,7 +26,7 @@ func (s *Server) routePodBindings(m *mux.Router) {
 		return
 	}
 	m.Path("/api/v1/namespaces/{namespace}/bindings").HandlerFunc(s.review("bindings", func(r *http.Request, body []byte) (any, error) {
-		binding, opts, err := decodeSubresourceBody[corev1.Binding](r, body, false, "Binding")
+		binding, opts, err := decodeSubresourceBody[corev1.Binding](r, body, false, corev1.SchemeGroupVersion.WithKind("Binding"))
 		if err != nil {
 			return nil, err
 		}
@@ -73,7 +77,7 @@ func (s *Server) servePodCreateSubresource(w http.ResponseWriter, r *http.Reques
 	auditlog.RequestBody(r.Context(), body)
 	var status *metav1.Status
 	if req.subresource == "binding" {
-		binding, opts, err := decodeSubresourceBody[corev1.Binding](r, body, isYAML, "Binding")
+		binding, opts, err := decodeSubresourceBody[corev1.Binding](r, body, isYAML, corev1.SchemeGroupVersion.WithKind("Binding"))
 		if err != nil {
 			return err
 		}
@@ -82,7 +86,7 @@ func (s *Server) servePodCreateSubresource(w http.ResponseWriter, r *http.Reques
 			return err
 		}
 	} else {
-		eviction, opts, err := decodeSubresourceBody[policyv1.Eviction](r, body, isYAML, "Eviction")
+		eviction, opts, err := decodeSubresourceBody[policyv1.Eviction](r, body, isYAML, policyv1.SchemeGroupVersion.WithKind("Eviction"))
 		if err != nil {
 			return err
 		}
@@ -98,9 +102,12 @@ func (s *Server) servePodCreateSubresource(w http.ResponseWriter, r *http.Reques
 	return nil
 }
 
-// decodeSubresourceBody decodes a subresource's body as T, of kind kind in version v1, and the
-// request's create options; a body that does not decode is kube's 400.
-func decodeSubresourceBody[T any](r *http.Request, body []byte, isYAML bool, kind string) (*T, *metav1.CreateOptions, error) {
+// decodeSubresourceBody decodes a subresource's body as T, of kind want, and the request's
+// create options; a body that does not decode, or is of another kind, is kube's 400.
+func decodeSubresourceBody[T any, PT interface {
+	*T
+	runtime.Object
+}](r *http.Request, body []byte, isYAML bool, want schema.GroupVersionKind) (*T, *metav1.CreateOptions, error) {
 	opts, err := parseCreateOptions(r)
 	if err != nil {
 		return nil, nil, err
@@ -111,7 +118,41 @@ func decodeSubresourceBody[T any](r *http.Request, body []byte, isYAML bool, kin
 		unmarshal = func(data []byte, v any) error { return yaml.Unmarshal(data, v) }
 	}
 	if err := unmarshal(body, into); err != nil {
-		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version \"v1\" cannot be handled as a %s: %v", kind, kind, err))
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", want.Kind, want.Version, want.Kind, err))
+	}
+	if err := checkBodyKind(PT(into).GetObjectKind().GroupVersionKind(), want); err != nil {
+		return nil, nil, err
 	}
 	return into, opts, nil
+}
+
+// checkBodyKind refuses a body of a kind (gvk, defaulted from want where it names none) that
+// kube-apiserver's decoder cannot read as want, with its 400: that decoder makes the body's type
+// from kube's scheme and converts it to want's internal type, so another kind fails as not
+// registered in its version or as a conversion kube does not have (a v1beta1 Eviction converts).
+func checkBodyKind(gvk, want schema.GroupVersionKind) error {
+	if gvk.Kind == "" {
+		gvk.Kind = want.Kind
+	}
+	if gvk.GroupVersion().Empty() {
+		gvk.Group, gvk.Version = want.Group, want.Version
+	}
+	if err := convertsTo(gvk, want.GroupKind()); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, want.Kind, err))
+	}
+	return nil
+}
+
+// convertsTo is nil if kube's scheme converts an object of kind gvk to the internal type of
+// kind, or the scheme's error, naming the scheme as kube-apiserver's binary names it.
+func convertsTo(gvk schema.GroupVersionKind, kind schema.GroupKind) error {
+	versioned, err := legacyscheme.Scheme.New(gvk)
+	if err != nil {
+		return runtime.NewNotRegisteredErrForKind(decode.LegacySchemeName, gvk)
+	}
+	internal, err := legacyscheme.Scheme.New(kind.WithVersion(runtime.APIVersionInternal))
+	if err != nil {
+		return err
+	}
+	return legacyscheme.Scheme.Convert(versioned, internal, nil)
 }

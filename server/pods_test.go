@@ -1,11 +1,15 @@
 package server_test
 
 import (
+	"bytes"
 	"net/http"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sqlkube/sqlkube/server"
 )
 
 const podsPath = "/api/v1/namespaces/default/pods"
@@ -181,6 +185,49 @@ func TestPodEviction(t *testing.T) {
 		api.do("POST", podsPath+"/pending/eviction", `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"pending"}}`).expect(t, http.StatusCreated)
 		api.do("GET", podsPath+"/pending", "").expect(t, http.StatusNotFound)
 	})
+}
+
+// TestPodSubresourceBodiesOfAnotherNamespaceOrKind: a binding or an eviction whose body names
+// another namespace, or is of another kind (JSON or protobuf), is kube's 400, and the pod is
+// left as it was: neither bound nor deleted.
+func TestPodSubresourceBodiesOfAnotherNamespaceOrKind(t *testing.T) {
+	api := sqliteAPI(t)
+	createDefaultServiceAccount(t, api)
+	createPod(t, api, "web", `"app":"web"`)
+	badRequest := func(message string) metav1.Status {
+		return metav1.Status{Code: http.StatusBadRequest, Reason: metav1.StatusReasonBadRequest, Message: message}
+	}
+	const otherNamespace = "the namespace of the provided object does not match the namespace sent on the request"
+	for _, c := range []struct {
+		path, body string
+		want       metav1.Status
+	}{
+		{podsPath + "/web/binding", `{"apiVersion":"v1","kind":"Binding","metadata":{"name":"web","namespace":"other"},"target":{"name":"node-1"}}`,
+			badRequest(otherNamespace)},
+		{"/api/v1/namespaces/default/bindings", `{"apiVersion":"v1","kind":"Binding","metadata":{"name":"web","namespace":"other"},"target":{"name":"node-1"}}`,
+			badRequest(otherNamespace)},
+		{podsPath + "/web/eviction", `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"web","namespace":"other"}}`,
+			badRequest(otherNamespace)},
+		{podsPath + "/web/binding", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"},"target":{"name":"node-1"}}`,
+			badRequest(`Pod in version "v1" cannot be handled as a Binding: converting (v1.Pod) to (core.Binding): unknown conversion`)},
+		{podsPath + "/web/binding", `{"apiVersion":"policy/v1","kind":"Binding","metadata":{"name":"web"},"target":{"name":"node-1"}}`,
+			badRequest(`Binding in version "v1" cannot be handled as a Binding: no kind "Binding" is registered for version "policy/v1" in scheme "pkg/api/legacyscheme/scheme.go:30"`)},
+		{podsPath + "/web/eviction", `{"apiVersion":"v1","kind":"Binding","metadata":{"name":"web"}}`,
+			badRequest(`Binding in version "v1" cannot be handled as a Eviction: converting (v1.Binding) to (policy.Eviction): unknown conversion`)},
+	} {
+		api.do("POST", c.path, c.body).expectStatus(t, c.want)
+	}
+	var pod bytes.Buffer
+	if err := server.ProtobufDecoder.Encode(&corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "web"}}, &pod); err != nil {
+		t.Fatal(err)
+	}
+	api.do("POST", podsPath+"/web/binding", pod.String(), "Content-Type: "+server.MediaTypeProtobuf).expectStatus(t,
+		badRequest(`Pod in version "v1" cannot be handled as a Binding: converting (v1.Pod) to (core.Binding): unknown conversion`))
+	// A v1beta1 Eviction is one kube reads.
+	if stored := api.do("GET", podsPath+"/web", "").expect(t, http.StatusOK).object(t); str(stored, "spec", "nodeName") != "" || nested(stored, "metadata", "deletionTimestamp") != nil {
+		t.Fatalf("pod after refused subresource writes: %v", stored)
+	}
+	api.do("POST", podsPath+"/web/eviction", `{"apiVersion":"policy/v1beta1","kind":"Eviction","metadata":{"name":"web","namespace":"default"}}`).expect(t, http.StatusCreated)
 }
 
 // TestReplicationControllerScale: a ReplicationController's /scale shows its map selector.

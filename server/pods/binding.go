@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -24,12 +25,15 @@ import (
 )
 
 // Bind answers POST pods/NAME/binding (pathName NAME) and POST namespaces/NS/bindings (pathName
-// the Binding's own name) as kube-apiserver's BindingREST does: the Binding's name must be the
-// path's (400), its target valid (kube answers a 500 with the errors), and the pod, unless
+// the Binding's own name) as kube-apiserver's create handler and BindingREST do: the Binding's
+// namespace, if it names one, and its name must be the path's (400), its target valid (kube answers a 500 with the errors), and the pod, unless
 // being deleted, already bound or gated, gets spec.nodeName, the Binding's annotations and
 // labels, and the PodScheduled condition, written without the pod strategy. A refusal is 409
 // Conflict on pods/binding; the Binding's uid and resourceVersion are preconditions.
 func (s *Subresources) Bind(ctx context.Context, namespace, pathName string, binding *corev1.Binding, dryRun bool) (*metav1.Status, error) {
+	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(namespace, binding); err != nil {
+		return nil, err
+	}
 	if pathName != binding.Name {
 		return nil, apierrors.NewBadRequest("name in URL does not match name in Binding object")
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
 	pdbhelper "k8s.io/component-helpers/apps/poddisruptionbudget"
 	podutil "k8s.io/kubernetes/pkg/api/pod"
 	api "k8s.io/kubernetes/pkg/apis/core"
@@ -27,7 +28,8 @@ import (
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
-// Evict answers POST pods/NAME/eviction as kube-apiserver's EvictionREST does, on the
+// Evict answers POST pods/NAME/eviction as kube-apiserver's create handler and EvictionREST do
+// (the Eviction's namespace, if it names one, and its name must be the path's: 400), on the
 // PodDisruptionBudgets' stored status (no disruption controller keeps it): a pod that is
 // terminal, pending or being deleted is deleted without a budget; otherwise the one budget
 // selecting it must allow a disruption (429 TooManyRequests with a DisruptionBudget cause when
@@ -35,6 +37,9 @@ import (
 // decremented, the pod recorded in disruptedPods); the pod then gets the DisruptionTarget
 // condition and is deleted with the Eviction's deleteOptions. Success is a Success Status.
 func (s *Subresources) Evict(ctx context.Context, namespace, pathName string, eviction *policyv1.Eviction, dryRun []string) (*metav1.Status, error) {
+	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(namespace, eviction); err != nil {
+		return nil, err
+	}
 	if pathName != eviction.Name {
 		return nil, apierrors.NewBadRequest("name in URL does not match name in Eviction object")
 	}

@@ -339,13 +339,13 @@ func CheckTypeMeta(obj *unstructured.Unstructured, res *resource.Resource) error
 	}
 	cause := fmt.Sprintf("converting (%s.%s) to (%s.%s): unknown conversion", gv.Version, kind, internalPackage(res.Group), res.Kind)
 	if apiVersion != res.APIVersion() {
-		cause = runtime.NewNotRegisteredErrForKind(legacySchemeName, gv.WithKind(kind)).Error()
+		cause = runtime.NewNotRegisteredErrForKind(LegacySchemeName, gv.WithKind(kind)).Error()
 	}
 	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %s", kind, gv.Version, res.Kind, cause))
 }
 
-// legacySchemeName is how kube-apiserver's errors name the scheme of its built-in types.
-const legacySchemeName = "pkg/api/legacyscheme/scheme.go:30"
+// LegacySchemeName is how kube-apiserver's errors name the scheme of its built-in types.
+const LegacySchemeName = "pkg/api/legacyscheme/scheme.go:30"
 
 // internalPackage is the Go package of a built-in group's internal types, as conversion errors
 // name it.
