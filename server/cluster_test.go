@@ -43,8 +43,13 @@ func TestNodesWithKubesRules(t *testing.T) {
 			"Content-Type: application/merge-patch+json").expect(t, http.StatusOK)
 		api.do("POST", "/api/v1/nodes/https:n2:10250/proxy/pods", "{}").expectStatus(t, metav1.Status{Code: http.StatusServiceUnavailable,
 			Reason: metav1.StatusReasonServiceUnavailable, Message: "error trying to reach service: sqlkube does not proxy to kubelets"})
+		// kube proxies to no address that is not global unicast: a loopback one is refused.
+		api.do("PATCH", "/api/v1/nodes/n1/status", `{"status":{"addresses":[{"type":"InternalIP","address":"127.0.0.1"}]}}`,
+			"Content-Type: application/merge-patch+json").expect(t, http.StatusOK)
+		api.do("GET", "/api/v1/nodes/n1/proxy/metrics", "").expectStatus(t, metav1.Status{Code: http.StatusBadRequest,
+			Reason: metav1.StatusReasonBadRequest, Message: "address not allowed"})
 
-		status := api.do("PATCH", "/api/v1/nodes/n1/status", `{"status":{"capacity":{"cpu":"4"}},"spec":{"unschedulable":true}}`,
+		status := api.do("PATCH", "/api/v1/nodes/n1/status", `{"status":{"addresses":null,"capacity":{"cpu":"4"}},"spec":{"unschedulable":true}}`,
 			"Content-Type: application/merge-patch+json").expect(t, http.StatusOK).object(t)
 		if nested(status, "status", "capacity", "cpu") != "4" || nested(status, "spec", "unschedulable") != nil {
 			t.Errorf("a node's /status wrote %v, %v: want its status alone", nested(status, "status"), nested(status, "spec"))

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"sigs.k8s.io/yaml"
 
@@ -57,7 +58,7 @@ func (s *Server) dispatchPodSubresource(w http.ResponseWriter, r *http.Request, 
 			return nil
 		})
 	case req.subresource == "proxy" || r.Method == http.MethodGet || r.Method == http.MethodPost:
-		s.writeError(w, r, s.api.Pods.Connect(r.Context(), req.namespace, req.name, req.subresource, r.URL.Query()))
+		s.writeError(w, r, s.api.Pods.Connect(r.Context(), req.namespace, req.name, req.subresource, r.URL.Query(), httpstream.IsUpgradeRequest(r)))
 	default:
 		s.methodNotSupported(w, r, req)
 	}

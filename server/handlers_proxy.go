@@ -15,7 +15,7 @@ import (
 // object's answer (resource.Resource.Proxy). Its name may carry a scheme and a port
 // ("https:web:443"), as kube-apiserver's proxy reads it.
 func (s *Server) serveProxy(_ http.ResponseWriter, r *http.Request, req *request) error {
-	_, name, port, valid := utilnet.SplitSchemeNamePort(req.name)
+	scheme, name, port, valid := utilnet.SplitSchemeNamePort(req.name)
 	if !valid {
 		return apierrors.NewBadRequest(fmt.Sprintf("invalid %s request %q", req.res.SingularName, req.name))
 	}
@@ -28,5 +28,5 @@ func (s *Server) serveProxy(_ http.ResponseWriter, r *http.Request, req *request
 	if err != nil {
 		return err
 	}
-	return req.res.Proxy(obj, port)
+	return req.res.Proxy(r.Context(), obj, scheme, port)
 }

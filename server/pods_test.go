@@ -230,6 +230,32 @@ func TestPodSubresourceBodiesOfAnotherNamespaceOrKind(t *testing.T) {
 	api.do("POST", podsPath+"/web/eviction", `{"apiVersion":"policy/v1beta1","kind":"Eviction","metadata":{"name":"web","namespace":"default"}}`).expect(t, http.StatusCreated)
 }
 
+// TestPodStreamsNeedAnUpgrade: exec, attach and portforward of a pod whose node is stored find
+// its kubelet as kube does, then refuse a request that is not a protocol upgrade with kube's
+// 400, before answering one that is with the 503 of a kubelet that does not answer; a node
+// without an address is kube's 500.
+func TestPodStreamsNeedAnUpgrade(t *testing.T) {
+	api := sqliteAPI(t)
+	createDefaultServiceAccount(t, api)
+	createPod(t, api, "web", `"app":"web"`)
+	api.do("POST", "/api/v1/nodes", `{"apiVersion":"v1","kind":"Node","metadata":{"name":"node-1"}}`).expect(t, http.StatusCreated)
+	api.do("POST", podsPath+"/web/binding", `{"apiVersion":"v1","kind":"Binding","metadata":{"name":"web"},"target":{"name":"node-1"}}`).expect(t, http.StatusCreated)
+	streams := []string{"/web/exec?command=ls&stdout=true", "/web/attach?stdout=true", "/web/portforward?ports=80"}
+	for _, stream := range streams {
+		api.do("POST", podsPath+stream, "").expectStatus(t, metav1.Status{Code: http.StatusInternalServerError, Reason: metav1.StatusReasonUnknown,
+			Message: "no preferred addresses found; known addresses: []"})
+	}
+	api.do("PATCH", "/api/v1/nodes/node-1/status", `{"status":{"addresses":[{"type":"InternalIP","address":"10.0.0.7"}]}}`,
+		"Content-Type: application/merge-patch+json").expect(t, http.StatusOK)
+	for _, stream := range streams {
+		api.do("POST", podsPath+stream, "").expectStatus(t, metav1.Status{Code: http.StatusBadRequest, Reason: metav1.StatusReasonBadRequest,
+			Message: "Upgrade request required"})
+		api.do("POST", podsPath+stream, "", "Connection: Upgrade", "Upgrade: SPDY/3.1").expectStatus(t, metav1.Status{
+			Code: http.StatusServiceUnavailable, Reason: metav1.StatusReasonServiceUnavailable,
+			Message: "no kubelet answers at 10.0.0.7:10250: sqlkube runs no kubelets (it stores pods and runs none)"})
+	}
+}
+
 // TestReplicationControllerScale: a ReplicationController's /scale shows its map selector.
 func TestReplicationControllerScale(t *testing.T) {
 	api := sqliteAPI(t)

@@ -159,7 +159,9 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 	}
 	fairness := startPriorityAndFairness(ctx, deps, lb, opts.EffectiveLimits(), opts)
 	api.Catalog, api.Registry, api.Discovery, api.FlowControl = types, objects, discovery.NewCache(types, api.Tokens != nil), fairness.control
-	api.Pods = pods.New(types, objects)
+	if api.Pods, err = pods.New(types, objects); err != nil {
+		return nil, err
+	}
 	api.Checks = checks(store, opts, rbacController, fairness, admissionChain)
 	if !opts.NoDefaultObjects {
 		api.Checks.Started = append(api.Checks.Started, doneCheck("poststarthook/start-service-ip-repair-controllers", svcs.Ready))

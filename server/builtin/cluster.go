@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"context"
 	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
@@ -8,14 +9,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apiserver/pkg/registry/rest"
 	_ "k8s.io/kubernetes/pkg/apis/core/install" // core's defaults and conversions in legacyscheme.Scheme
+	"k8s.io/kubernetes/pkg/cluster/ports"
+	kubeletclient "k8s.io/kubernetes/pkg/kubelet/client"
 	"k8s.io/kubernetes/pkg/registry/core/limitrange"
 	"k8s.io/kubernetes/pkg/registry/core/node"
 	"k8s.io/kubernetes/pkg/registry/core/persistentvolume"
 	"k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim"
 	"k8s.io/kubernetes/pkg/registry/core/resourcequota"
-	nodeutil "k8s.io/kubernetes/pkg/util/node"
 
 	"github.com/sqlkube/sqlkube/server/resource"
 )
@@ -61,24 +65,65 @@ func withShortNameAndStatus(shortName string) func(*resource.Resource) {
 	}
 }
 
-// kubeletAddressTypes are the node addresses kube-apiserver reaches a kubelet at, by default
-// (--kubelet-preferred-address-types), in its order.
-var kubeletAddressTypes = []corev1.NodeAddressType{
-	corev1.NodeHostName, corev1.NodeInternalDNS, corev1.NodeInternalIP, corev1.NodeExternalDNS, corev1.NodeExternalIP,
+// kubeletClientConfig is kube-apiserver's default configuration of its kubelet client where
+// it decides which address and port a kubelet is reached at (--kubelet-port,
+// --kubelet-preferred-address-types).
+var kubeletClientConfig = kubeletclient.KubeletClientConfig{
+	Port: ports.KubeletPort,
+	PreferredAddressTypes: []string{
+		string(corev1.NodeHostName), string(corev1.NodeInternalDNS), string(corev1.NodeInternalIP),
+		string(corev1.NodeExternalDNS), string(corev1.NodeExternalIP),
+	},
+}
+
+// KubeletConnections is kube-apiserver's lookup of the kubelet of a node that nodes reads
+// (kubeletclient's, configured as kube-apiserver is by default). A node that reports no
+// address is answered as kube's handlers answer the lookup's plain error: a 500 with reason
+// Unknown.
+func KubeletConnections(nodes kubeletclient.NodeGetter) (kubeletclient.ConnectionInfoGetter, error) {
+	getter, err := kubeletclient.NewNodeConnectionInfoGetter(nodes, kubeletClientConfig)
+	if err != nil {
+		return nil, err
+	}
+	return statusErrors{getter}, nil
+}
+
+type statusErrors struct {
+	kubeletclient.ConnectionInfoGetter
+}
+
+func (s statusErrors) GetConnectionInfo(ctx context.Context, nodeName types.NodeName) (*kubeletclient.ConnectionInfo, error) {
+	info, err := s.ConnectionInfoGetter.GetConnectionInfo(ctx, nodeName)
+	if _, isStatus := err.(apierrors.APIStatus); err != nil && !isStatus {
+		err = &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
+			Reason: metav1.StatusReasonUnknown, Message: err.Error()}}
+	}
+	return info, err
+}
+
+// storedNode is a kubeletclient.NodeGetter of one node, already read.
+type storedNode struct{ node *corev1.Node }
+
+func (n storedNode) Get(context.Context, string, metav1.GetOptions) (*corev1.Node, error) {
+	return n.node, nil
 }
 
 // nodeProxy answers a request through a node's /proxy as kube-apiserver does when it cannot
-// reach the node's kubelet: a node whose status reports no address gets kube's own error (a
-// 500 with reason Unknown: kube's connection lookup does not make it a Status); any other gets
-// the 503 kube's proxy answers when the kubelet does not, saying that sqlkube calls no kubelet.
-func nodeProxy(obj *unstructured.Unstructured, _ string) error {
-	var node corev1.Node
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &node); err != nil {
+// reach the node's kubelet: kube's location of the kubelet (node.ResourceLocation), whose errors
+// are kube's (a node without an address, 400 "address not allowed" for one that is not a global
+// unicast address such as a loopback one), then the 503 kube's proxy answers when the kubelet
+// does not, saying that sqlkube calls no kubelet.
+func nodeProxy(ctx context.Context, obj *unstructured.Unstructured, scheme, port string) error {
+	var n corev1.Node
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &n); err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	if _, err := nodeutil.GetPreferredNodeAddress(&node, kubeletAddressTypes); err != nil {
-		return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
-			Reason: metav1.StatusReasonUnknown, Message: err.Error()}}
+	kubelets, err := KubeletConnections(storedNode{&n})
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if _, _, err := node.ResourceLocation(nil, kubelets, nil, ctx, utilnet.JoinSchemeNamePort(scheme, n.Name, port)); err != nil {
+		return err
 	}
 	return apierrors.NewServiceUnavailable("error trying to reach service: sqlkube does not proxy to kubelets")
 }

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -75,7 +76,7 @@ func networkResources() []*resource.Resource {
 // endpoint backs the Service, which is always so here: nothing runs Pods for an endpoint to
 // point at. As there, a port number the request names is looked up in the Service's ports
 // first.
-func serviceProxy(obj *unstructured.Unstructured, port string) error {
+func serviceProxy(_ context.Context, obj *unstructured.Unstructured, _, port string) error {
 	if number, err := strconv.ParseInt(port, 10, 32); err == nil {
 		var svc corev1.Service
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &svc); err != nil {

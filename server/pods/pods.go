@@ -17,11 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	api "k8s.io/kubernetes/pkg/apis/core"
 	kubeletclient "k8s.io/kubernetes/pkg/kubelet/client"
 
+	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/resource"
 )
@@ -35,11 +35,19 @@ type Resources interface {
 type Subresources struct {
 	types    Resources
 	registry *registry.Registry
+	// kubelets is kube-apiserver's lookup of a node's kubelet, on the stored nodes.
+	kubelets kubeletclient.ConnectionInfoGetter
 }
 
 // New serves the subresources of the pods types serves, read and written through objects.
-func New(types Resources, objects *registry.Registry) *Subresources {
-	return &Subresources{types: types, registry: objects}
+func New(types Resources, objects *registry.Registry) (*Subresources, error) {
+	s := &Subresources{types: types, registry: objects}
+	kubelets, err := builtin.KubeletConnections(storedNodes{s})
+	if err != nil {
+		return nil, err
+	}
+	s.kubelets = kubelets
+	return s, nil
 }
 
 // ref is the registry's reference to a pod (or, with subresource, to that part of it).
@@ -93,33 +101,31 @@ func (g podGetter) Get(ctx context.Context, name string, _ *metav1.GetOptions) (
 	return g.s.internalPod(ctx, g.namespace, name)
 }
 
-// noKubelets is kube's kubelet connection lookup on a server that runs no kubelets: a node
-// that is not stored is NotFound, as kube-apiserver's lookup answers; for one that is, no
-// kubelet answers.
-type noKubelets struct{ s *Subresources }
+// storedNodes is the kubelet lookup's NodeGetter on the registry. A node that is not stored is
+// NotFound as kube-apiserver's pod storage answers it: the pods resource's NotFound, naming the
+// node.
+type storedNodes struct{ s *Subresources }
 
-var _ kubeletclient.ConnectionInfoGetter = noKubelets{}
-
-func (n noKubelets) GetConnectionInfo(ctx context.Context, nodeName types.NodeName) (*kubeletclient.ConnectionInfo, error) {
-	ref, err := n.s.ref("", "nodes", "", string(nodeName))
+func (n storedNodes) Get(ctx context.Context, name string, _ metav1.GetOptions) (*corev1.Node, error) {
+	ref, err := n.s.ref("", "nodes", "", name)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := n.s.registry.Get(ctx, ref, &metav1.GetOptions{}); err != nil {
-		if apierrors.IsNotFound(err) {
-			// kube-apiserver's pod storage answers a missing node as the pods resource's
-			// NotFound, naming the node.
-			return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, string(nodeName))
-		}
+	obj, err := n.s.getObject(ctx, ref)
+	if apierrors.IsNotFound(err) {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, name)
+	}
+	if err != nil {
 		return nil, err
 	}
-	return nil, errNoKubelet(nodeName)
+	node := &corev1.Node{}
+	return node, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, node)
 }
 
-// errNoKubelet is the answer of a subresource that needs the pod's kubelet: 503, as
-// kube-apiserver answers when it cannot reach a kubelet, saying why.
-func errNoKubelet(nodeName types.NodeName) error {
-	return unavailable(fmt.Sprintf("no kubelet answers for node %q: sqlkube runs no kubelets (it stores pods and runs none)", nodeName))
+// errNoKubelet is the answer of a subresource that needs the pod's kubelet, at location: 503,
+// as kube-apiserver answers when it cannot reach a kubelet, saying why.
+func errNoKubelet(location *url.URL) error {
+	return unavailable(fmt.Sprintf("no kubelet answers at %s: sqlkube runs no kubelets (it stores pods and runs none)", location.Host))
 }
 
 // unavailable is a 503 ServiceUnavailable Status with message.

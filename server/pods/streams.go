@@ -14,7 +14,7 @@ import (
 // Log answers GET pods/NAME/log as kube-apiserver's LogREST does: the options are decoded and
 // validated (422 Invalid PodLogOptions), the container checked against the pod (400), and a
 // pod no node runs has no log: no error, and no content (kube-apiserver answers 204). A pod
-// bound to a node gets kube's answer for that node (see noKubelets).
+// bound to a node gets kube's answer for that node's kubelet (see Connect).
 func (s *Subresources) Log(ctx context.Context, namespace, name string, query url.Values) error {
 	opts := &api.PodLogOptions{}
 	if err := decodeOptions(query, opts); err != nil {
@@ -27,39 +27,60 @@ func (s *Subresources) Log(ctx context.Context, namespace, name string, query ur
 	if errs := validation.ValidatePodLogOptions(opts, true); len(errs) > 0 {
 		return apierrors.NewInvalid(api.Kind("PodLogOptions"), name, errs)
 	}
-	_, _, err := pod.LogLocation(ctx, podGetter{s, namespace}, noKubelets{s}, name, opts)
-	return err
+	location, _, err := pod.LogLocation(ctx, podGetter{s, namespace}, s.kubelets, name, opts)
+	if err != nil || location == nil {
+		return err
+	}
+	return errNoKubelet(location)
 }
 
 // Connect answers pods/NAME/exec, attach, portforward and proxy (the subresource sub) as
-// kube-apiserver does when it cannot reach the pod: its options decoded from query, the pod and
-// container checked, then 400 "pod NAME does not have a host assigned" for a pod no node runs,
-// NotFound for a node that is not stored, 503 otherwise (sqlkube runs no kubelets); proxy
-// needs a pod IP (400 "address not allowed" without one) and a kubelet all the same. It never
-// succeeds.
-func (s *Subresources) Connect(ctx context.Context, namespace, name, sub string, query url.Values) error {
-	getter, nodes := podGetter{s, namespace}, noKubelets{s}
+// kube-apiserver does when it cannot reach the pod; upgrade says whether the request asks for
+// a protocol upgrade. The streams' options are decoded from query and the pod and container
+// checked, then the pod's kubelet is looked up as kube does (400 "pod NAME does not have a host
+// assigned" for a pod no node runs, NotFound for a node that is not stored, kube's errors for
+// a node without an address); a request that is not an upgrade is then 400 "Upgrade request
+// required", as kube's upgrade-aware proxy answers before calling the kubelet, and one that is
+// 503 (sqlkube runs no kubelets). Proxy needs a pod IP (400 "address not allowed" without one)
+// and a cluster network all the same. It never succeeds.
+func (s *Subresources) Connect(ctx context.Context, namespace, name, sub string, query url.Values, upgrade bool) error {
+	if sub == "proxy" {
+		return s.proxy(ctx, podGetter{s, namespace}, name)
+	}
+	location, err := s.streamLocation(ctx, namespace, name, sub, query)
+	if err != nil {
+		return err
+	}
+	if !upgrade {
+		return apierrors.NewBadRequest("Upgrade request required")
+	}
+	return errNoKubelet(location)
+}
+
+// streamLocation is where kube-apiserver connects pods/NAME/exec, attach or portforward (sub),
+// as kube's location function of the subresource finds it from the options in query.
+func (s *Subresources) streamLocation(ctx context.Context, namespace, name, sub string, query url.Values) (*url.URL, error) {
+	getter := podGetter{s, namespace}
+	var location *url.URL
 	var err error
 	switch sub {
 	case "exec":
 		opts := &api.PodExecOptions{}
 		if err = decodeOptions(query, opts); err == nil {
-			_, _, err = pod.ExecLocation(ctx, getter, nodes, name, opts)
+			location, _, err = pod.ExecLocation(ctx, getter, s.kubelets, name, opts)
 		}
 	case "attach":
 		opts := &api.PodAttachOptions{}
 		if err = decodeOptions(query, opts); err == nil {
-			_, _, err = pod.AttachLocation(ctx, getter, nodes, name, opts)
+			location, _, err = pod.AttachLocation(ctx, getter, s.kubelets, name, opts)
 		}
-	case "portforward":
+	default: // portforward
 		opts := &api.PodPortForwardOptions{}
 		if err = decodeOptions(query, opts); err == nil {
-			_, _, err = pod.PortForwardLocation(ctx, getter, nodes, name, opts)
+			location, _, err = pod.PortForwardLocation(ctx, getter, s.kubelets, name, opts)
 		}
-	default: // proxy
-		err = s.proxy(ctx, getter, name)
 	}
-	return err
+	return location, err
 }
 
 // proxy is kube's check of a proxied pod (pod.ResourceLocation, for NAME or [SCHEME:]NAME:PORT):

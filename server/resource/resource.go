@@ -60,10 +60,11 @@ type Resource struct {
 	// TokenRequest is true when the type has a /token subresource (serviceaccounts: TokenRequest).
 	TokenRequest bool
 	// Proxy, when set, is the type's /proxy subresource (nodes'): the answer to a request
-	// proxied to obj, the object it names, at port ("" when the request names none).
-	// kube-apiserver proxies it to what runs the object (a node's kubelet); sqlkube has nothing
-	// behind its objects and answers the error kube-apiserver answers when nothing can be reached.
-	Proxy func(obj *unstructured.Unstructured, port string) error
+	// proxied to obj, the object it names, with scheme and at port ("" when the request names
+	// none). kube-apiserver proxies it to what runs the object (a node's kubelet); sqlkube has
+	// nothing behind its objects and answers the error kube-apiserver answers when nothing can
+	// be reached.
+	Proxy func(ctx context.Context, obj *unstructured.Unstructured, scheme, port string) error
 	// Computed, when set, makes the type one whose objects are not stored but computed at each
 	// read, from the results of the server's liveness checks (componentstatuses): it serves get
 	// and list only, and has no storage version hash.
