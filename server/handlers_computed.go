@@ -19,7 +19,7 @@ import (
 // when read (resource.Resource.Computed): get and list, as kube-apiserver's componentstatuses
 // storage serves them; any other method is not allowed, and there is no watch.
 func (s *Server) serveComputed(w http.ResponseWriter, r *http.Request, req *request) {
-	if r.Method != http.MethodGet || req.legacyWatch || isWatch(r) {
+	if r.Method != http.MethodGet || IsWatch(r) {
 		s.writeError(w, r, errMethodNotAllowed(r.Method))
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/audit"
+	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 )
 
 // request is an API request resolved against the registry: which resource, where, and which
@@ -181,7 +182,7 @@ func (s *Server) dispatchCollection(w http.ResponseWriter, r *http.Request, req 
 		return
 	}
 	switch {
-	case r.Method == http.MethodGet && isWatch(r):
+	case r.Method == http.MethodGet && IsWatch(r):
 		s.serveWatch(w, r, req)
 	case r.Method == http.MethodGet:
 		s.handle(w, r, req, s.serveList)
@@ -281,12 +282,20 @@ func requestVerb(method string, collection bool) string {
 	return ""
 }
 
-// isWatch reports whether a collection GET asks for a watch, as kube-apiserver's request-info
-// resolver reads the parameter (apimachinery's conversion of a query value to a bool): absent,
-// "0" and "false" in any letter case are false; anything else is true: "True" (the Python
-// client's), "yes", and an empty value ("?watch", "?watch=") too. The first of repeated values
-// counts.
-func isWatch(r *http.Request) bool {
-	values := r.URL.Query()["watch"]
-	return len(values) > 0 && values[0] != "0" && !strings.EqualFold(values[0], "false")
+// IsWatch reports whether r asks for a watch, as kube-apiserver's request-info resolver (the
+// filters' requestInfoResolver) reads it: a legacy /watch/ path, or a GET of a collection whose
+// watch parameter is true by apimachinery's conversion of a query value to a bool (absent, "0"
+// and "false" in any letter case are false; anything else is true: "True", the Python client's,
+// "yes", and an empty value too; the first of repeated values counts). The routes read the
+// request info the filters resolved; what wraps the server (ending watches at shutdown) has it
+// resolved here.
+func IsWatch(r *http.Request) bool {
+	info, resolved := genericrequest.RequestInfoFrom(r.Context())
+	if !resolved {
+		var err error
+		if info, err = requestInfoResolver.NewRequestInfo(r); err != nil {
+			return false
+		}
+	}
+	return info.Verb == "watch"
 }

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/sqlkube/sqlkube/server"
@@ -156,7 +155,7 @@ func serveUntilDone(ctx context.Context, ln net.Listener, api *server.Server, se
 // keep their own context so they complete normally.
 func endStreamsOnShutdown(next http.Handler, stopping context.Context) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !isWatch(r) {
+		if !server.IsWatch(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -166,16 +165,4 @@ func endStreamsOnShutdown(next http.Handler, stopping context.Context) http.Hand
 		defer stop()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
-}
-
-// isWatch recognises both forms of a watch: ?watch=true and the legacy watch path segment
-// right after the group version (/api/v1/watch/..., /apis/GROUP/VERSION/watch/...).
-func isWatch(r *http.Request) bool {
-	switch r.URL.Query().Get("watch") {
-	case "true", "1":
-		return true
-	}
-	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")
-	watchAt := map[string]int{"api": 2, "apis": 3}[parts[0]]
-	return watchAt > 0 && len(parts) > watchAt && parts[watchAt] == "watch"
 }
