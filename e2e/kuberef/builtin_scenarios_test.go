@@ -38,7 +38,7 @@ func pod(name, labels, extra string) string {
 func builtinScenarios() []scenario {
 	return concat(podScenarios(), workloadScenarios(), serviceScenarios(), networkingScenarios(),
 		autoscalingScenarios(), storageAndNodeScenarios(), policyScenarios(), certificateScenarios(),
-		trustScenarios(), resourceClaimScenarios(), apiServiceScenarios(), builtinDiscoveryScenarios())
+		trustScenarios(), resourceClaimScenarios(), apiServiceScenarios(), builtinDiscoveryScenarios(), correctnessScenarios())
 }
 
 func podScenarios() []scenario {
