@@ -10,6 +10,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/httpstream"
@@ -31,6 +32,13 @@ func (s *Server) routePodBindings(m *mux.Router) {
 		if err != nil {
 			return nil, err
 		}
+		// This path names no object: kube's create handler names its audit event's object after
+		// the decoded body, before checking it.
+		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(binding)
+		if err != nil {
+			return nil, err
+		}
+		auditlog.RequestObject(r.Context(), &unstructured.Unstructured{Object: content})
 		return s.api.Pods.Bind(r.Context(), mux.Vars(r)["namespace"], binding.Name, binding, len(opts.DryRun) > 0)
 	}))
 }

@@ -56,7 +56,11 @@ func podGCScenario() scenario {
 }
 
 // subresourceBodiesScenario sends bindings and evictions whose body names another namespace or
-// is of another kind, in JSON and in protobuf; the pod is read back unchanged.
+// is of another kind, in JSON and in protobuf; the pod is read back unchanged. A kind that kube's
+// scheme does not have in its version is left out: the reference binary, built in module mode,
+// names kube's scheme "pkg/runtime/scheme.go:111" in that error where a release build of
+// kube-apiserver, as sqlkube, says "pkg/api/legacyscheme/scheme.go:30" (server's
+// TestPodSubresourceBodiesOfAnotherNamespaceOrKind checks it).
 func subresourceBodiesScenario() scenario {
 	pods := core + "/pods"
 	binding := func(extra, kind, apiVersion string) string {
@@ -69,7 +73,6 @@ func subresourceBodiesScenario() scenario {
 		{method: "POST", path: core + "/bindings", body: binding(`,"namespace":"other"`, "Binding", "v1")},
 		{method: "POST", path: pods + "/bodies/eviction", body: `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"bodies","namespace":"other"}}`},
 		{method: "POST", path: pods + "/bodies/binding", body: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"bodies"}}`},
-		{method: "POST", path: pods + "/bodies/binding", body: binding("", "Binding", "policy/v1")},
 		{method: "POST", path: pods + "/bodies/eviction", body: binding("", "Binding", "v1")},
 		{method: "POST", path: pods + "/bodies/eviction", body: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"bodies"}}`},
 		{method: "POST", path: pods + "/bodies/binding", contentType: protobufMediaType,

@@ -42,7 +42,7 @@ const apiServerManager = "kube-apiserver"
 func (r *Registry) ensureInitialNamespaces(ctx context.Context) error {
 	for _, name := range initialNamespaces {
 		if err := r.ensureInitialNamespace(ctx, name); err != nil {
-			return fmt.Errorf("creating namespace %s: %w", name, err)
+			return fmt.Errorf("initial namespace %s: %w", name, err)
 		}
 	}
 	return nil
