@@ -131,3 +131,16 @@ func TestAuditRequestLevel(t *testing.T) {
 		t.Error("no Audit-Id without an audit policy")
 	}
 }
+
+// TestAuditBindingsNamesTheBinding: a POST to namespaces/NS/bindings names no object in its path;
+// its audit event names the Binding the body names, as kube's create handler does, even when the
+// Binding is then refused.
+func TestAuditBindingsNamesTheBinding(t *testing.T) {
+	api, events := auditedAPI(t, auditinternal.LevelMetadata)
+	refused := api.do("POST", "/api/v1/namespaces/default/bindings",
+		`{"apiVersion":"v1","kind":"Binding","metadata":{"name":"web","namespace":"other"},"target":{"name":"node-1"}}`).expect(t, 400)
+	got := events.of(refused.header.Get("Audit-Id"))
+	if len(got) == 0 || got[len(got)-1].ObjectRef == nil || got[len(got)-1].ObjectRef.Name != "web" || got[len(got)-1].ObjectRef.Namespace != "default" {
+		t.Fatalf("audit events %+v: want the object named web in default", got)
+	}
+}
