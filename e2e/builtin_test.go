@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,6 +49,13 @@ func TestNamespaces(t *testing.T) {
 		if got := names(t, list); !cmp.Equal(got, want) {
 			t.Errorf("namespaces = %v, want %v", got, want)
 		}
+
+		// The initial namespaces carry their kind from the start: kubectl refuses an object
+		// without one ("Object 'Kind' is missing").
+		if out := s.mustKubectl(t, "", "get", "ns", "default", "-o", "yaml"); !strings.Contains(out, "kind: Namespace") {
+			t.Errorf("kubectl get ns default -o yaml:\n%s", out)
+		}
+		s.mustKubectl(t, "", "label", "ns", "kube-public", "e2e=labelled")
 
 		_, err = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "Bad.Name"}}, metav1.CreateOptions{})
 		assertAPIError(t, err, invalidName(schema.GroupKind{Kind: "Namespace"}, "Bad.Name", validation.ValidateNamespaceName))
