@@ -55,6 +55,7 @@ var DefaultNodePortRange = utilnet.PortRange{Base: 30000, Size: 2768}
 // Services is the services' allocation, installed on the services resource.
 type Services struct {
 	opts    Options
+	store   Storage // holds the replicas' leases
 	primary *ipallocator.MetaAllocator
 	// ready is set once the primary allocator has a ServiceCIDR to allocate from.
 	ready atomic.Bool
@@ -91,7 +92,7 @@ func Install(ctx context.Context, services *resource.Resource, store Storage, cl
 		return nil, err
 	}
 	services.Allocations = hooks
-	return &Services{opts: opts, primary: primary}, nil
+	return &Services{opts: opts, store: store, primary: primary}, nil
 }
 
 func withDefaults(opts Options) Options {
@@ -123,9 +124,9 @@ const endpointInterval = 10 * time.Second
 // range) with its Endpoints and EndpointSlice. They write through client, once the server
 // answers it.
 //
-// The endpoints are kube's master-count reconciler's with a count of one: they hold this
-// server's AdvertiseAddress. Replicas on one database should advertise one address (their
-// load balancer's); replicas advertising different ones would each put back their own.
+// The endpoints are kube's lease reconciler's (kube-apiserver's default): each replica renews a
+// lease on its AdvertiseAddress in the database every endpointInterval, and the endpoints list
+// the address of every replica whose lease has not expired (storedLeases).
 func (s *Services) RunDefaultObjects(ctx context.Context, client kubernetes.Interface) {
 	var secondary net.IPNet
 	if len(s.opts.ClusterIPRanges) > 1 {
@@ -135,7 +136,8 @@ func (s *Services) RunDefaultObjects(ctx context.Context, client kubernetes.Inte
 
 	endpoints := reconcilers.NewNoneEndpointReconciler()
 	if s.opts.AdvertiseAddress != nil {
-		endpoints = reconcilers.NewMasterCountEndpointReconciler(1, reconcilers.NewEndpointsAdapter(client.CoreV1(), client.DiscoveryV1()))
+		leases := &storedLeases{ctx: ctx, store: s.store, now: time.Now}
+		endpoints = reconcilers.NewLeaseEndpointReconciler(reconcilers.NewEndpointsAdapter(client.CoreV1(), client.DiscoveryV1()), leases)
 	}
 	// The controller reads default/kubernetes alone: its informer holds no other Service.
 	onlyKubernetesService := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(metav1.NamespaceDefault),
