@@ -28,7 +28,10 @@ func TestREADMEQuickStart(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-e", "-c", block+"\nkill %1\nwait || true\n")
 	cmd.Dir = dir
+	// kubectl's cache in a HOME of its own; Go's module and build caches the usual ones, so that
+	// make run compiles nothing the tests' build did not.
 	cmd.Env = append(os.Environ(), "LISTEN=127.0.0.1:"+strconv.Itoa(port), "HOME="+t.TempDir())
+	cmd.Env = append(cmd.Env, goCaches(t)...)
 	// Its own process group, so that a failure ends the server it started too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -92,6 +95,20 @@ func copySources(t *testing.T) string {
 		}
 	}
 	return dir
+}
+
+// goCaches are the go command's module and build cache settings, as VAR=value.
+func goCaches(t *testing.T) []string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMODCACHE", "GOCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := strings.Fields(string(out))
+	if len(dirs) != 2 {
+		t.Fatalf("go env printed %q", out)
+	}
+	return []string{"GOMODCACHE=" + dirs[0], "GOCACHE=" + dirs[1]}
 }
 
 // freePort is a TCP port on 127.0.0.1 that nothing listens on now.
