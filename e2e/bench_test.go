@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // benchReport is the part of `sqlkube bench --output json` the checks read.
@@ -53,6 +55,11 @@ func TestBench(t *testing.T) {
 				t.Errorf("watch summary = %+v, want 20 connected watchers and every event delivered", w)
 			}
 		})
+		// Each run deleted the objects it created.
+		left, err := s.clientset().CoreV1().ConfigMaps("bench").List(ctx, metav1.ListOptions{LabelSelector: "bench.sqlkube.io/run"})
+		if err != nil || len(left.Items) != 0 {
+			t.Errorf("after the runs, the bench namespace holds %d of their ConfigMaps (%v)", len(left.Items), err)
+		}
 	})
 }
 

@@ -14,9 +14,10 @@ import (
 var binaryPath string
 
 // build builds the binary once, on first use, so that tests that need none (the compose file
-// checks) run without it.
+// checks) run without it. It is built as make build builds it (static, -trimpath), so that
+// README's make run in another directory (TestREADMEQuickStart) finds every package compiled.
 var build = sync.OnceValue(func() error {
-	cmd := exec.Command("go", "build", "-o", binaryPath, "github.com/sqlkube/sqlkube/cmd/sqlkube")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", binaryPath, "github.com/sqlkube/sqlkube/cmd/sqlkube")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building sqlkube: %v\n%s", err, out)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -189,4 +190,64 @@ func TestServiceAllocationAcrossReplicas(t *testing.T) {
 	if err != nil || len(addresses.Items) != len(list.Items) {
 		t.Errorf("%d IPAddresses for %d Services (%v)", len(addresses.Items), len(list.Items), err)
 	}
+}
+
+// TestKubernetesServiceListsEveryReplica: the default/kubernetes Service's endpoints hold the
+// advertised address of every live replica (kube's lease reconciler), a replica that stops is
+// dropped from them, and one that starts again after a clean stop logs no error (kube's "Found
+// stale data" is for an unclean exit).
+func TestKubernetesServiceListsEveryReplica(t *testing.T) {
+	dsn := sqltest.PostgresDSN(t)
+	a := startServer(t, dsn, "--advertise-address=192.0.2.10")
+	b := startServer(t, dsn, "--advertise-address=192.0.2.11")
+	waitForKubernetesEndpoints(t, a, "192.0.2.10", "192.0.2.11")
+	b.stop()
+	waitForKubernetesEndpoints(t, a, "192.0.2.10")
+	b.restart()
+	waitForKubernetesEndpoints(t, b, "192.0.2.10", "192.0.2.11")
+	for name, s := range map[string]*sqlkubeServer{"first": a, "second": b} {
+		if line := firstErrorLine(s.log.String()); line != "" {
+			t.Errorf("the %s replica logged an error: %s", name, line)
+		}
+	}
+}
+
+// waitForKubernetesEndpoints waits until the kubernetes Endpoints and EndpointSlice list
+// exactly addresses.
+func waitForKubernetesEndpoints(t *testing.T, s *sqlkubeServer, addresses ...string) {
+	t.Helper()
+	client := s.clientset()
+	eventually(t, 30*time.Second, fmt.Sprintf("the kubernetes endpoints %v", addresses), func() (bool, error) {
+		endpoints, err := client.CoreV1().Endpoints("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		var listed []string
+		for _, subset := range endpoints.Subsets {
+			for _, address := range subset.Addresses {
+				listed = append(listed, address.IP)
+			}
+		}
+		slice, err := client.DiscoveryV1().EndpointSlices("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		var sliced []string
+		for _, endpoint := range slice.Endpoints {
+			sliced = append(sliced, endpoint.Addresses...)
+		}
+		slices.Sort(listed)
+		slices.Sort(sliced)
+		return slices.Equal(listed, addresses) && slices.Equal(sliced, addresses), fmt.Errorf("endpoints %v, slice %v", listed, sliced)
+	})
+}
+
+// firstErrorLine is the first line of a server's log at level ERROR, or "".
+func firstErrorLine(log string) string {
+	for line := range strings.Lines(log) {
+		if strings.Contains(line, "level=ERROR") {
+			return line
+		}
+	}
+	return ""
 }

@@ -23,8 +23,20 @@ func (s *Server) routeHealth(m *mux.Router) {
 }
 
 // BeginShutdown makes /readyz fail from now on, as kube-apiserver's shutdown check does once it
-// is asked to stop: load balancers take the server out of rotation while it still serves.
-func (s *Server) BeginShutdown() { s.shuttingDown.Store(true) }
+// is asked to stop: load balancers take the server out of rotation while it still serves. The
+// first call also runs the hooks given to OnShutdown.
+func (s *Server) BeginShutdown() {
+	if s.shuttingDown.Swap(true) {
+		return
+	}
+	for _, hook := range s.onShutdown {
+		hook()
+	}
+}
+
+// OnShutdown adds a hook for BeginShutdown to run (kube-apiserver's pre-shutdown hooks), while
+// the store is still open. Call it while assembling the server, before it serves.
+func (s *Server) OnShutdown(hook func()) { s.onShutdown = append(s.onShutdown, hook) }
 
 var errShuttingDown = errors.New("process is shutting down")
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"k8s.io/apiserver/pkg/audit"
@@ -59,7 +60,7 @@ func (s *Server) withLogging(next http.Handler) http.Handler {
 		entry := &requestLogEntry{}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestLogKey{}, entry)))
 		level := s.opts.RequestLogLevel
-		if rec.status >= 500 && !clientGone(r) {
+		if rec.status >= 500 && !clientGone(r) && !isHealthCheck(r.URL.Path) {
 			level = slog.LevelError
 		}
 		if !s.log.Enabled(r.Context(), level) {
@@ -73,6 +74,18 @@ func (s *Server) withLogging(next http.Handler) http.Handler {
 			slog.String("user", entry.user), slog.Int("status", rec.status), slog.Duration("latency", time.Since(start)),
 			slog.String("auditID", audit.GetAuditIDTruncated(r.Context())))
 	})
+}
+
+// isHealthCheck reports whether path is one of the health endpoints, whose 500 says a check
+// has not passed (yet: every start answers /readyz 500 for a moment), which is an answer rather
+// than the server's error; kube-apiserver logs it at info too.
+func isHealthCheck(path string) bool {
+	for _, endpoint := range []string{"/readyz", "/livez", "/healthz"} {
+		if rest, ok := strings.CutPrefix(path, endpoint); ok && (rest == "" || rest[0] == '/') {
+			return true
+		}
+	}
+	return false
 }
 
 // withLoggedUser tells the request log who the authenticated user is.

@@ -89,3 +89,15 @@ func TestRequestLogClientGone(t *testing.T) {
 		t.Errorf("abandoned request's line logged at %v, want debug", got)
 	}
 }
+
+// A failing health check is an answer, not a server error: /readyz's 500 is logged at the
+// request level (every start answers it for a moment).
+func TestRequestLogHealthCheck(t *testing.T) {
+	logs := &recordingHandler{}
+	api := newTestAPI(t, sqltest.SQLiteDSN(t), apiserver.Options{Options: server.Options{Logger: slog.New(logs), RequestLogLevel: slog.LevelDebug}})
+	_ = api.store.Close()
+	api.do("GET", "/readyz", "").expect(t, http.StatusInternalServerError)
+	if got := logs.requestLines()[http.StatusInternalServerError]; got != slog.LevelDebug {
+		t.Errorf("/readyz's 500 logged at %v, want debug", got)
+	}
+}

@@ -96,8 +96,9 @@ type Server struct {
 	handler http.Handler
 	// routes are the API's routes without the filter chain, for the in-process client.
 	routes http.Handler
-	// shuttingDown fails /readyz once the server is asked to stop.
+	// shuttingDown fails /readyz once the server is asked to stop; onShutdown are run then.
 	shuttingDown atomic.Bool
+	onShutdown   []func()
 }
 
 const defaultMaxRequestBodyBytes = 3 << 20

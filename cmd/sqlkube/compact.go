@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -27,14 +26,9 @@ Usage:
 // runCompact is `sqlkube compact`: Store.CompactAll on the database --db names.
 func runCompact(ctx context.Context, args, env []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("sqlkube compact", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintf(stderr, "%s\nFlags:\n%s", compactUsage, fs.FlagUsages()) }
-	dsn := fs.String("db", "sqlite://./sqlkube.db", "database: sqlite://PATH or postgres://... (as the server's --db; also "+app.EnvName("db")+")")
-	err := app.ApplyEnv(fs, env)
-	if err == nil {
-		err = fs.Parse(args)
-	}
-	if errors.Is(err, pflag.ErrHelp) {
+	dsn := fs.String("db", app.DefaultDSN, "database: sqlite://PATH or postgres://... (as the server's --db; also "+app.EnvName("db")+")")
+	help, err := parseCommandFlags(fs, compactUsage, args, env, stdout)
+	if help {
 		return 0
 	}
 	if err == nil && fs.NArg() != 0 {

@@ -32,19 +32,18 @@ Usage:
 // runSnapshot is `sqlkube snapshot save|restore|status`, after etcdutl's snapshot commands.
 func runSnapshot(ctx context.Context, args, env []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || isFlag(args[0]) {
-		fmt.Fprint(stderr, snapshotUsage)
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprint(stdout, snapshotUsage)
 			return 0
 		}
+		fmt.Fprint(stderr, snapshotUsage)
 		return 2
 	}
 	fs := pflag.NewFlagSet("sqlkube snapshot "+args[0], pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintf(stderr, "%s\nFlags:\n%s", snapshotUsage, fs.FlagUsages()) }
 	var run func(file string) error
 	switch args[0] {
 	case "save", "restore":
-		dsn := fs.String("db", "sqlite://./sqlkube.db", "database: sqlite://PATH or postgres://... (as the server's --db; also "+app.EnvName("db")+")")
+		dsn := fs.String("db", app.DefaultDSN, "database: sqlite://PATH or postgres://... (as the server's --db; also "+app.EnvName("db")+")")
 		if args[0] == "save" {
 			run = func(file string) error { return saveSnapshot(ctx, *dsn, file, stdout) }
 		} else {
@@ -57,11 +56,8 @@ func runSnapshot(ctx context.Context, args, env []string, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "sqlkube snapshot: unknown command %q\n\n%s", args[0], snapshotUsage)
 		return 2
 	}
-	err := app.ApplyEnv(fs, env)
-	if err == nil {
-		err = fs.Parse(args[1:])
-	}
-	if errors.Is(err, pflag.ErrHelp) {
+	help, err := parseCommandFlags(fs, snapshotUsage, args[1:], env, stdout)
+	if help {
 		return 0
 	}
 	if err == nil && fs.NArg() != 1 {

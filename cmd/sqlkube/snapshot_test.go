@@ -28,9 +28,12 @@ func TestSnapshotCommandLine(t *testing.T) {
 		{[]string{"snapshot", "save", "--db", "sqlite://" + dir + "/missing.db", "x"}, 1, "no SQLite database to save at " + dir + "/missing.db"},
 		{[]string{"snapshot", "restore", "--db", "mysql://x", "x"}, 1, "sqlkube snapshot restore: "},
 	} {
-		code, _, stderr := runCLI(t, c.args...)
+		code, stdout, stderr := runCLI(t, c.args...)
+		if c.code == 0 { // help, on stdout
+			stderr = stdout
+		}
 		if code != c.code || !strings.Contains(stderr, c.stderr) {
-			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr, c.code, c.stderr)
+			t.Errorf("%v: exit %d, output %q; want exit %d and %q", c.args, code, stderr, c.code, c.stderr)
 		}
 	}
 }

@@ -169,7 +169,7 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 	srv := server.New(api, opts.Options)
 	lb.Serve(ctx, srv.InProcess())
 	if !opts.NoDefaultObjects {
-		svcs.RunDefaultObjects(ctx, lb.Client)
+		srv.OnShutdown(svcs.RunDefaultObjects(ctx, lb.Client))
 		go runAPIServices(ctx, types, lb, log)
 	}
 	if err := admissionChain.Start(ctx, lb.Config, api.Authorizer); err != nil {

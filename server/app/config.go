@@ -46,7 +46,7 @@ func serveFlags(cfg *Config) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080",
 		"address to serve the Kubernetes API on, over HTTPS unless --plain-http (host:port; :0 picks a free port)")
-	fs.StringVar(&cfg.DSN, "db", "sqlite://./sqlkube.db",
+	fs.StringVar(&cfg.DSN, "db", DefaultDSN,
 		"database to keep objects in: sqlite://PATH, or postgres://USER@HOST:PORT/DB?sslmode=disable (postgresql:// also works)")
 	fs.Var((*levelValue)(&cfg.LogLevel), "log-level", "least severe log level written to stderr: debug, info, warn or error")
 	fs.IntVar(&cfg.DBMaxConns, "db-max-conns", 0,

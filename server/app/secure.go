@@ -81,6 +81,31 @@ func addSecurityFlags(fs *pflag.FlagSet, c *securityConfig) {
 		"longest lifetime a TokenRequest may ask for; longer requests are shortened to it (0: no limit)")
 }
 
+// DefaultDSN is the database a server keeps its objects in without --db.
+const DefaultDSN = "sqlite://./sqlkube.db"
+
+// DefaultCertDir is a server's --cert-dir when unset: sqlkube-pki beside the SQLite file; ""
+// (none) on PostgreSQL.
+func DefaultCertDir(dsn string) string {
+	if dir := sqliteDir(dsn); dir != "" {
+		return filepath.Join(dir, "sqlkube-pki")
+	}
+	return ""
+}
+
+// DefaultAdminKubeconfig is a server's --admin-kubeconfig when unset, given its certificate
+// directory: sqlkube.kubeconfig beside the SQLite file, admin.kubeconfig in certDir on
+// PostgreSQL, "" (none) without a certificate directory.
+func DefaultAdminKubeconfig(dsn, certDir string) string {
+	switch {
+	case sqliteDir(dsn) != "":
+		return filepath.Join(sqliteDir(dsn), "sqlkube.kubeconfig")
+	case certDir != "":
+		return filepath.Join(certDir, "admin.kubeconfig")
+	}
+	return ""
+}
+
 // sqliteDir is the directory of the SQLite file a DSN names, or "" if the DSN is not SQLite.
 func sqliteDir(dsn string) string {
 	path, ok := strings.CutPrefix(dsn, "sqlite://")
@@ -108,18 +133,14 @@ func (c *securityConfig) resolve(dsn string) error {
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		return errors.New("--tls-cert-file and --tls-private-key-file go together")
 	}
-	dir := sqliteDir(dsn)
-	if c.CertDir == "" && dir != "" {
-		c.CertDir = filepath.Join(dir, "sqlkube-pki")
+	if c.CertDir == "" {
+		c.CertDir = DefaultCertDir(dsn)
 	}
 	if c.CertDir == "" && isPostgres(dsn) && (c.TLSCertFile == "" || c.ClientCAFile == "") {
 		return errors.New("--cert-dir is required on PostgreSQL unless --tls-cert-file, --tls-private-key-file and --client-ca-file are given: replicas sharing the database must share one CA (give them the same directory)")
 	}
-	if c.AdminKubeconfig == "" && c.CertDir != "" {
-		c.AdminKubeconfig = filepath.Join(c.CertDir, "admin.kubeconfig")
-		if dir != "" {
-			c.AdminKubeconfig = filepath.Join(dir, "sqlkube.kubeconfig")
-		}
+	if c.AdminKubeconfig == "" {
+		c.AdminKubeconfig = DefaultAdminKubeconfig(dsn, c.CertDir)
 	}
 	if c.SASigningKeyFile == "" && c.CertDir != "" {
 		c.SASigningKeyFile = filepath.Join(c.CertDir, pki.ServiceAccountKeyFile)

@@ -11,10 +11,11 @@ import (
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
-// Storage is what the allocators keep their state in: the server's store.
+// Storage is what the allocators and the replicas' leases keep their state in: the server's store.
 type Storage interface {
 	Get(ctx context.Context, key sqlstore.Key) (sqlstore.Object, error)
 	Write(ctx context.Context, w sqlstore.Write) (sqlstore.Object, error)
+	List(ctx context.Context, opts sqlstore.ListOptions, each func(sqlstore.Object) error) (sqlstore.ListResult, error)
 }
 
 // nodePortsKey is where the node port bitmap is kept: outside every served resource, as

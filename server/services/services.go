@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -55,6 +56,7 @@ var DefaultNodePortRange = utilnet.PortRange{Base: 30000, Size: 2768}
 // Services is the services' allocation, installed on the services resource.
 type Services struct {
 	opts    Options
+	store   Storage // holds the replicas' leases
 	primary *ipallocator.MetaAllocator
 	// ready is set once the primary allocator has a ServiceCIDR to allocate from.
 	ready atomic.Bool
@@ -91,7 +93,7 @@ func Install(ctx context.Context, services *resource.Resource, store Storage, cl
 		return nil, err
 	}
 	services.Allocations = hooks
-	return &Services{opts: opts, primary: primary}, nil
+	return &Services{opts: opts, store: store, primary: primary}, nil
 }
 
 func withDefaults(opts Options) Options {
@@ -123,10 +125,14 @@ const endpointInterval = 10 * time.Second
 // range) with its Endpoints and EndpointSlice. They write through client, once the server
 // answers it.
 //
-// The endpoints are kube's master-count reconciler's with a count of one: they hold this
-// server's AdvertiseAddress. Replicas on one database should advertise one address (their
-// load balancer's); replicas advertising different ones would each put back their own.
-func (s *Services) RunDefaultObjects(ctx context.Context, client kubernetes.Interface) {
+// The endpoints are kube's lease reconciler's (kube-apiserver's default): each replica renews a
+// lease on its AdvertiseAddress in the database every endpointInterval, and the endpoints list
+// the address of every replica whose lease has not expired (storedLeases).
+//
+// The function it answers removes this replica's lease, as kube-apiserver's pre-shutdown hook
+// does: call it when shutdown begins, while the store is open, so that the other replicas
+// drop this address at their next reconcile and the next start finds nothing stale.
+func (s *Services) RunDefaultObjects(ctx context.Context, client kubernetes.Interface) (removeLease func()) {
 	var secondary net.IPNet
 	if len(s.opts.ClusterIPRanges) > 1 {
 		secondary = *s.opts.ClusterIPRanges[1]
@@ -135,7 +141,9 @@ func (s *Services) RunDefaultObjects(ctx context.Context, client kubernetes.Inte
 
 	endpoints := reconcilers.NewNoneEndpointReconciler()
 	if s.opts.AdvertiseAddress != nil {
-		endpoints = reconcilers.NewMasterCountEndpointReconciler(1, reconcilers.NewEndpointsAdapter(client.CoreV1(), client.DiscoveryV1()))
+		// Not ctx: the lease is removed after ctx has ended.
+		leases := &storedLeases{ctx: context.WithoutCancel(ctx), store: s.store, now: time.Now}
+		endpoints = reconcilers.NewLeaseEndpointReconciler(reconcilers.NewEndpointsAdapter(client.CoreV1(), client.DiscoveryV1()), leases)
 	}
 	// The controller reads default/kubernetes alone: its informer holds no other Service.
 	onlyKubernetesService := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(metav1.NamespaceDefault),
@@ -144,7 +152,7 @@ func (s *Services) RunDefaultObjects(ctx context.Context, client kubernetes.Inte
 		}))
 	serviceIP, err := netutils.GetIndexedIP(s.opts.ClusterIPRanges[0], 1)
 	if err != nil {
-		return // cannot happen: a range has a first address
+		return func() {} // cannot happen: a range has a first address
 	}
 	kubernetesService := kubernetesservice.New(kubernetesservice.Config{
 		PublicIP:           s.opts.AdvertiseAddress,
@@ -156,6 +164,12 @@ func (s *Services) RunDefaultObjects(ctx context.Context, client kubernetes.Inte
 	}, client, onlyKubernetesService.Core().V1().Services())
 	onlyKubernetesService.Start(ctx.Done())
 	go kubernetesService.Start(ctx.Done())
+	return func() {
+		endpoints.StopReconciling()
+		// It waits for a reconcile in flight, removes the lease, then fails to rewrite the
+		// endpoints: the in-process client ended with ctx. The other replicas rewrite them.
+		_ = endpoints.RemoveEndpoints("kubernetes", s.opts.AdvertiseAddress, []corev1.EndpointPort{{Name: "https", Port: int32(s.opts.Port), Protocol: corev1.ProtocolTCP}})
+	}
 }
 
 // AdvertiseAddress is the address kube-apiserver would advertise when serving on host

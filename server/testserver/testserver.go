@@ -31,6 +31,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/sqlkube/sqlkube/server/app"
 	"github.com/sqlkube/sqlkube/server/pki"
@@ -79,9 +80,11 @@ func WithFlags(flags ...string) Option {
 	return func(s *settings) { s.flags = append(s.flags, flags...) }
 }
 
-// WithLogger writes the server's log to log; without it the log is discarded. Kubernetes'
-// libraries inside the server log through klog, which is global: it is left as the program
-// set it (klog.SetSlogLogger routes it to a slog logger).
+// WithLogger writes the server's log to log; without it the log is discarded, as envtest's
+// kube-apiserver writes its log where tests do not see it. Kubernetes' libraries inside the
+// server log through klog, which is one per process: each server started routes it to its own
+// log (so without WithLogger it is discarded, and go test -v shows none of it). A program that
+// wants klog elsewhere calls klog.SetSlogLogger (or klog.SetLogger) after starting its servers.
 func WithLogger(log *slog.Logger) Option { return func(s *settings) { s.log = log } }
 
 // Start starts a server for the test, with its files in the test's temporary directory, and
@@ -117,6 +120,7 @@ func start(ctx context.Context, dir string, removeDir bool, opts []Option) (*Ser
 	for _, opt := range opts {
 		opt(&s)
 	}
+	klog.SetSlogLogger(s.log)
 	certDir := filepath.Join(dir, "pki")
 	kubeconfig := filepath.Join(dir, "admin.kubeconfig")
 	args := append([]string{"--db", s.dsn, "--cert-dir", certDir, "--admin-kubeconfig", kubeconfig}, s.flags...)

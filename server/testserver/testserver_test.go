@@ -3,8 +3,12 @@ package testserver_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/sqlkube/sqlkube/server/testserver"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
@@ -143,4 +148,30 @@ func TestStartupTime(t *testing.T) {
 	if worst > 2*time.Second {
 		t.Errorf("a start took %s", worst)
 	}
+}
+
+// TestKlogGoesToTheServersLog: the klog lines of Kubernetes' libraries go to the server's log,
+// not to the test's output.
+func TestKlogGoesToTheServersLog(t *testing.T) {
+	var log strings.Builder
+	var mu sync.Mutex
+	testserver.Start(t, testserver.WithLogger(slog.New(slog.NewTextHandler(lockedWriter{&mu, &log}, nil))))
+	klog.InfoS("a line through klog")
+	klog.Flush()
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(log.String(), "a line through klog") {
+		t.Errorf("klog's line is not in the server's log:\n%s", log.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

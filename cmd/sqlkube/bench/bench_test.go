@@ -63,7 +63,7 @@ func checkClean(t *testing.T, rep map[string]any, n float64) {
 
 func TestCreate(t *testing.T) {
 	fake, srv := newFakeAPI(t)
-	rep := runMain(t, srv.URL, "--count", "200", "--concurrency", "8", "--object-size", "300")
+	rep := runMain(t, srv.URL, "--count", "200", "--concurrency", "8", "--object-size", "300", "--keep-objects")
 	checkClean(t, rep, 200)
 	if n := fake.objectCount("/api/v1/namespaces/bench/configmaps/"); n != 200 {
 		t.Errorf("fake holds %d configmaps, want 200", n)
@@ -73,6 +73,15 @@ func TestCreate(t *testing.T) {
 			t.Fatalf("payload is %d bytes, want 300", len(payload))
 		}
 		break
+	}
+}
+
+// TestRunDeletesItsObjects: without --keep-objects a run deletes what it created, by its label.
+func TestRunDeletesItsObjects(t *testing.T) {
+	fake, srv := newFakeAPI(t)
+	checkClean(t, runMain(t, srv.URL, "--op", "update", "--objects", "20", "--concurrency", "4", "--count", "50"), 50)
+	if n := fake.objectCount("/api/v1/namespaces/bench/configmaps/"); n != 0 {
+		t.Errorf("fake holds %d configmaps after the run, want 0", n)
 	}
 }
 

@@ -110,7 +110,7 @@ func measureClient(b *testing.B, srv *nullProcess, ops int, measure func() repor
 // BenchmarkWatchConsume measures what reading one 1 KiB watch event costs a watcher.
 func BenchmarkWatchConsume(b *testing.B) {
 	bench := &bench{runID: "r"}
-	tgt := newTarget(resourceRef{Version: "v1", Resource: "configmaps"}, "ConfigMap", "ns", 1024)
+	tgt := newTarget(resourceRef{Version: "v1", Resource: "configmaps"}, "ConfigMap", "ns", "r", 1024)
 	var stream bytes.Buffer
 	for i := range b.N {
 		event := fmt.Sprintf(`{"type":"ADDED","object":%s}`+"\n", tgt.body.render(bench.watchObjectName(i%1000), "12345", 0))

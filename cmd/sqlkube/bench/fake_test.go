@@ -136,6 +136,8 @@ func (f *fakeAPI) serveObjects(w http.ResponseWriter, r *http.Request, parts []s
 	switch {
 	case isCollection && r.Method == http.MethodPost:
 		f.write(w, r, path, true)
+	case isCollection && r.Method == http.MethodDelete:
+		f.deleteLabelled(w, r.URL.Query().Get("labelSelector"))
 	case isCollection && r.URL.Query().Get("watch") == "1" && f.refuseWatch:
 		writeStatus(w, http.StatusMethodNotAllowed, "watch is not supported")
 	case isCollection && r.URL.Query().Get("watch") == "1":
@@ -263,6 +265,20 @@ func writeJSONBody(w http.ResponseWriter, code int, body any) {
 
 func writeStatus(w http.ResponseWriter, code int, message string) {
 	writeJSONBody(w, code, map[string]any{"kind": "Status", "code": code, "message": message})
+}
+
+// deleteLabelled deletes the objects with the label selector's one key=value, in any collection
+// (deletecollection; each run's objects are in one).
+func (f *fakeAPI) deleteLabelled(w http.ResponseWriter, selector string) {
+	key, value, _ := strings.Cut(selector, "=")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k, obj := range f.objects {
+		if labels, _ := obj.body["metadata"].(map[string]any)["labels"].(map[string]any); labels[key] == value {
+			delete(f.objects, k)
+		}
+	}
+	writeJSONBody(w, http.StatusOK, map[string]any{"kind": "ConfigMapList", "items": []any{}})
 }
 
 // objectCount is how many objects the fake holds under prefix.

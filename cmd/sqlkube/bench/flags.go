@@ -33,7 +33,9 @@ type options struct {
 
 	resource  resourceRef
 	namespace string
-	createCRD bool
+	// keepObjects leaves the run's objects in place rather than deleting them at the end.
+	keepObjects bool
+	createCRD   bool
 
 	op          string
 	concurrency int
@@ -114,21 +116,23 @@ func newFlagSet(o *options) *pflag.FlagSet {
 	fs.DurationVar(&o.drainTimeout, "drain-timeout", 10*time.Second, "for --op watch, how long to wait after the last write for watchers to receive it")
 	fs.BoolVar(&o.idle, "idle", false, "for --op watch: write nothing; open the watches over shared HTTP/2 connections, as one client's informers do, and hold them for --duration once all are open")
 
+	fs.BoolVar(&o.keepObjects, "keep-objects", false, "leave the objects the run created; by default they are deleted at the end (they carry the label "+runLabel+"=RUN)")
 	fs.StringVar(&o.output, "output", "table", "result format: table, or json (a single JSON object on stdout)")
 	fs.IntSliceVar(&o.serverPIDs, "server-pid", nil, "a process ID of the server, on this machine, whose CPU time over the measured part (not the working set's preparation) is reported per operation (for watch, per event delivered, the writes included); repeat for several processes (kube-apiserver and etcd)")
 	return fs
 }
 
-// parseFlags reads args into options; usage and parse errors are written to usageOut.
-// It returns pflag.ErrHelp for --help.
-func parseFlags(args []string, usageOut io.Writer) (options, error) {
+// parseFlags reads args into options. It returns pflag.ErrHelp for --help, having written the
+// usage to helpOut; other errors are the caller's to report.
+func parseFlags(args []string, helpOut io.Writer) (options, error) {
 	var o options
 	fs := newFlagSet(&o)
-	fs.SetOutput(usageOut)
-	fs.Usage = func() {
-		fmt.Fprintf(usageOut, "sqlkube bench drives a Kubernetes API server and reports throughput and latency.\n\nUsage:\n  sqlkube bench [flags]\n\nFlags:\n%s", fs.FlagUsages())
-	}
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprintf(helpOut, "sqlkube bench drives a Kubernetes API server and reports throughput and latency.\n\nUsage:\n  sqlkube bench [flags]\n\nFlags:\n%s", fs.FlagUsages())
+		}
 		return o, err
 	}
 	if fs.NArg() > 0 {

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"runtime/debug"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -17,7 +19,7 @@ import (
 // it could not run, 2 for bad flags.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tuneGC()
-	o, err := parseFlags(args, stderr)
+	o, err := parseFlags(args, stdout)
 	if errors.Is(err, pflag.ErrHelp) {
 		return 0
 	}
@@ -52,19 +54,44 @@ func tuneGC() {
 	}
 }
 
-// run prepares the target and measures the operation.
+// run prepares the target, measures the operation and, unless --keep-objects, deletes the
+// objects the run created.
 func run(ctx context.Context, o options, stderr io.Writer) (report, error) {
 	b, err := newBench(ctx, o, stderr)
 	if err != nil {
 		return report{}, err
 	}
+	rep, err := b.measure(ctx)
+	if !o.keepObjects {
+		if cleanupErr := b.deleteRunObjects(ctx); cleanupErr != nil {
+			fmt.Fprintf(stderr, "sqlkube bench: the run's objects (label %s=%s) are left: %v\n", runLabel, b.runID, cleanupErr)
+		}
+	}
+	return rep, err
+}
+
+func (b *bench) measure(ctx context.Context) (report, error) {
 	switch {
-	case o.idle:
+	case b.opts.idle:
 		return b.runIdleWatch(ctx)
-	case o.op == opWatch:
+	case b.opts.op == opWatch:
 		return b.runWatch(ctx)
 	}
 	return b.runOps(ctx)
+}
+
+// cleanupTimeout bounds deleting a run's objects, which also happens after an interrupted run.
+const cleanupTimeout = time.Minute
+
+// deleteRunObjects deletes every object the run created, by its label, in one request.
+func (b *bench) deleteRunObjects(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	code, detail, err := b.client.send(ctx, http.MethodDelete, b.target.runObjectsPath(), nil, nil)
+	if err == nil && !isSuccess(code) {
+		err = fmt.Errorf("HTTP %d: %s", code, detail)
+	}
+	return err
 }
 
 // newBench connects to the server and prepares the target.
@@ -77,9 +104,10 @@ func newBench(ctx context.Context, o options, stderr io.Writer) (*bench, error) 
 	if err != nil {
 		return nil, err
 	}
-	tgt, err := resolveTarget(ctx, client, o)
+	runID := fmt.Sprintf("%08x", rand.Uint32())
+	tgt, err := resolveTarget(ctx, client, o, runID)
 	if err != nil {
 		return nil, err
 	}
-	return &bench{opts: o, client: client, target: tgt, runID: fmt.Sprintf("%08x", rand.Uint32()), stderr: stderr}, nil
+	return &bench{opts: o, client: client, target: tgt, runID: runID, stderr: stderr}, nil
 }

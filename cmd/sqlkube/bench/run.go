@@ -114,20 +114,27 @@ func (b *bench) measureOps(ctx context.Context) (report, error) {
 
 // drive runs --concurrency clients, each doing one operation at a time, for --duration or until
 // --count operations were made, and returns what they recorded and how long they ran.
+//
+// Operations in flight when --duration ends are not recorded, but they are not abandoned
+// either: each client waits for its answer (ctx still bounds it), so that once drive returns the
+// server has finished every write the run made, and deleting the run's objects misses none.
 func (b *bench) drive(ctx context.Context, newOp func(id int) opFunc) (recorders, time.Duration) {
+	start := time.Now()
 	runCtx, cancel := b.runContext(ctx)
 	defer cancel()
 	budget := newBudget(b.opts.count)
-	start := time.Now()
 	stopProgress := b.startProgress(runCtx, start, "ops")
 	perClient := make([]recorders, b.opts.concurrency)
 	var wg sync.WaitGroup
 	for id := range perClient {
 		op := newOp(id)
-		wg.Go(func() { perClient[id] = b.loop(runCtx, op, budget) })
+		wg.Go(func() { perClient[id] = b.loop(runCtx, ctx, op, budget) })
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	if deadline, ok := runCtx.Deadline(); ok && deadline.Before(start.Add(elapsed)) {
+		elapsed = deadline.Sub(start) // what finished later was not recorded
+	}
 	stopProgress()
 	all := recorders{}
 	for _, r := range perClient {
@@ -144,14 +151,14 @@ func (b *bench) runContext(ctx context.Context) (context.Context, context.Cancel
 	return context.WithTimeout(ctx, b.opts.duration)
 }
 
-// loop is one client: it repeats op until the run ends.
-func (b *bench) loop(ctx context.Context, op opFunc, budget *budget) recorders {
+// loop is one client: it repeats op, with opCtx, until the run ends with runCtx.
+func (b *bench) loop(runCtx, opCtx context.Context, op opFunc, budget *budget) recorders {
 	recs := recorders{}
-	for ctx.Err() == nil && budget.take() {
+	for runCtx.Err() == nil && budget.take() {
 		start := time.Now()
-		name, o := op(ctx)
-		if ctx.Err() != nil {
-			break // cut off by the end of the run: neither a success nor an error
+		name, o := op(opCtx)
+		if runCtx.Err() != nil {
+			break // finished after the end of the run: neither a success nor an error
 		}
 		recs.get(name).observe(time.Since(start), o)
 		b.counters.add(o)

@@ -14,9 +14,10 @@ func TestBodyTemplateMatchesEncodingJSON(t *testing.T) {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
 		Metadata   struct {
-			Name            string `json:"name"`
-			Namespace       string `json:"namespace"`
-			ResourceVersion string `json:"resourceVersion,omitempty"`
+			Name            string            `json:"name"`
+			Namespace       string            `json:"namespace"`
+			Labels          map[string]string `json:"labels"`
+			ResourceVersion string            `json:"resourceVersion,omitempty"`
 		} `json:"metadata"`
 		Data map[string]string `json:"data,omitempty"`
 		Spec map[string]string `json:"spec,omitempty"`
@@ -32,13 +33,14 @@ func TestBodyTemplateMatchesEncodingJSON(t *testing.T) {
 		{resourceRef{Group: "bench.sqlkube.io", Version: "v1", Resource: "widgets"}, "Widget", "ns", "w", "7", -1},
 		{resourceRef{Version: "v1", Resource: "pods"}, "Pod", "a\"b\\c<d>&é\x01", "n\u2028", "rv\"", 3},
 	} {
-		tgt := newTarget(tc.ref, tc.kind, tc.namespace, 100)
+		tgt := newTarget(tc.ref, tc.kind, tc.namespace, "0a1b2c3d", 100)
 		var want object
 		want.APIVersion, want.Kind = tc.ref.Version, tc.kind
 		if tc.ref.Group != "" {
 			want.APIVersion = tc.ref.Group + "/" + tc.ref.Version
 		}
 		want.Metadata.Name, want.Metadata.Namespace, want.Metadata.ResourceVersion = tc.name, tc.namespace, tc.rv
+		want.Metadata.Labels = map[string]string{runLabel: "0a1b2c3d"}
 		content := map[string]string{"payload": strings.Repeat("x", 100), "seq": strconv.Itoa(tc.seq)}
 		if tc.kind == "ConfigMap" {
 			want.Data = content
