@@ -15,7 +15,8 @@ import (
 //   - crb-patcher may only get, list, update and patch cluster role bindings;
 //   - cr-updater may only get, list, update and patch cluster roles;
 //   - nobody is granted nothing; watcher may list and watch configmaps in one namespace
-//     (watchIdentityScenarios grant it);
+//     (watchIdentityScenarios grant it); editor holds edit's rules in one namespace
+//     (editRulesScenario grants them);
 //   - widget-editor may read and write Widgets in the default namespace but not their status,
 //     widget-reader may read and watch them (randomIdentitySetup grants them).
 var identities = map[string][]string{
@@ -26,6 +27,7 @@ var identities = map[string][]string{
 	"cr-updater":  nil,
 	"nobody":      nil,
 	"watcher":     nil,
+	"editor":      nil,
 	// The randomized requests' identities (randomIdentitySetup).
 	"widget-editor": {"widget-editors"},
 	"widget-reader": {"widget-readers"},
@@ -319,7 +321,7 @@ func reviewScenarios() []scenario {
 // fullScenarios are the scenarios compared with the full kube-apiserver, with the known
 // differences marked.
 func fullScenarios() []scenario {
-	all := concat([]scenario{rbacSetup}, rbacWriteScenarios(), rbacBootstrapScenarios(), reviewScenarios(), builtinPatchScenarios(), deploymentScenarios(), builtinScenarios(), identityScenarios())
+	all := concat([]scenario{bootstrapPolicyScenario(), rbacSetup, editRulesScenario()}, rbacWriteScenarios(), rbacBootstrapScenarios(), reviewScenarios(), builtinPatchScenarios(), deploymentScenarios(), builtinScenarios(), identityScenarios())
 	return markKnown(all, knownFullDifferences)
 }
 
