@@ -70,51 +70,33 @@ func (c *Controller) bootstrap(ctx context.Context) bool {
 // ensurePolicy makes one pass over p, in kube's order, and reports whether every write
 // succeeded; a failed object does not stop the others.
 func (c *Controller) ensurePolicy(ctx context.Context, p policy) bool {
-	clusterRoles := ruleOwners[rbacv1.ClusterRole]{objects: objectsOf[rbacv1.ClusterRole](ctx, c, "clusterroles"),
-		wrap: func(r *rbacv1.ClusterRole) reconciliation.RuleOwner {
-			return reconciliation.ClusterRoleRuleOwner{ClusterRole: r}
-		}}
-	clusterRoleBindings := bindings[rbacv1.ClusterRoleBinding]{objects: objectsOf[rbacv1.ClusterRoleBinding](ctx, c, "clusterrolebindings"),
-		wrap: func(b *rbacv1.ClusterRoleBinding) reconciliation.RoleBinding {
-			return reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: b}
-		}}
-	roles := ruleOwners[rbacv1.Role]{objects: objectsOf[rbacv1.Role](ctx, c, "roles"),
-		wrap: func(r *rbacv1.Role) reconciliation.RuleOwner { return reconciliation.RoleRuleOwner{Role: r} }}
-	roleBindings := bindings[rbacv1.RoleBinding]{objects: objectsOf[rbacv1.RoleBinding](ctx, c, "rolebindings"),
-		wrap: func(b *rbacv1.RoleBinding) reconciliation.RoleBinding {
-			return reconciliation.RoleBindingAdapter{RoleBinding: b}
-		}}
-
-	if err := primeAggregatedClusterRoles(p.clusterRolesToAggregate, clusterRoles.objects); err != nil {
+	m := c.modifiers(ctx)
+	if err := primeAggregatedClusterRoles(p.clusterRolesToAggregate, m.clusterRoles.objects); err != nil {
 		c.logFailure(ctx, "priming aggregated cluster roles", err)
 		return false
 	}
-	if err := primeSplitClusterRoleBindings(p.clusterRoleBindingsToSplit, clusterRoleBindings.objects); err != nil {
+	if err := primeSplitClusterRoleBindings(p.clusterRoleBindingsToSplit, m.clusterRoleBindings.objects); err != nil {
 		c.logFailure(ctx, "priming split cluster role bindings", err)
 		return false
 	}
 	ok := true
 	for _, role := range p.clusterRoles {
-		ok = reconcileRole(c, reconciliation.ClusterRoleRuleOwner{ClusterRole: &role}, clusterRoles) && ok
+		ok = reconcileRole(c, reconciliation.ClusterRoleRuleOwner{ClusterRole: &role}, m.clusterRoles) && ok
 	}
 	for _, binding := range p.clusterRoleBindings {
-		ok = reconcileBinding(c, reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: &binding}, clusterRoleBindings) && ok
+		ok = reconcileBinding(c, reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: &binding}, m.clusterRoleBindings) && ok
 	}
 	for _, namespace := range slices.Sorted(maps.Keys(p.roles)) {
 		for _, role := range p.roles[namespace] {
-			ok = reconcileRole(c, reconciliation.RoleRuleOwner{Role: &role}, roles) && ok
+			ok = reconcileRole(c, reconciliation.RoleRuleOwner{Role: &role}, m.roles) && ok
 		}
 	}
 	for _, namespace := range slices.Sorted(maps.Keys(p.roleBindings)) {
 		for _, binding := range p.roleBindings[namespace] {
-			ok = reconcileBinding(c, reconciliation.RoleBindingAdapter{RoleBinding: &binding}, roleBindings) && ok
+			ok = reconcileBinding(c, reconciliation.RoleBindingAdapter{RoleBinding: &binding}, m.roleBindings) && ok
 		}
 	}
 	return ok
-}
-
-func objectsOf[T any](ctx context.Context, c *Controller, resourceName string) objects[T] {
-	return objects[T]{ctx: ctx, deps: c.deps, resource: c.types[resourceName], namespaces: c.namespaces}
 }
 
 // reconcileRole runs kube's reconciler on a ClusterRole or Role, again on a conflict.

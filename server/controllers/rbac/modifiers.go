@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,6 +20,38 @@ import (
 // bootstrapManager is who the bootstrap policy is written as: kube-apiserver writes it through
 // its loopback client, whose user agent names it in managedFields.
 const bootstrapManager = "kube-apiserver"
+
+// modifiers are kube's reconciliation clients of the four RBAC types, on the registry.
+type modifiers struct {
+	clusterRoles        ruleOwners[rbacv1.ClusterRole]
+	roles               ruleOwners[rbacv1.Role]
+	clusterRoleBindings bindings[rbacv1.ClusterRoleBinding]
+	roleBindings        bindings[rbacv1.RoleBinding]
+}
+
+// modifiers wrap what they read in kube's adapters of each type, as kube's clients do.
+func (c *Controller) modifiers(ctx context.Context) modifiers {
+	return modifiers{
+		clusterRoles: ruleOwners[rbacv1.ClusterRole]{objects: objectsOf[rbacv1.ClusterRole](ctx, c, "clusterroles"),
+			wrap: func(r *rbacv1.ClusterRole) reconciliation.RuleOwner {
+				return reconciliation.ClusterRoleRuleOwner{ClusterRole: r}
+			}},
+		roles: ruleOwners[rbacv1.Role]{objects: objectsOf[rbacv1.Role](ctx, c, "roles"),
+			wrap: func(r *rbacv1.Role) reconciliation.RuleOwner { return reconciliation.RoleRuleOwner{Role: r} }},
+		clusterRoleBindings: bindings[rbacv1.ClusterRoleBinding]{objects: objectsOf[rbacv1.ClusterRoleBinding](ctx, c, "clusterrolebindings"),
+			wrap: func(b *rbacv1.ClusterRoleBinding) reconciliation.RoleBinding {
+				return reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: b}
+			}},
+		roleBindings: bindings[rbacv1.RoleBinding]{objects: objectsOf[rbacv1.RoleBinding](ctx, c, "rolebindings"),
+			wrap: func(b *rbacv1.RoleBinding) reconciliation.RoleBinding {
+				return reconciliation.RoleBindingAdapter{RoleBinding: b}
+			}},
+	}
+}
+
+func objectsOf[T any](ctx context.Context, c *Controller, resourceName string) objects[T] {
+	return objects[T]{ctx: ctx, deps: c.deps, resource: c.types[resourceName], namespaces: c.namespaces}
+}
 
 // objects reads and writes one RBAC type (T is its Go type) through the registry, as kube's
 // reconciliation adapters (reconciliation.ClusterRoleModifier and the others) do through
