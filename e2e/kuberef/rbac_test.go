@@ -223,33 +223,15 @@ func rbacWriteScenarios() []scenario {
 	return out
 }
 
-// bootstrapPolicy picks what kube's bootstrap policy and sqlkube's share in a role or binding:
-// its rules or subjects and role reference (their labels and annotations are each server's own),
-// and the name, uid and resourceVersion that later steps refer to.
-func bootstrapPolicy(v any) any {
-	obj, _ := v.(map[string]any)
-	if obj["kind"] == "Status" {
-		return obj
-	}
-	meta, _ := obj["metadata"].(map[string]any)
-	out := map[string]any{"metadata": map[string]any{"name": meta["name"], "uid": meta["uid"], "resourceVersion": meta["resourceVersion"]}}
-	for _, k := range []string{"kind", "rules", "aggregationRule", "roleRef", "subjects"} {
-		if obj[k] != nil {
-			out[k] = obj[k]
-		}
-	}
-	return out
-}
-
 // rbacBootstrapScenarios are the escalations of issue 30: an ordinary user who may update a
 // binding or a role but holds none of cluster-admin's rules.
 func rbacBootstrapScenarios() []scenario {
 	clusterAdminBinding := rbacAPI + "/clusterrolebindings/cluster-admin"
 	clusterAdmin := rbacAPI + "/clusterroles/cluster-admin"
-	read := func(path string) step { return step{method: "GET", path: path, pick: bootstrapPolicy} }
+	read := func(path string) step { return step{method: "GET", path: path} }
 	return []scenario{
 		{"rbac subject added to cluster-admin's binding", []step{
-			{method: "GET", path: clusterAdminBinding, pick: bootstrapPolicy, as: "crb-patcher"},
+			{method: "GET", path: clusterAdminBinding, as: "crb-patcher"},
 			{method: "PATCH", path: clusterAdminBinding, contentType: jsonPatch, as: "crb-patcher",
 				body: `[{"op":"add","path":"/subjects/-","value":` + user("crb-patcher") + `}]`},
 			{method: "PATCH", path: clusterAdminBinding, contentType: mergePatch, as: "crb-patcher",
@@ -270,7 +252,7 @@ func rbacBootstrapScenarios() []scenario {
 			{method: "PATCH", path: clusterAdmin, contentType: mergePatch, as: "cr-updater",
 				body: `{"metadata":{"finalizers":["example.com/keep"]}}`},
 			read(clusterAdmin),
-			{method: "PATCH", path: clusterAdmin, contentType: mergePatch, as: "cr-updater", pick: bootstrapPolicy,
+			{method: "PATCH", path: clusterAdmin, contentType: mergePatch, as: "cr-updater",
 				body: `{"metadata":{"finalizers":null}}`},
 		}},
 	}
