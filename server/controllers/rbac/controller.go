@@ -1,7 +1,8 @@
 // Package rbac runs what kube-apiserver and kube-controller-manager do for RBAC: it writes kube's
-// bootstrap policy at start (bootstrap.go), keeps the RBAC authorizer's copy of Roles, ClusterRoles and their
-// bindings current by following storage, and keeps aggregated ClusterRoles (admin, edit, view
-// and any with an aggregationRule) holding the rules of the roles they select.
+// bootstrap policy at start (bootstrap.go), keeps the RBAC authorizer's copy of Roles,
+// ClusterRoles and their bindings current by following storage, and keeps aggregated
+// ClusterRoles (admin, edit, view and any with an aggregationRule) holding the rules of the roles
+// they select.
 package rbac
 
 import (
