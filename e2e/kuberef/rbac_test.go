@@ -15,7 +15,8 @@ import (
 //   - crb-patcher may only get, list, update and patch cluster role bindings;
 //   - cr-updater may only get, list, update and patch cluster roles;
 //   - nobody is granted nothing; watcher may list and watch configmaps in one namespace
-//     (watchIdentityScenarios grant it);
+//     (watchIdentityScenarios grant it); editor holds edit's rules in one namespace
+//     (editRulesScenario grants them);
 //   - widget-editor may read and write Widgets in the default namespace but not their status,
 //     widget-reader may read and watch them (randomIdentitySetup grants them).
 var identities = map[string][]string{
@@ -26,6 +27,7 @@ var identities = map[string][]string{
 	"cr-updater":  nil,
 	"nobody":      nil,
 	"watcher":     nil,
+	"editor":      nil,
 	// The randomized requests' identities (randomIdentitySetup).
 	"widget-editor": {"widget-editors"},
 	"widget-reader": {"widget-readers"},
@@ -221,33 +223,15 @@ func rbacWriteScenarios() []scenario {
 	return out
 }
 
-// bootstrapPolicy picks what kube's bootstrap policy and sqlkube's share in a role or binding:
-// its rules or subjects and role reference (their labels and annotations are each server's own),
-// and the name, uid and resourceVersion that later steps refer to.
-func bootstrapPolicy(v any) any {
-	obj, _ := v.(map[string]any)
-	if obj["kind"] == "Status" {
-		return obj
-	}
-	meta, _ := obj["metadata"].(map[string]any)
-	out := map[string]any{"metadata": map[string]any{"name": meta["name"], "uid": meta["uid"], "resourceVersion": meta["resourceVersion"]}}
-	for _, k := range []string{"kind", "rules", "aggregationRule", "roleRef", "subjects"} {
-		if obj[k] != nil {
-			out[k] = obj[k]
-		}
-	}
-	return out
-}
-
 // rbacBootstrapScenarios are the escalations of issue 30: an ordinary user who may update a
 // binding or a role but holds none of cluster-admin's rules.
 func rbacBootstrapScenarios() []scenario {
 	clusterAdminBinding := rbacAPI + "/clusterrolebindings/cluster-admin"
 	clusterAdmin := rbacAPI + "/clusterroles/cluster-admin"
-	read := func(path string) step { return step{method: "GET", path: path, pick: bootstrapPolicy} }
+	read := func(path string) step { return step{method: "GET", path: path} }
 	return []scenario{
 		{"rbac subject added to cluster-admin's binding", []step{
-			{method: "GET", path: clusterAdminBinding, pick: bootstrapPolicy, as: "crb-patcher"},
+			{method: "GET", path: clusterAdminBinding, as: "crb-patcher"},
 			{method: "PATCH", path: clusterAdminBinding, contentType: jsonPatch, as: "crb-patcher",
 				body: `[{"op":"add","path":"/subjects/-","value":` + user("crb-patcher") + `}]`},
 			{method: "PATCH", path: clusterAdminBinding, contentType: mergePatch, as: "crb-patcher",
@@ -268,7 +252,7 @@ func rbacBootstrapScenarios() []scenario {
 			{method: "PATCH", path: clusterAdmin, contentType: mergePatch, as: "cr-updater",
 				body: `{"metadata":{"finalizers":["example.com/keep"]}}`},
 			read(clusterAdmin),
-			{method: "PATCH", path: clusterAdmin, contentType: mergePatch, as: "cr-updater", pick: bootstrapPolicy,
+			{method: "PATCH", path: clusterAdmin, contentType: mergePatch, as: "cr-updater",
 				body: `{"metadata":{"finalizers":null}}`},
 		}},
 	}
@@ -319,7 +303,7 @@ func reviewScenarios() []scenario {
 // fullScenarios are the scenarios compared with the full kube-apiserver, with the known
 // differences marked.
 func fullScenarios() []scenario {
-	all := concat([]scenario{rbacSetup}, rbacWriteScenarios(), rbacBootstrapScenarios(), reviewScenarios(), builtinPatchScenarios(), deploymentScenarios(), builtinScenarios(), identityScenarios())
+	all := concat([]scenario{bootstrapPolicyScenario(), rbacSetup, editRulesScenario()}, rbacWriteScenarios(), rbacBootstrapScenarios(), reviewScenarios(), builtinPatchScenarios(), deploymentScenarios(), builtinScenarios(), identityScenarios())
 	return markKnown(all, knownFullDifferences)
 }
 

@@ -19,6 +19,20 @@ func pathAttrs(verb, path string) authorizer.AttributesRecord {
 	return authorizer.AttributesRecord{User: &user.DefaultInfo{Name: "alice"}, Verb: verb, Path: path}
 }
 
+var (
+	read      = []string{"get", "list", "watch"}
+	write     = []string{"create", "delete", "deletecollection", "patch", "update"}
+	readWrite = append(append([]string{}, read...), write...)
+)
+
+func rule(verbs []string, group string, resources ...string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{Verbs: verbs, APIGroups: []string{group}, Resources: resources}
+}
+
+func urlRule(verbs []string, urls ...string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{Verbs: verbs, NonResourceURLs: urls}
+}
+
 // TestRuleAllows follows the rules of the RBAC documentation: wildcards, subresources, resource
 // names and non-resource URLs.
 func TestRuleAllows(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -76,6 +77,52 @@ func TestStart(t *testing.T) {
 			return err == nil
 		})
 	})
+}
+
+// TestEditMayRunWorkloads: a user bound to kube's edit role in a namespace may create pods,
+// deployments, jobs and services there, as on kube-apiserver (edit aggregates kube's
+// system:aggregate-to-edit and -view), and nothing in another namespace.
+func TestEditMayRunWorkloads(t *testing.T) {
+	srv := testserver.Start(t)
+	admin := clientset(t, srv.Config)
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "editors"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "bob"}}}
+	if _, err := admin.RbacV1().RoleBindings("team").Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bobConfig, err := srv.ConfigFor("bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob := clientset(t, bobConfig)
+	labels := map[string]string{"app": "web"}
+	podSpec := corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27"}}}
+	// The binding reaches the authorizer, and edit its aggregated rules, after the create.
+	controllertest.Eventually(t, "bob may create a pod in team", func() bool {
+		_, err := bob.CoreV1().Pods("team").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: podSpec}, metav1.CreateOptions{})
+		return err == nil
+	})
+	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: appsv1.DeploymentSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec}}}
+	if _, err := bob.AppsV1().Deployments("team").Create(ctx, deployment, metav1.CreateOptions{}); err != nil {
+		t.Errorf("bob creates a deployment: %v", err)
+	}
+	service := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.ServiceSpec{Selector: labels,
+		Ports: []corev1.ServicePort{{Port: 80}}}}
+	if _, err := bob.CoreV1().Services("team").Create(ctx, service, metav1.CreateOptions{}); err != nil {
+		t.Errorf("bob creates a service: %v", err)
+	}
+	if _, err := bob.BatchV1().Jobs("team").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("bob lists jobs: %v", err)
+	}
+	if _, err := bob.CoreV1().Pods("default").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("bob lists pods in default: %v, want 403", err)
+	}
 }
 
 // TestWithFlags: flags reach the server as on sqlkube's command line.

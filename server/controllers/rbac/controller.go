@@ -1,7 +1,8 @@
-// Package rbac runs what kube-apiserver and kube-controller-manager do for RBAC: it writes the
-// bootstrap policy at start, keeps the RBAC authorizer's copy of Roles, ClusterRoles and their
-// bindings current by following storage, and keeps aggregated ClusterRoles (admin, edit, view
-// and any with an aggregationRule) holding the rules of the roles they select.
+// Package rbac runs what kube-apiserver and kube-controller-manager do for RBAC: it writes kube's
+// bootstrap policy at start (bootstrap.go), keeps the RBAC authorizer's copy of Roles,
+// ClusterRoles and their bindings current by following storage, and keeps aggregated
+// ClusterRoles (admin, edit, view and any with an aggregationRule) holding the rules of the roles
+// they select.
 package rbac
 
 import (
@@ -11,9 +12,7 @@ import (
 	"sync/atomic"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/controllers"
@@ -29,6 +28,7 @@ type Controller struct {
 	deps       controllers.Deps
 	authorizer *rbac.Authorizer
 	types      map[string]*resource.Resource // the four RBAC types, by resource name
+	namespaces *resource.Resource            // where the bootstrap policy's Roles are
 	// synced counts the RBAC types listed at least once; the authorizer is complete at four.
 	synced atomic.Int32
 	// bootstrapped is set once the bootstrap policy is written (or was not asked for).
@@ -51,6 +51,11 @@ func New(deps controllers.Deps, authorizer *rbac.Authorizer) (*Controller, error
 		}
 		c.types[name] = r
 	}
+	namespaces, ok := deps.Catalog.Lookup("", "v1", "namespaces")
+	if !ok {
+		return nil, errors.New("the catalog serves no namespaces")
+	}
+	c.namespaces = namespaces
 	return c, nil
 }
 
@@ -61,10 +66,11 @@ func (c *Controller) Synced() bool { return c.synced.Load() == int32(len(c.types
 // Bootstrapped reports whether Run has written the bootstrap policy, or was asked to write none.
 func (c *Controller) Bootstrapped() bool { return c.bootstrapped.Load() }
 
-// Run writes the bootstrap policy (if bootstrap), then follows the RBAC types until ctx ends.
+// Run writes the bootstrap policy (if bootstrap; bootstrap.go), then follows the RBAC types until
+// ctx ends.
 func (c *Controller) Run(ctx context.Context, bootstrap bool) {
-	if bootstrap {
-		c.bootstrap(ctx)
+	if bootstrap && !c.bootstrap(ctx) {
+		return
 	}
 	c.bootstrapped.Store(true)
 	for name, r := range c.types {
@@ -78,71 +84,6 @@ func (c *Controller) Run(ctx context.Context, bootstrap bool) {
 			c.aggregateAll(ctx)
 		}
 	}
-}
-
-// bootstrap creates the bootstrap roles and bindings that do not exist and reconciles those
-// that do (reconcile.go). Every replica does this; a write that another one made first is a
-// harmless AlreadyExists or Conflict.
-func (c *Controller) bootstrap(ctx context.Context) {
-	for _, want := range rbac.BootstrapClusterRoles() {
-		c.ensure(ctx, c.types["clusterroles"], &want, func(stored []byte) (runtime.Object, bool, error) {
-			var have rbacv1.ClusterRole
-			err := registry.UnmarshalStored(stored, &have)
-			return &have, err == nil && reconcileClusterRole(&have, &want), err
-		})
-	}
-	for _, want := range rbac.BootstrapClusterRoleBindings() {
-		c.ensure(ctx, c.types["clusterrolebindings"], &want, func(stored []byte) (runtime.Object, bool, error) {
-			var have rbacv1.ClusterRoleBinding
-			err := registry.UnmarshalStored(stored, &have)
-			return &have, err == nil && reconcileClusterRoleBinding(&have, &want), err
-		})
-	}
-}
-
-// bootstrapManager is who the bootstrap policy is written as: kube-apiserver writes it at start
-// (its managedFields say so), unlike the controllers of kube-controller-manager.
-const bootstrapManager = "kube-apiserver"
-
-// bootstrapObject is a ClusterRole or ClusterRoleBinding of the bootstrap policy.
-type bootstrapObject interface {
-	runtime.Object
-	metav1.Object
-}
-
-// ensure creates want, or updates the stored object as reconcile changes it.
-func (c *Controller) ensure(ctx context.Context, r *resource.Resource, want bootstrapObject, reconcile func(stored []byte) (runtime.Object, bool, error)) {
-	ref := registry.Ref{Resource: r, Name: want.GetName()}
-	if err := c.createOrReconcile(ctx, ref, want, reconcile); err != nil && ctx.Err() == nil {
-		c.deps.Log.Error("rbac bootstrap", "kind", r.Kind, "name", ref.Name, "err", err)
-	}
-}
-
-func (c *Controller) createOrReconcile(ctx context.Context, ref registry.Ref, want runtime.Object, reconcile func(stored []byte) (runtime.Object, bool, error)) error {
-	u, err := controllers.ToUnstructured(want, ref.Resource)
-	if err != nil {
-		return err
-	}
-	_, _, err = c.deps.Registry.Create(ctx, ref, u, &metav1.CreateOptions{FieldManager: bootstrapManager})
-	if !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	stored, err := c.deps.Registry.Get(ctx, ref, &metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	have, changed, err := reconcile(stored.Value)
-	if err != nil || !changed {
-		return err
-	}
-	if u, err = controllers.ToUnstructured(have, ref.Resource); err != nil {
-		return err
-	}
-	_, _, err = c.deps.Registry.Update(ctx, ref, u, &metav1.UpdateOptions{FieldManager: bootstrapManager})
-	if apierrors.IsConflict(err) {
-		return nil // another replica reconciled it first
-	}
-	return err
 }
 
 // observer passes one RBAC type's objects to the authorizer (and ClusterRoles to aggregation).
