@@ -24,6 +24,18 @@ func TestStartTwiceOnOneSQLiteFile(t *testing.T) {
 	}
 }
 
+// TestSecondServerOnOneSQLiteFileIsRefused: a SQLite file is served by one process; a second
+// server started on it exits with a clear error, and the first goes on serving.
+func TestSecondServerOnOneSQLiteFileIsRefused(t *testing.T) {
+	dsn := sqltest.SQLiteDSN(t)
+	s := startServer(t, dsn)
+	code, out := runToExit(t, nil, "--listen=127.0.0.1:0", "--db="+dsn, "--cert-dir="+s.pkiDir, "--admin-kubeconfig=-")
+	if want := "another sqlkube serves the SQLite database"; code == 0 || !strings.Contains(out, want) {
+		t.Fatalf("exit %d, output:\n%s\nwant a non-zero exit mentioning %q", code, out, want)
+	}
+	createNamespace(t, s.clientset(), "still-served")
+}
+
 // TestNewerSchemaIsRefused checks that a binary refuses a database migrated by a newer one.
 func TestNewerSchemaIsRefused(t *testing.T) {
 	sqltest.Backends(t, func(t *testing.T, dsn string) {

@@ -108,12 +108,20 @@ func DefaultAdminKubeconfig(dsn, certDir string) string {
 
 // sqliteDir is the directory of the SQLite file a DSN names, or "" if the DSN is not SQLite.
 func sqliteDir(dsn string) string {
+	if path := sqlitePath(dsn); path != "" {
+		return filepath.Dir(path)
+	}
+	return ""
+}
+
+// sqlitePath is the SQLite file a DSN names, or "" if the DSN is not SQLite.
+func sqlitePath(dsn string) string {
 	path, ok := strings.CutPrefix(dsn, "sqlite://")
 	if !ok {
 		return ""
 	}
 	path, _, _ = strings.Cut(path, "?")
-	return filepath.Dir(path)
+	return path
 }
 
 func isPostgres(dsn string) bool {

@@ -46,7 +46,12 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, log *slog.Logger) e
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
-	defer closeStore(store, log)
+	unlock, err := lockSQLiteFile(cfg.DSN)
+	if err != nil {
+		closeStore(store, log)
+		return err
+	}
+	defer func() { closeStore(store, log); unlock() }()
 	secure, err := prepareSecurity(ctx, cfg.Security, ln.Addr(), log)
 	if err != nil {
 		return err
