@@ -54,6 +54,9 @@ func (r *Registry) ensureInitialNamespaces(ctx context.Context) error {
 // (404) or is being deleted (403), as kube-apiserver's namespace lifecycle admission does: from
 // the namespace cache when it can answer, from storage otherwise.
 func (r *Registry) checkNamespaceAcceptsContent(ctx context.Context, gr schema.GroupResource, name, namespace string) error {
+	if r.opts.NoNamespaceLifecycle {
+		return nil
+	}
 	terminating, cached := r.namespaces.lookup(namespace)
 	if !cached {
 		var err error
@@ -115,7 +118,7 @@ func namespaceTerminating(value []byte) (bool, error) {
 // checkNamespaceDeletable refuses to delete the namespaces every cluster needs, as
 // kube-apiserver's namespace lifecycle admission does.
 func (r *Registry) checkNamespaceDeletable(req *request) error {
-	if r.isNamespaces(req.res) && immortalNamespaces[req.name] {
+	if r.isNamespaces(req.res) && immortalNamespaces[req.name] && !r.opts.NoNamespaceLifecycle {
 		return apierrors.NewForbidden(req.gr, req.name, errors.New("this namespace may not be deleted"))
 	}
 	return nil
