@@ -26,6 +26,7 @@ var identities = map[string][]string{
 	"cr-updater":  nil,
 	"nobody":      nil,
 	"watcher":     nil,
+	"ctb-writer":  nil,
 	// The randomized requests' identities (randomIdentitySetup).
 	"widget-editor": {"widget-editors"},
 	"widget-reader": {"widget-readers"},
@@ -319,7 +320,7 @@ func reviewScenarios() []scenario {
 // fullScenarios are the scenarios compared with the full kube-apiserver, with the known
 // differences marked.
 func fullScenarios() []scenario {
-	all := concat([]scenario{rbacSetup}, rbacWriteScenarios(), rbacBootstrapScenarios(), reviewScenarios(), builtinPatchScenarios(), deploymentScenarios(), builtinScenarios(), identityScenarios())
+	all := concat([]scenario{rbacSetup}, rbacWriteScenarios(), rbacBootstrapScenarios(), reviewScenarios(), builtinPatchScenarios(), deploymentScenarios(), builtinScenarios(), identityScenarios(), admissionChainScenarios())
 	return markKnown(all, knownFullDifferences)
 }
 

@@ -28,6 +28,9 @@ type objectView struct {
 	converter internalObjects // nil: kube's scheme does not know the kind (custom resources)
 	// obj and old are the converted objects, once converted.
 	obj, old runtime.Object
+	// converted are the attributes of the chain's pass with the view's objects, made once for
+	// all the plugins of the pass.
+	converted *internalAttributes
 }
 
 type viewKey struct{}
@@ -65,7 +68,10 @@ func (v *objectView) attributes(a kubeadmission.Attributes) kubeadmission.Attrib
 	if v.converter == nil {
 		return a
 	}
-	return internalAttributes{Attributes: a, view: v}
+	if v.converted == nil || v.converted.Attributes != a {
+		v.converted = &internalAttributes{Attributes: a, view: v}
+	}
+	return v.converted
 }
 
 // internalAttributes are a request's attributes with its objects as kube's internal types. The
@@ -75,11 +81,11 @@ type internalAttributes struct {
 	view *objectView
 }
 
-func (a internalAttributes) GetObject() runtime.Object {
+func (a *internalAttributes) GetObject() runtime.Object {
 	return a.view.internal(&a.view.obj, a.view.req.Object)
 }
 
-func (a internalAttributes) GetOldObject() runtime.Object {
+func (a *internalAttributes) GetOldObject() runtime.Object {
 	return a.view.internal(&a.view.old, a.view.req.OldObject)
 }
 
