@@ -101,6 +101,9 @@ func runtimeClassScenario() scenario {
 		{method: "POST", path: pods, body: chainPod("conflicting", "100m", `"runtimeClassName":"sandboxed","nodeSelector":{"sandbox":"false"},`)},
 		{method: "POST", path: quotas, body: `{"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"cpu"},"spec":{"hard":{"requests.cpu":"1"}}}`},
 		{method: "PATCH", path: quotas + "/cpu/status", contentType: mergePatch, body: `{"status":{"hard":{"requests.cpu":"1"},"used":{"requests.cpu":"0"}}}`},
+		// kube's ResourceQuota plugin reads quotas from an informer, which sees the status late:
+		// until then it admits the pod (the status holds no hard limit).
+		{method: "POST", path: pods + "?dryRun=All", body: chainPod("over-quota", "500m", `"runtimeClassName":"sandboxed",`), waitFor: 403},
 		{method: "POST", path: pods, body: chainPod("over-quota", "500m", `"runtimeClassName":"sandboxed",`)},
 		{method: "POST", path: pods, body: chainPod("within-quota", "500m", "")},
 		{method: "GET", path: quotas + "/cpu"},

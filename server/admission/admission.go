@@ -68,6 +68,9 @@ type Chain struct {
 	store  follow.Storage
 	quotas *quotaNamespaces
 	chain  atomic.Pointer[kubeadmission.Interface]
+	// checksNamespaces is set when the chain runs the registry's namespace check of creates
+	// (NamespaceLifecycle is enabled).
+	checksNamespaces atomic.Bool
 	// mutating and validating tell whether there is any configuration for the mutating or
 	// validating policies and webhooks to apply; when there is none they are skipped, which
 	// saves their cost on every write (they would do nothing).
@@ -144,6 +147,12 @@ func (c *Chain) Mutate(ctx context.Context, req *registry.AdmissionRequest) erro
 		return c.escalation.Check(ctx, req.Resource.Name, req.Namespace, req.Object, req.OldObject)
 	}
 	return nil
+}
+
+// ChecksNamespaces says whether the chain, started with NamespaceLifecycle, runs the registry's
+// namespace check of creates in that plugin's place.
+func (c *Chain) ChecksNamespaces() bool {
+	return c.chain.Load() != nil && c.checksNamespaces.Load()
 }
 
 // Validate runs the chain's validating plugins.

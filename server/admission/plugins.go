@@ -29,6 +29,8 @@ import (
 	controlplaneadmission "k8s.io/kubernetes/pkg/controlplane/apiserver/admission"
 	"k8s.io/kubernetes/pkg/kubeapiserver/admission/exclusion"
 	kubeoptions "k8s.io/kubernetes/pkg/kubeapiserver/options"
+
+	"github.com/sqlkube/sqlkube/server/registry"
 )
 
 // configScheme decodes --admission-control-config-file, as kube-apiserver's admission options'
@@ -101,11 +103,12 @@ func (c *Chain) newPlugins(ctx context.Context, client kubernetes.Interface, dyn
 // decorate runs plugin, named name, on the objects it expects: kube's built-in plugins on kube's
 // internal Go types (converted when a plugin asks for them), the policies and webhooks on the
 // objects as served (unstructured) when any is configured, ResourceQuota only in namespaces that
-// may hold a quota. NamespaceLifecycle is the registry's own check (see New).
+// may hold a quota. In NamespaceLifecycle's place runs the registry's own check.
 func (c *Chain) decorate(plugin kubeadmission.Interface, name string) kubeadmission.Interface {
 	switch name {
 	case lifecycle.PluginName:
-		return byRegistry{}
+		c.checksNamespaces.Store(c.stored.objects != nil)
+		return registryLifecycle{objects: c.stored.objects}
 	case mutatingpolicy.PluginName, mutatingwebhook.PluginName:
 		return onServed{plugin: plugin, configured: c.mutating.Load}
 	case validatingpolicy.PluginName, validatingwebhook.PluginName:
@@ -116,12 +119,21 @@ func (c *Chain) decorate(plugin kubeadmission.Interface, name string) kubeadmiss
 	return onInternal{plugin: plugin}
 }
 
-// byRegistry stands for kube's NamespaceLifecycle, which the registry runs itself (it refuses
-// content in missing or terminating namespaces from its namespace cache, for the server's own
-// writes too): it handles nothing.
-type byRegistry struct{}
+// registryLifecycle runs, in kube's NamespaceLifecycle's place, the registry's check of a
+// create in a namespace: it reads the registry's namespace cache where kube's plugin reads an
+// informer, and the registry runs the same check itself for the writes not admitted (its own
+// controllers'). The registry also refuses the deletion of the initial namespaces, before the
+// chain, as kube's plugin would first.
+type registryLifecycle struct{ objects *registry.Registry }
 
-func (byRegistry) Handles(kubeadmission.Operation) bool { return false }
+func (registryLifecycle) Handles(op kubeadmission.Operation) bool { return op == kubeadmission.Create }
+
+func (l registryLifecycle) Admit(ctx context.Context, a kubeadmission.Attributes, _ kubeadmission.ObjectInterfaces) error {
+	if a.GetNamespace() == "" {
+		return nil // a cluster-scoped object, or a namespace
+	}
+	return l.objects.CheckNamespaceAcceptsContent(ctx, a.GetResource().GroupResource(), a.GetName(), a.GetNamespace())
+}
 
 // onInternal runs a plugin of kube's built-in types on the request's objects as kube's internal
 // types, from its objectView; runs, if set, says whether it runs on a request.

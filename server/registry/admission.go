@@ -24,6 +24,11 @@ import (
 type Admission interface {
 	Mutate(ctx context.Context, a *AdmissionRequest) error
 	Validate(ctx context.Context, a *AdmissionRequest) error
+	// ChecksNamespaces says whether Mutate runs the namespace check of creates
+	// (CheckNamespaceAcceptsContent) itself, where kube's chain runs NamespaceLifecycle: after
+	// NamespaceAutoProvision, which may create the namespace. Otherwise the registry runs it
+	// before Mutate.
+	ChecksNamespaces() bool
 }
 
 // AdmissionRequest is one write as admission sees it.

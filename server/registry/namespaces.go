@@ -50,10 +50,10 @@ func (r *Registry) ensureInitialNamespaces(ctx context.Context) error {
 	return nil
 }
 
-// checkNamespaceAcceptsContent refuses to create objects in a namespace that does not exist
+// CheckNamespaceAcceptsContent refuses to create objects in a namespace that does not exist
 // (404) or is being deleted (403), as kube-apiserver's namespace lifecycle admission does: from
 // the namespace cache when it can answer, from storage otherwise.
-func (r *Registry) checkNamespaceAcceptsContent(ctx context.Context, gr schema.GroupResource, name, namespace string) error {
+func (r *Registry) CheckNamespaceAcceptsContent(ctx context.Context, gr schema.GroupResource, name, namespace string) error {
 	if r.opts.NoNamespaceLifecycle {
 		return nil
 	}
@@ -68,6 +68,12 @@ func (r *Registry) checkNamespaceAcceptsContent(ctx context.Context, gr schema.G
 		return namespaceTerminatingError(gr, name, namespace)
 	}
 	return nil
+}
+
+// admissionChecksNamespaces says whether the admission of a create made in ctx runs
+// CheckNamespaceAcceptsContent itself.
+func (r *Registry) admissionChecksNamespaces(ctx context.Context) bool {
+	return r.opts.Admission != nil && hasUser(ctx) && r.opts.Admission.ChecksNamespaces()
 }
 
 // namespaceTerminatingError is kube's NamespaceLifecycle admission's refusal of new content in a
