@@ -3,6 +3,7 @@ package admission
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -79,14 +80,14 @@ func (c *Chain) newPlugins(ctx context.Context, client kubernetes.Interface, dyn
 	if err != nil {
 		return nil, fmt.Errorf("failed to read plugin config: %v", err)
 	}
-	looked := c.stored.informers(shared)
-	quotaConfig, err := newQuotaConfiguration(c.catalog, looked)
+	lookups := c.stored.informers(shared)
+	quotaConfig, err := newQuotaConfiguration(c.catalog, lookups)
 	if err != nil {
 		return nil, fmt.Errorf("building kube's quota configuration: %w", err)
 	}
 	initializers := kubeadmission.PluginInitializers{
 		initializer.NewAPIServerIDInitializer("sqlkube"),
-		initializer.New(client, dynamicClient, looked, authz, utilfeature.DefaultFeatureGate,
+		initializer.New(client, dynamicClient, lookups, authz, utilfeature.DefaultFeatureGate,
 			utilcompatibility.DefaultBuildEffectiveVersion(), ctx.Done(), mapper),
 		webhookinit.NewPluginInitializer(WebhookAuthentication(), WebhookServiceResolver(c.opts.WebhookServices)),
 		controlplaneadmission.NewPluginInitializer(quotaConfig, exclusion.Excluded()),
@@ -95,6 +96,7 @@ func (c *Chain) newPlugins(ctx context.Context, client kubernetes.Interface, dyn
 	if err != nil {
 		return nil, err
 	}
+	c.checksNamespaces.Store(slices.Contains(names, lifecycle.PluginName))
 	// As kube-apiserver's handlers do, record the plugins' audit annotations in the request's
 	// audit event.
 	return kubeadmission.WithAudit(chain), nil
@@ -107,7 +109,6 @@ func (c *Chain) newPlugins(ctx context.Context, client kubernetes.Interface, dyn
 func (c *Chain) decorate(plugin kubeadmission.Interface, name string) kubeadmission.Interface {
 	switch name {
 	case lifecycle.PluginName:
-		c.checksNamespaces.Store(c.stored.objects != nil)
 		return registryLifecycle{objects: c.stored.objects}
 	case mutatingpolicy.PluginName, mutatingwebhook.PluginName:
 		return onServed{plugin: plugin, configured: c.mutating.Load}
