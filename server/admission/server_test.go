@@ -28,9 +28,15 @@ func TestPluginsEnabledByFlag(t *testing.T) {
 		t.Errorf("the namespace provisioned: %v", err)
 	}
 
-	// kube's Node authorizer is not offered: RBAC grants nodes kube's system:node role.
+	// kube's Node authorizer is not offered: RBAC lets the nodes write Nodes, NodeRestriction
+	// keeps each to its own.
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "nodes"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"create", "get", "update", "patch"}}}}
+	if _, err := admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "nodes"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:node"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "nodes"},
 		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "system:nodes"}}}
 	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
