@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	kubeadmission "k8s.io/apiserver/pkg/admission"
@@ -68,12 +69,15 @@ func EnabledPlugins(opts *kubeoptions.AdmissionOptions) []string {
 	return names
 }
 
-// newPlugins builds the enabled plugins as kube-apiserver's admission options do (with its
+// newPlugins checks the options as kube-apiserver's do, and builds the enabled plugins as they do (with its
 // initializers and the plugins' configuration from --admission-control-config-file), each
 // decorated by c.decorate; kube's code logs the chain. The plugins read the objects they look
 // up through the registry (c.stored), their own configuration objects from shared, and map
 // kinds to resources with mapper.
 func (c *Chain) newPlugins(ctx context.Context, client kubernetes.Interface, dynamicClient dynamic.Interface, shared informers.SharedInformerFactory, authz authorizer.Authorizer, mapper meta.RESTMapper) (kubeadmission.Interface, error) {
+	if errs := c.opts.Plugins.Validate(); len(errs) > 0 {
+		return nil, utilerrors.NewAggregate(errs) // sqlkube's flags were checked so already
+	}
 	names := EnabledPlugins(c.opts.Plugins)
 	generic := c.opts.Plugins.GenericAdmission
 	pluginsConfig, err := kubeadmission.ReadAdmissionConfiguration(names, generic.ConfigFile, configScheme)

@@ -280,13 +280,20 @@ plugins:
 	}
 }
 
-// A configuration file kube cannot read stops the chain from starting, with kube's error.
-func TestAdmissionConfigFileUnreadable(t *testing.T) {
+// Options kube refuses, and a configuration file kube cannot read, stop the chain from
+// starting, with kube's errors.
+func TestAdmissionOptionsRefused(t *testing.T) {
 	h := newHarness(t, harnessConfig{})
-	opts := Options{Plugins: NewPluginOptions()}
-	opts.Plugins.GenericAdmission.ConfigFile = filepath.Join(t.TempDir(), "missing.yaml")
-	chain := New(opts, h.catalog, nil, h.chain.log)
-	err := chain.start(t.Context(), h.client, nil, mastersOnly)
+	start := func(configure func(*Options)) error {
+		opts := Options{Plugins: NewPluginOptions()}
+		configure(&opts)
+		return New(opts, h.catalog, nil, h.chain.log).start(t.Context(), h.client, nil, mastersOnly)
+	}
+	err := start(func(o *Options) { o.Plugins.GenericAdmission.EnablePlugins = []string{"PodNodeSelector", "Foo"} })
+	if want := `enable-admission-plugins plugin "Foo" is unknown`; err == nil || err.Error() != want {
+		t.Errorf("start with an unknown plugin: %v, want %s", err, want)
+	}
+	err = start(func(o *Options) { o.Plugins.GenericAdmission.ConfigFile = filepath.Join(t.TempDir(), "missing.yaml") })
 	if err == nil || !strings.HasPrefix(err.Error(), "failed to read plugin config: ") {
 		t.Errorf("start with a missing configuration file: %v", err)
 	}
