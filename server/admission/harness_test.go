@@ -67,12 +67,17 @@ type harnessConfig struct {
 	flags []string
 	// authz decides what the plugins ask (nil: anything is allowed).
 	authz authorizer.Authorizer
+	// dsn is the database (SQLite when empty).
+	dsn string
 }
 
 func newHarness(t *testing.T, cfg harnessConfig) *harness {
 	t.Helper()
 	ctx := t.Context()
-	store, err := sqlstore.Open(ctx, sqlstore.Options{DSN: sqltest.SQLiteDSN(t)})
+	if cfg.dsn == "" {
+		cfg.dsn = sqltest.SQLiteDSN(t)
+	}
+	store, err := sqlstore.Open(ctx, sqlstore.Options{DSN: cfg.dsn})
 	if err != nil {
 		t.Fatal(err)
 	}
