@@ -19,6 +19,8 @@ type endpoint struct {
 	clientFor func(user string, groups []string) (*http.Client, error)
 	// auditLog is the file the server writes its audit events to, when they are compared.
 	auditLog string
+	// admissionChain gives the admission chain sqlkube logged at start (chainLog).
+	admissionChain <-chan []string
 }
 
 // startServers starts the reference server and sqlkube on SQLite and, when reachable, on
@@ -55,7 +57,7 @@ func startSqlkubes(t *testing.T, dir string, audit bool) []endpoint {
 			t.Fatalf("starting sqlkube on %s: %v", backend, err)
 		}
 		t.Cleanup(sk.stop)
-		e := endpoint{name: "sqlkube on " + backend, url: sk.url, client: sk.client, clientFor: sk.clientFor}
+		e := endpoint{name: "sqlkube on " + backend, url: sk.url, client: sk.client, clientFor: sk.clientFor, admissionChain: sk.admissionChain}
 		if audit {
 			e.auditLog = sqlkubeAuditLog(skDir)
 		}

@@ -28,7 +28,9 @@ func TestFullConformance(t *testing.T) {
 	}
 	t.Cleanup(hook.stop)
 	ref := endpoint{name: "kube-apiserver", url: kube.URL, client: kube.Client, clientFor: kube.ClientFor, auditLog: kube.AuditLog}
-	l := newLockstep(ref, startSqlkubes(t, dir, true)).compareHeaders().ignoreListRevisions()
+	sqlkubes := startSqlkubes(t, dir, true)
+	t.Run("admission chain", func(t *testing.T) { compareAdmissionChains(t, dir, sqlkubes) })
+	l := newLockstep(ref, sqlkubes).compareHeaders().ignoreListRevisions()
 	runScenarios(t, l, oracleScenarios(hook))
 	t.Run("randomized as identities", func(t *testing.T) { runRandomAsIdentities(t, l) })
 }

@@ -28,6 +28,7 @@ var identities = map[string][]string{
 	"nobody":      nil,
 	"watcher":     nil,
 	"editor":      nil,
+	"ctb-writer":  nil,
 	// The randomized requests' identities (randomIdentitySetup).
 	"widget-editor": {"widget-editors"},
 	"widget-reader": {"widget-readers"},
@@ -303,7 +304,7 @@ func reviewScenarios() []scenario {
 // fullScenarios are the scenarios compared with the full kube-apiserver, with the known
 // differences marked.
 func fullScenarios() []scenario {
-	all := concat([]scenario{bootstrapPolicyScenario(), rbacSetup, editRulesScenario()}, rbacWriteScenarios(), rbacBootstrapScenarios(), reviewScenarios(), builtinPatchScenarios(), deploymentScenarios(), builtinScenarios(), identityScenarios())
+	all := concat([]scenario{bootstrapPolicyScenario(), rbacSetup, editRulesScenario()}, rbacWriteScenarios(), rbacBootstrapScenarios(), reviewScenarios(), builtinPatchScenarios(), deploymentScenarios(), builtinScenarios(), identityScenarios(), admissionChainScenarios())
 	return markKnown(all, knownFullDifferences)
 }
 

@@ -22,6 +22,8 @@ type sqlkube struct {
 	cmd    *exec.Cmd
 	// bin and dir are the binary and the directory of its files (its PKI under dir/pki).
 	bin, dir string
+	// admissionChain gives the admission chain it logged at start.
+	admissionChain chan []string
 }
 
 var servingLine = regexp.MustCompile(`msg=serving addr=(\S+) scheme=(\S+)`)
@@ -67,9 +69,14 @@ func startSqlkube(bin, dir, dsn string, audit bool) (*sqlkube, error) {
 		return nil, err
 	}
 	url := make(chan string, 1)
+	s := &sqlkube{cmd: cmd, bin: bin, dir: dir, admissionChain: make(chan []string, 1)}
 	go func() {
 		sc := bufio.NewScanner(stderr)
+		chain := chainLog{}
 		for sc.Scan() {
+			if chain.add(sc.Text()) {
+				s.admissionChain <- chain.lines()
+			}
 			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
 				select {
 				case url <- m[2] + "://" + m[1]:
@@ -78,7 +85,6 @@ func startSqlkube(bin, dir, dsn string, audit bool) (*sqlkube, error) {
 			}
 		}
 	}()
-	s := &sqlkube{cmd: cmd, bin: bin, dir: dir}
 	select {
 	case s.url = <-url:
 	case <-time.After(60 * time.Second):

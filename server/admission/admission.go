@@ -1,35 +1,27 @@
-// Package admission is kube's admission chain as sqlkube runs it: the mutating and validating
-// admission policies and webhooks of kube-apiserver's admission plugins, on the loopback client
-// and its informers, then the RBAC escalation check. The registry calls it on every write made
-// by a user (Chain implements registry.Admission); the chain calls webhooks over HTTPS and
-// writes the type checking of ValidatingAdmissionPolicies to their status.
+// Package admission is kube's admission chain as sqlkube runs it: kube-apiserver's admission
+// plugins, those its flags enable, in its order, from kube's code, on the loopback client and
+// objects read through the registry, then the RBAC escalation check. The registry calls it on
+// every write made by a user (Chain implements registry.Admission); the chain calls webhooks
+// over HTTPS and writes the type checking of ValidatingAdmissionPolicies to their status.
 package admission
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubeadmission "k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/admission/initializer"
-	mutatingpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
-	validatingpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/validating"
-	webhookinit "k8s.io/apiserver/pkg/admission/plugin/webhook/initializer"
-	mutatingwebhook "k8s.io/apiserver/pkg/admission/plugin/webhook/mutating"
-	validatingwebhook "k8s.io/apiserver/pkg/admission/plugin/webhook/validating"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
-	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/dynamic"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	kubeoptions "k8s.io/kubernetes/pkg/kubeapiserver/options"
 
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/catalog"
@@ -46,16 +38,22 @@ type Options struct {
 	// https://name.namespace.svc:port, which the host must resolve. Either way the webhook's
 	// certificate is verified for name.namespace.svc, as kube does.
 	WebhookServices map[string]string
+	// Plugins are kube-apiserver's admission options (--enable-admission-plugins,
+	// --disable-admission-plugins, --admission-control-config-file); nil is kube's defaults.
+	Plugins *kubeoptions.AdmissionOptions
 }
 
-// plugins are kube-apiserver's admission plugins that sqlkube runs, in kube's order: mutating
-// ones (policies, then webhooks) then validating ones (policies, then webhooks). Namespace
-// lifecycle and RBAC escalation, which kube also runs as admission, are the registry's and the
-// RBAC package's.
-var plugins = []string{mutatingpolicy.PluginName, mutatingwebhook.PluginName, validatingpolicy.PluginName, validatingwebhook.PluginName}
+// PluginEnabled says whether the options enable the plugin called name.
+func (o Options) PluginEnabled(name string) bool {
+	if o.Plugins == nil {
+		o.Plugins = NewPluginOptions()
+	}
+	return slices.Contains(EnabledPlugins(o.Plugins), name)
+}
 
-// Chain is the registry's admission step: kube's admission plugins, once Start has built them,
-// then the RBAC escalation check. Until Start, writes are admitted by the escalation check
+// Chain is the registry's admission step: kube's admission plugins, once Start has built them
+// (ResourceQuota last but for AlwaysDeny, after the policies and webhooks, as in kube), then
+// the RBAC escalation check. Until Start, writes are admitted by the escalation check
 // alone.
 type Chain struct {
 	opts       Options
@@ -63,18 +61,19 @@ type Chain struct {
 	catalog    *catalog.Catalog
 	escalation *rbac.Escalation
 	objects    objectInterfaces
-	// stored is what kube's plugins read through the registry; kube are those plugins, built
-	// by Start.
+	// stored is what kube's plugins read through the registry.
 	stored registryObjects
-	kube   atomic.Pointer[kubePlugins]
 	// store is what quotas follows (set by ReadFrom); quotas tells the namespaces that may hold
 	// ResourceQuotas, the only ones whose writes kube's ResourceQuota plugin evaluates.
 	store  follow.Storage
 	quotas *quotaNamespaces
 	chain  atomic.Pointer[kubeadmission.Interface]
-	// mutating and validating tell whether there is any configuration for the chain's
-	// mutating or validating plugins to apply; when there is none the chain is skipped, which
-	// saves its cost on every write (it would do nothing).
+	// checksNamespaces is set when the chain runs the registry's namespace check of creates
+	// (NamespaceLifecycle is enabled).
+	checksNamespaces atomic.Bool
+	// mutating and validating tell whether there is any configuration for the mutating or
+	// validating policies and webhooks to apply; when there is none they are skipped, which
+	// saves their cost on every write (they would do nothing).
 	mutating, validating atomic.Pointer[configuration]
 }
 
@@ -84,8 +83,11 @@ var _ registry.Admission = (*Chain)(nil)
 // (whose Authorizer may be set later, before the first write). It admits by escalation alone
 // until Start.
 func New(opts Options, types *catalog.Catalog, escalation *rbac.Escalation, log *slog.Logger) *Chain {
+	if opts.Plugins == nil {
+		opts.Plugins = NewPluginOptions()
+	}
 	return &Chain{opts: opts, log: log, catalog: types, escalation: escalation, objects: objectInterfaces{types},
-		stored: registryObjects{types: types}, quotas: newQuotaNamespaces()}
+		stored: registryObjects{types: types, log: log}, quotas: newQuotaNamespaces()}
 }
 
 // ReadFrom makes objects the registry kube's plugins read the objects they look up from
@@ -128,16 +130,18 @@ func (c *configuration) any() bool {
 	return false
 }
 
-// Mutate runs kube's default plugins that change a new Pod, the chain's mutating plugins, then
-// the RBAC escalation check: kube's RBAC
-// storage checks the object they made, before it is validated (so an escalation is refused
-// before an invalid field is named) and before the validating plugins run.
+// Mutate runs the chain's mutating plugins, then the RBAC escalation check: kube's RBAC storage
+// checks the object they made, before it is validated (so an escalation is refused before an
+// invalid field is named) and before the validating plugins run.
 func (c *Chain) Mutate(ctx context.Context, req *registry.AdmissionRequest) error {
-	if err := c.kube.Load().mutate(ctx, req, c.objects); err != nil {
-		return err
-	}
-	if err := c.mutateByPlugins(ctx, req); err != nil {
-		return err
+	if chain := c.chain.Load(); chain != nil {
+		ctx, view := withView(ctx, req)
+		if err := (*chain).(kubeadmission.MutationInterface).Admit(ctx, attributes(ctx, req), c.objects); err != nil {
+			return err
+		}
+		if err := view.writeBack(); err != nil {
+			return err
+		}
 	}
 	if req.Resource.Group == builtin.RBACGroup && req.Object != nil {
 		return c.escalation.Check(ctx, req.Resource.Name, req.Namespace, req.Object, req.OldObject)
@@ -145,43 +149,20 @@ func (c *Chain) Mutate(ctx context.Context, req *registry.AdmissionRequest) erro
 	return nil
 }
 
-func (c *Chain) mutateByPlugins(ctx context.Context, req *registry.AdmissionRequest) error {
-	chain := c.chain.Load()
-	if chain == nil || !c.mutating.Load().any() {
-		return nil
-	}
-	m, ok := (*chain).(kubeadmission.MutationInterface)
-	attrs := attributes(ctx, req)
-	if !ok || !m.Handles(attrs.GetOperation()) {
-		return nil
-	}
-	return m.Admit(ctx, attrs, c.objects)
+// ChecksNamespaces says whether the chain, started with NamespaceLifecycle, runs the registry's
+// namespace check of creates in that plugin's place.
+func (c *Chain) ChecksNamespaces() bool {
+	return c.chain.Load() != nil && c.checksNamespaces.Load()
 }
 
-// Validate runs the chain's validating plugins, kube's plugins of the built-in types first and
-// ResourceQuota last, as kube-apiserver orders them.
+// Validate runs the chain's validating plugins.
 func (c *Chain) Validate(ctx context.Context, req *registry.AdmissionRequest) error {
-	kube := c.kube.Load()
-	if err := kube.check(ctx, req, c.objects); err != nil {
-		return err
-	}
-	if err := c.validateByPlugins(ctx, req); err != nil {
-		return err
-	}
-	return kube.checkQuota(ctx, req, c.objects, c.quotas)
-}
-
-func (c *Chain) validateByPlugins(ctx context.Context, req *registry.AdmissionRequest) error {
 	chain := c.chain.Load()
-	if chain == nil || !c.validating.Load().any() {
+	if chain == nil {
 		return nil
 	}
-	v, ok := (*chain).(kubeadmission.ValidationInterface)
-	attrs := attributes(ctx, req)
-	if !ok || !v.Handles(attrs.GetOperation()) {
-		return nil
-	}
-	return v.Validate(ctx, attrs, c.objects)
+	ctx, _ = withView(ctx, req)
+	return (*chain).(kubeadmission.ValidationInterface).Validate(ctx, attributes(ctx, req), c.objects)
 }
 
 // attributes are req as kube's admission plugins read a request: the requester is the
@@ -221,46 +202,21 @@ func (c *Chain) Start(ctx context.Context, loopback *rest.Config, authz authoriz
 // start is Start on the given clients.
 func (c *Chain) start(ctx context.Context, client kubernetes.Interface, dynamicClient dynamic.Interface, authz authorizer.Authorizer) error {
 	informers := kubeinformers.NewSharedInformerFactory(client, 0)
+	objects := informers.Admissionregistration().V1()
+	c.mutating.Store(&configuration{objects.MutatingAdmissionPolicyBindings().Informer(), objects.MutatingWebhookConfigurations().Informer()})
+	c.validating.Store(&configuration{objects.ValidatingAdmissionPolicyBindings().Informer(), objects.ValidatingWebhookConfigurations().Informer()})
 	mapper := newCatalogRESTMapper(c.catalog)
-	registered := kubeadmission.NewPlugins()
-	mutatingpolicy.Register(registered)
-	mutatingwebhook.Register(registered)
-	validatingpolicy.Register(registered)
-	validatingwebhook.Register(registered)
-	initializers := kubeadmission.PluginInitializers{
-		initializer.NewAPIServerIDInitializer("sqlkube"),
-		initializer.New(client, dynamicClient, informers, authz, utilfeature.DefaultFeatureGate,
-			utilcompatibility.DefaultBuildEffectiveVersion(), ctx.Done(), mapper),
-		webhookinit.NewPluginInitializer(WebhookAuthentication(), WebhookServiceResolver(c.opts.WebhookServices)),
-	}
-	chain, err := registered.NewFromPlugins(plugins, noPluginConfig{}, initializers, nil)
-	if err != nil {
-		return fmt.Errorf("building the admission chain: %w", err)
-	}
-	kube, err := newKubePlugins(ctx, client, c.stored.informers(informers), authz, c.catalog)
+	chain, err := c.newPlugins(ctx, client, dynamicClient, informers, authz, mapper)
 	if err != nil {
 		return err
 	}
 	if c.store != nil {
 		go follow.Resource(ctx, c.store, c.log, resourceQuotasStorageName, c.quotas)
 	}
-	c.kube.Store(kube)
 	if err := c.startPolicyTypeChecking(ctx, client, informers, mapper); err != nil {
 		return err
 	}
-	objects := informers.Admissionregistration().V1()
-	c.mutating.Store(&configuration{objects.MutatingAdmissionPolicyBindings().Informer(), objects.MutatingWebhookConfigurations().Informer()})
-	c.validating.Store(&configuration{objects.ValidatingAdmissionPolicyBindings().Informer(), objects.ValidatingWebhookConfigurations().Informer()})
 	informers.Start(ctx.Done())
-	// As kube-apiserver's handlers do, record the plugins' audit annotations in the request's
-	// audit event.
-	audited := kubeadmission.WithAudit(chain)
-	c.chain.Store(&audited)
+	c.chain.Store(&chain)
 	return nil
 }
-
-// noPluginConfig: the plugins run with their defaults (kube's --admission-control-config-file
-// is not offered).
-type noPluginConfig struct{}
-
-func (noPluginConfig) ConfigFor(string) (io.Reader, error) { return nil, nil }

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -10,12 +11,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
 	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/client-go/discovery"
@@ -59,12 +63,21 @@ type harnessConfig struct {
 	crds []string
 	// webhookServices is Options.WebhookServices.
 	webhookServices map[string]string
+	// flags are kube-apiserver's admission flags (--enable-admission-plugins=...).
+	flags []string
+	// authz decides what the plugins ask (nil: anything is allowed).
+	authz authorizer.Authorizer
+	// dsn is the database (SQLite when empty).
+	dsn string
 }
 
 func newHarness(t *testing.T, cfg harnessConfig) *harness {
 	t.Helper()
 	ctx := t.Context()
-	store, err := sqlstore.Open(ctx, sqlstore.Options{DSN: sqltest.SQLiteDSN(t)})
+	if cfg.dsn == "" {
+		cfg.dsn = sqltest.SQLiteDSN(t)
+	}
+	store, err := sqlstore.Open(ctx, sqlstore.Options{DSN: cfg.dsn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,8 +93,15 @@ func newHarness(t *testing.T, cfg harnessConfig) *harness {
 	namespaces, _ := types.Lookup("", "v1", "namespaces")
 	h := &harness{t: t, catalog: types, rbac: rbac.NewAuthorizer()}
 	escalation := &rbac.Escalation{RBAC: h.rbac, Authorizer: h.rbac}
-	h.chain = New(Options{WebhookServices: cfg.webhookServices}, types, escalation, slog.New(slog.DiscardHandler))
-	if h.registry, err = registry.New(ctx, store, namespaces, registry.Options{Admission: h.chain}); err != nil {
+	opts := Options{WebhookServices: cfg.webhookServices, Plugins: NewPluginOptions()}
+	flags := pflag.NewFlagSet("admission", pflag.ContinueOnError)
+	opts.Plugins.AddFlags(flags)
+	if err := flags.Parse(cfg.flags); err != nil {
+		t.Fatal(err)
+	}
+	h.chain = New(opts, types, escalation, slog.New(slog.DiscardHandler))
+	registryOpts := registry.Options{Admission: h.chain, NoNamespaceLifecycle: !opts.PluginEnabled(lifecycle.PluginName)}
+	if h.registry, err = registry.New(ctx, store, namespaces, registryOpts); err != nil {
 		t.Fatal(err)
 	}
 	h.chain.ReadFrom(h.registry, store)
@@ -108,7 +128,10 @@ func newHarness(t *testing.T, cfg harnessConfig) *harness {
 		listKinds[schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Name}] = res.ListKind
 	}
 	dynamicClient := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, params...)
-	if err := h.chain.start(ctx, client, dynamicClient, authorizerfactory.NewAlwaysAllowAuthorizer()); err != nil {
+	if cfg.authz == nil {
+		cfg.authz = authorizerfactory.NewAlwaysAllowAuthorizer()
+	}
+	if err := h.chain.start(ctx, client, dynamicClient, cfg.authz); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the chain has read its configuration", h.chain.Synced)
@@ -229,7 +252,7 @@ func (h *harness) create(ctx context.Context, gvr schema.GroupVersionResource, m
 	return registry.DecodeStored(stored.Value)
 }
 
-// createAs creates manifest in res, decoded (and defaulted) as a request body is.
+// createAs creates manifest in res (in its namespace, or default), decoded (and defaulted) as a request body is.
 func (h *harness) createAs(ctx context.Context, res *resource.Resource, manifest string, dryRun bool) (sqlstore.Object, error) {
 	h.t.Helper()
 	obj, _, err := decode.Object(res, []byte(manifest), false, metav1.FieldValidationStrict)
@@ -242,7 +265,7 @@ func (h *harness) createAs(ctx context.Context, res *resource.Resource, manifest
 	}
 	ref := registry.Ref{Resource: res}
 	if res.Namespaced {
-		ref.Namespace = "default"
+		ref.Namespace = cmp.Or(obj.GetNamespace(), "default")
 	}
 	stored, _, err := h.registry.Create(ctx, ref, obj, opts)
 	return stored, err

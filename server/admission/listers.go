@@ -2,25 +2,28 @@ package admission
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"reflect"
 
-	corev1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core"
-	corev1informers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/informers/internalinterfaces"
+	networkinginformers "k8s.io/client-go/informers/networking"
+	nodeinformers "k8s.io/client-go/informers/node"
+	schedulinginformers "k8s.io/client-go/informers/scheduling"
 	storageinformers "k8s.io/client-go/informers/storage"
-	storagev1informers "k8s.io/client-go/informers/storage/v1"
-	corev1listers "k8s.io/client-go/listers/core/v1"
-	storagev1listers "k8s.io/client-go/listers/storage/v1"
+	clientscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -30,124 +33,16 @@ import (
 type registryObjects struct {
 	types   *catalog.Catalog
 	objects *registry.Registry // set by Chain.ReadFrom; nil reads nothing
+	log     *slog.Logger
 }
 
-// storageClassesStorageName and limitRangesStorageName are where the objects the plugins read
-// are stored; a type not served (no StorageClasses) has none.
-const (
-	storageClassesStorageName = "storageclasses.storage.k8s.io"
-	limitRangesStorageName    = "limitranges"
-	resourceQuotasStorageName = "resourcequotas"
-)
+// resourceQuotasStorageName is where ResourceQuotas are stored, which the chain follows.
+const resourceQuotasStorageName = "resourcequotas"
 
-// storageClasses lists the stored StorageClasses, as kube's StorageClass lister does.
-func (o *registryObjects) storageClasses() storedLister[storagev1.StorageClass] {
-	return storedLister[storagev1.StorageClass]{objects: o, storageName: storageClassesStorageName, resource: storagev1.Resource("storageclass")}
-}
-
-// limitRanges lists the stored LimitRanges, as kube's LimitRange lister does.
-func (o *registryObjects) limitRanges() storedLister[corev1.LimitRange] {
-	return storedLister[corev1.LimitRange]{objects: o, storageName: limitRangesStorageName, resource: corev1.Resource("limitrange")}
-}
-
-// resourceQuotas lists the stored ResourceQuotas, as kube's ResourceQuota lister does.
-func (o *registryObjects) resourceQuotas() storedLister[corev1.ResourceQuota] {
-	return storedLister[corev1.ResourceQuota]{objects: o, storageName: resourceQuotasStorageName, resource: corev1.Resource("resourcequota")}
-}
-
-// storedLister lists the stored objects of one type, decoded as T.
-type storedLister[T any] struct {
-	objects     *registryObjects
-	storageName string
-	resource    schema.GroupResource // named in NotFound errors, as kube's listers name it
-}
-
-// list reads the objects selector selects, in namespace ("" for all or a cluster-scoped type).
-func (l storedLister[T]) list(namespace string, selector labels.Selector) ([]*T, error) {
-	res, ok := l.objects.types.StorageResources()[l.storageName]
-	if !ok || l.objects.objects == nil {
-		return nil, nil
-	}
-	var items []*T
-	ref := registry.Ref{Resource: res, Namespace: namespace}
-	_, err := l.objects.objects.List(context.Background(), ref, &internalversion.ListOptions{LabelSelector: selector}, func(o sqlstore.Object) error {
-		item := new(T)
-		if err := registry.UnmarshalStored(o.Value, item); err != nil {
-			return err
-		}
-		items = append(items, item)
-		return nil
-	})
-	return items, err
-}
-
-// get reads the object named name in namespace; a NotFound error when there is none.
-func (l storedLister[T]) get(namespace, name string) (*T, error) {
-	res, ok := l.objects.types.StorageResources()[l.storageName]
-	if !ok || l.objects.objects == nil {
-		return nil, apierrors.NewNotFound(l.resource, name)
-	}
-	stored, err := l.objects.objects.Get(context.Background(), registry.Ref{Resource: res, Namespace: namespace, Name: name}, &metav1.GetOptions{})
-	if err != nil {
-		return nil, err
-	}
-	item := new(T)
-	return item, registry.UnmarshalStored(stored.Value, item)
-}
-
-// storageClassLister is kube's StorageClass lister, on the registry.
-type storageClassLister struct {
-	storagev1listers.StorageClassListerExpansion
-	l storedLister[storagev1.StorageClass]
-}
-
-func (s storageClassLister) List(selector labels.Selector) ([]*storagev1.StorageClass, error) {
-	return s.l.list("", selector)
-}
-
-func (s storageClassLister) Get(name string) (*storagev1.StorageClass, error) {
-	return s.l.get("", name)
-}
-
-// namespacedLister lists the stored objects of a namespaced type, in namespace ("" for all).
-type namespacedLister[T any] struct {
-	l         storedLister[T]
-	namespace string
-}
-
-func (s namespacedLister[T]) List(selector labels.Selector) ([]*T, error) {
-	return s.l.list(s.namespace, selector)
-}
-
-func (s namespacedLister[T]) Get(name string) (*T, error) {
-	return s.l.get(s.namespace, name)
-}
-
-// limitRangeLister is kube's LimitRange lister, on the registry.
-type limitRangeLister struct {
-	corev1listers.LimitRangeListerExpansion
-	corev1listers.LimitRangeNamespaceListerExpansion
-	namespacedLister[corev1.LimitRange]
-}
-
-func (s limitRangeLister) LimitRanges(namespace string) corev1listers.LimitRangeNamespaceLister {
-	return limitRangeLister{namespacedLister: namespacedLister[corev1.LimitRange]{l: s.l, namespace: namespace}}
-}
-
-// resourceQuotaLister is kube's ResourceQuota lister, on the registry: the ResourceQuota plugin
-// then counts from the status its last evaluation wrote, not from an informer's older copy.
-type resourceQuotaLister struct {
-	corev1listers.ResourceQuotaListerExpansion
-	corev1listers.ResourceQuotaNamespaceListerExpansion
-	namespacedLister[corev1.ResourceQuota]
-}
-
-func (s resourceQuotaLister) ResourceQuotas(namespace string) corev1listers.ResourceQuotaNamespaceLister {
-	return resourceQuotaLister{namespacedLister: namespacedLister[corev1.ResourceQuota]{l: s.l, namespace: namespace}}
-}
-
-// informers is the informer factory kube's plugins get their listers from: the listers above
-// for StorageClasses, LimitRanges and ResourceQuotas, always synced, and shared's informers for the rest.
+// informers is the informer factory kube's plugins get: the informers of the groups the
+// built-in plugins look objects up in (core, storage, node, scheduling, networking) read the
+// registry and are always synced; the others, the policies' and webhooks' configuration which
+// they follow by events, are shared's.
 func (o *registryObjects) informers(shared informers.SharedInformerFactory) informers.SharedInformerFactory {
 	return registryInformers{SharedInformerFactory: shared, o: o}
 }
@@ -157,83 +52,117 @@ type registryInformers struct {
 	o *registryObjects
 }
 
-func (f registryInformers) Storage() storageinformers.Interface {
-	return storageGroup{Interface: f.SharedInformerFactory.Storage(), o: f.o}
+// InformerFor is the informer of obj's type (a *corev1.Node) on the registry: the typed
+// informers of the groups below ask for theirs here.
+func (f registryInformers) InformerFor(obj runtime.Object, _ internalinterfaces.NewInformerFunc) cache.SharedIndexInformer {
+	return registryInformer{indexer: registryIndexer{o: f.o, example: obj}}
 }
 
 func (f registryInformers) Core() coreinformers.Interface {
-	return coreGroup{Interface: f.SharedInformerFactory.Core(), o: f.o}
+	return coreinformers.New(f, metav1.NamespaceAll, nil)
 }
 
-type storageGroup struct {
-	storageinformers.Interface
-	o *registryObjects
+func (f registryInformers) Storage() storageinformers.Interface {
+	return storageinformers.New(f, metav1.NamespaceAll, nil)
 }
 
-func (g storageGroup) V1() storagev1informers.Interface {
-	return storageV1{Interface: g.Interface.V1(), o: g.o}
+func (f registryInformers) Node() nodeinformers.Interface {
+	return nodeinformers.New(f, metav1.NamespaceAll, nil)
 }
 
-type storageV1 struct {
-	storagev1informers.Interface
-	o *registryObjects
+func (f registryInformers) Scheduling() schedulinginformers.Interface {
+	return schedulinginformers.New(f, metav1.NamespaceAll, nil)
 }
 
-func (v storageV1) StorageClasses() storagev1informers.TypedStorageClassInformer {
-	return storageClassInformer{o: v.o}
+func (f registryInformers) Networking() networkinginformers.Interface {
+	return networkinginformers.New(f, metav1.NamespaceAll, nil)
 }
 
-type storageClassInformer struct {
-	storagev1informers.TypedStorageClassInformer
-	o *registryObjects
+// registryInformer is an informer whose store is the registry: always synced. It delivers no
+// events; the plugins given one only read through its lister.
+type registryInformer struct {
+	cache.SharedIndexInformer
+	indexer registryIndexer
 }
 
-func (storageClassInformer) Informer() cache.SharedIndexInformer { return syncedInformer{} }
-func (i storageClassInformer) Lister() storagev1listers.StorageClassLister {
-	return storageClassLister{l: i.o.storageClasses()}
+func (i registryInformer) GetIndexer() cache.Indexer { return i.indexer }
+func (i registryInformer) GetStore() cache.Store     { return i.indexer }
+func (registryInformer) HasSynced() bool             { return true }
+
+// registryIndexer reads the stored objects of example's type, decoded as that type, as the
+// listers read an informer's store: every object (List), a namespace's (Index by namespace),
+// one by key. A list that fails reads as empty (a store's List has no error; the plugins that
+// list, LimitRanger and ResourceQuota, then look the objects up through the loopback client).
+type registryIndexer struct {
+	cache.Indexer // only the reads below are implemented
+	o             *registryObjects
+	example       runtime.Object
 }
 
-type coreGroup struct {
-	coreinformers.Interface
-	o *registryObjects
+// resource is where example's type is stored; false if it is not served.
+func (i registryIndexer) resource() (*resource.Resource, bool) {
+	kinds, _, err := clientscheme.Scheme.ObjectKinds(i.example)
+	if err != nil || i.o.objects == nil {
+		return nil, false
+	}
+	return i.o.types.ResourceForKind(kinds[0].GroupVersion().String(), kinds[0].Kind)
 }
 
-func (g coreGroup) V1() corev1informers.Interface { return coreV1{Interface: g.Interface.V1(), o: g.o} }
-
-type coreV1 struct {
-	corev1informers.Interface
-	o *registryObjects
+func (i registryIndexer) List() []any {
+	items, err := i.list(metav1.NamespaceAll)
+	if err != nil {
+		i.o.log.Warn("admission: listing objects a plugin looks up", "type", fmt.Sprintf("%T", i.example), "err", err)
+	}
+	return items
 }
 
-func (v coreV1) LimitRanges() corev1informers.TypedLimitRangeInformer {
-	return limitRangeInformer{o: v.o}
+func (i registryIndexer) Index(indexName string, obj any) ([]any, error) {
+	if indexName != cache.NamespaceIndex {
+		return nil, fmt.Errorf("index %q is not served by the registry", indexName)
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	return i.list(m.GetNamespace())
 }
 
-type limitRangeInformer struct {
-	corev1informers.TypedLimitRangeInformer
-	o *registryObjects
+func (i registryIndexer) list(namespace string) ([]any, error) {
+	res, ok := i.resource()
+	if !ok {
+		return nil, nil
+	}
+	var items []any
+	_, err := i.o.objects.List(context.Background(), registry.Ref{Resource: res, Namespace: namespace}, &internalversion.ListOptions{}, func(o sqlstore.Object) error {
+		item, err := i.decode(o.Value)
+		items = append(items, item)
+		return err
+	})
+	return items, err
 }
 
-func (limitRangeInformer) Informer() cache.SharedIndexInformer { return syncedInformer{} }
-func (i limitRangeInformer) Lister() corev1listers.LimitRangeLister {
-	return limitRangeLister{namespacedLister: namespacedLister[corev1.LimitRange]{l: i.o.limitRanges()}}
+func (i registryIndexer) GetByKey(key string) (any, bool, error) {
+	res, ok := i.resource()
+	if !ok {
+		return nil, false, nil
+	}
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil, false, err
+	}
+	stored, err := i.o.objects.Get(context.Background(), registry.Ref{Resource: res, Namespace: namespace, Name: name}, &metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	item, err := i.decode(stored.Value)
+	return item, err == nil, err
 }
 
-func (v coreV1) ResourceQuotas() corev1informers.TypedResourceQuotaInformer {
-	return resourceQuotaInformer{o: v.o}
+// decode is a stored object as example's type.
+func (i registryIndexer) decode(value []byte) (runtime.Object, error) {
+	item := reflect.New(reflect.TypeOf(i.example).Elem()).Interface().(runtime.Object)
+	return item, registry.UnmarshalStored(value, item)
 }
-
-type resourceQuotaInformer struct {
-	corev1informers.TypedResourceQuotaInformer
-	o *registryObjects
-}
-
-func (resourceQuotaInformer) Informer() cache.SharedIndexInformer { return syncedInformer{} }
-func (i resourceQuotaInformer) Lister() corev1listers.ResourceQuotaLister {
-	return resourceQuotaLister{namespacedLister: namespacedLister[corev1.ResourceQuota]{l: i.o.resourceQuotas()}}
-}
-
-// syncedInformer is the informer of a lister on the registry: always synced.
-type syncedInformer struct{ cache.SharedIndexInformer }
-
-func (syncedInformer) HasSynced() bool { return true }

@@ -1,9 +1,9 @@
 package admission
 
 import (
-	"context"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kubeadmission "k8s.io/apiserver/pkg/admission"
 	quota "k8s.io/apiserver/pkg/quota/v1"
@@ -12,24 +12,14 @@ import (
 	quotainstall "k8s.io/kubernetes/pkg/quota/v1/install"
 
 	"github.com/sqlkube/sqlkube/server/catalog"
-	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
-// quotaConfiguration gives kube's ResourceQuota plugin kube-apiserver's quota configuration
-// (pkg/controlplane/apiserver/admission's initializer does it in kube): the evaluators of the
-// served types (pods, services, claims...) and the resources quota ignores (events, reviews).
-type quotaConfiguration struct{ config quota.Configuration }
-
-func newQuotaConfiguration(types *catalog.Catalog, informers informers.SharedInformerFactory) (quotaConfiguration, error) {
-	config, err := quotainstall.NewQuotaConfigurationForAdmission(informers, servedResources{types: types})
-	return quotaConfiguration{config}, err
-}
-
-func (q quotaConfiguration) Initialize(plugin kubeadmission.Interface) {
-	if wants, ok := plugin.(interface{ SetQuotaConfiguration(quota.Configuration) }); ok {
-		wants.SetQuotaConfiguration(q.config)
-	}
+// newQuotaConfiguration is kube-apiserver's quota configuration for its ResourceQuota plugin
+// (pkg/controlplane/apiserver/admission builds it in kube): the evaluators of the served types
+// (pods, services, claims...) and the resources quota ignores (events, reviews).
+func newQuotaConfiguration(types *catalog.Catalog, informers informers.SharedInformerFactory) (quota.Configuration, error) {
+	return quotainstall.NewQuotaConfigurationForAdmission(informers, servedResources{types: types})
 }
 
 // servedResources is kube-apiserver's resource configuration as the quota evaluators ask it: a
@@ -45,26 +35,20 @@ func (s servedResources) ResourceEnabled(gvr schema.GroupVersionResource) bool {
 	return ok
 }
 
-// checkQuota runs kube's ResourceQuota plugin on req, last of the validations as in kube: it
-// refuses a write beyond a quota's status.hard, and adds what the write uses to the quotas'
-// status.used (an UpdateStatus through the loopback client) before admitting it. A write in a
-// namespace that holds no ResourceQuota is admitted without it: for it kube's plugin only
-// queues the request to a worker that finds no quota, which would cost every create.
-func (p *kubePlugins) checkQuota(ctx context.Context, req *registry.AdmissionRequest, objects kubeadmission.ObjectInterfaces, namespaces *quotaNamespaces) error {
-	if p == nil || req.Namespace == "" {
-		return nil
+// evaluates says whether kube's ResourceQuota plugin evaluates a: it refuses a write beyond a
+// quota's status.hard, and adds what the write uses to the quotas' status.used (an UpdateStatus
+// through the loopback client) before admitting it. A write in a namespace that holds no
+// ResourceQuota is admitted without it: for it kube's plugin only queues the request to a
+// worker that finds no quota, which would cost every create.
+func (q *quotaNamespaces) evaluates(a kubeadmission.Attributes) bool {
+	namespace := a.GetNamespace()
+	if namespace == "" {
+		return false
 	}
-	if req.Resource.StorageName == resourceQuotasStorageName && req.Operation == kubeadmission.Create && !req.DryRun {
-		namespaces.creating(req.Namespace)
+	if a.GetResource().GroupResource() == corev1.Resource("resourcequotas") && a.GetOperation() == kubeadmission.Create && !a.IsDryRun() {
+		q.creating(namespace)
 	}
-	if !namespaces.mayHold(req.Namespace) {
-		return nil
-	}
-	attrs := internalAttributes(ctx, req)
-	if !p.quota.Handles(attrs.GetOperation()) {
-		return nil
-	}
-	return p.quota.Validate(ctx, attrs, objects)
+	return q.mayHold(namespace)
 }
 
 // quotaNamespaces tells which namespaces may hold ResourceQuotas: it follows the stored quotas

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
+	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
@@ -133,7 +134,7 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 	escalation := &rbac.Escalation{RBAC: rbacAuthorizer}
 	admissionChain := admission.New(opts.Admission, types, escalation, log)
 	objects, err := registry.New(ctx, store, namespaces, registry.Options{Logger: log, RevisionWait: opts.RevisionWait,
-		Admission: admissionChain, WatchBookmarkInterval: opts.WatchBookmarkInterval})
+		Admission: admissionChain, NoNamespaceLifecycle: !opts.Admission.PluginEnabled(lifecycle.PluginName), WatchBookmarkInterval: opts.WatchBookmarkInterval})
 	if err != nil {
 		return nil, err
 	}

@@ -124,6 +124,9 @@ func Parse(args, env []string, helpOut io.Writer) (Config, error) {
 	if cfg.Version {
 		return cfg, nil
 	}
+	if err := checkAdmission(cfg.Admission); err != nil {
+		return cfg, err
+	}
 	return cfg, cfg.Security.resolve(cfg.DSN)
 }
 

@@ -9,9 +9,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/sqlkube/sqlkube/server"
 )
+
+// ignoreAdmission leaves the admission options, kube's, to admission_test.go.
+var ignoreAdmission = cmpopts.IgnoreFields(Config{}, "Admission")
 
 func TestParseServeDefaults(t *testing.T) {
 	cfg, err := Parse(nil, nil, &bytes.Buffer{})
@@ -43,7 +47,7 @@ func TestParseServeDefaults(t *testing.T) {
 		},
 		Services: servicesConfig{NodePortRange: "30000-32767"},
 	}
-	if diff := cmp.Diff(want, cfg); diff != "" {
+	if diff := cmp.Diff(want, cfg, ignoreAdmission); diff != "" {
 		t.Fatalf("defaults (-want +got):\n%s", diff)
 	}
 }
@@ -98,7 +102,7 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 		},
 		Services: servicesConfig{ClusterIPRange: "10.96.0.0/12", NodePortRange: "30000-32767"},
 	}
-	if diff := cmp.Diff(want, cfg); diff != "" {
+	if diff := cmp.Diff(want, cfg, ignoreAdmission); diff != "" {
 		t.Fatalf("config (-want +got):\n%s", diff)
 	}
 }

@@ -61,9 +61,6 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, log *slog.Logger) e
 	opts := apiserver.Options{WatchBookmarkInterval: cfg.WatchBookmarkInterval, Admission: cfg.Admission,
 		Options: server.Options{Logger: log, Limits: &ops.Limits, RequestLogLevel: ops.RequestLogLevel, Profiling: ops.Profiling},
 		Started: releaseStartMemory}
-	if err := checkAdmission(cfg.Admission); err != nil {
-		return err
-	}
 	if opts.Services, err = cfg.Services.options(ln.Addr(), log); err != nil {
 		return err
 	}

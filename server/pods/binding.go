@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage"
@@ -26,25 +27,20 @@ import (
 
 // Bind answers POST pods/NAME/binding (pathName NAME) and POST namespaces/NS/bindings (pathName
 // the Binding's own name) as kube-apiserver's create handler and BindingREST do: the Binding's
-// namespace, if it names one, and its name must be the path's (400), its target valid (kube answers a 500 with the errors), and the pod, unless
-// being deleted, already bound or gated, gets spec.nodeName, the Binding's annotations and
-// labels, and the PodScheduled condition, written without the pod strategy. A refusal is 409
-// Conflict on pods/binding; the Binding's uid and resourceVersion are preconditions.
+// namespace, if it names one, and its name must be the path's (400), admission admits it, its
+// target must be valid (kube answers a 500 with the errors), and the pod, unless being deleted,
+// already bound or gated, gets spec.nodeName, the Binding's annotations and labels, and the
+// PodScheduled condition, written without the pod strategy. A refusal is 409 Conflict on
+// pods/binding; the Binding's uid and resourceVersion are preconditions.
 func (s *Subresources) Bind(ctx context.Context, namespace, pathName string, binding *corev1.Binding, dryRun bool) (*metav1.Status, error) {
 	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(namespace, binding); err != nil {
 		return nil, err
 	}
-	if pathName != binding.Name {
-		return nil, apierrors.NewBadRequest("name in URL does not match name in Binding object")
+	ref, err := s.ref("", "pods", namespace, pathName)
+	if err != nil {
+		return nil, err
 	}
-	internal := &api.Binding{}
-	if err := legacyscheme.Scheme.Convert(binding, internal, nil); err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
-	}
-	if errs := validation.ValidatePodBinding(internal); len(errs) > 0 {
-		return nil, errs.ToAggregate()
-	}
-	ref, err := s.ref("", "pods", namespace, binding.Name)
+	internal, err := s.admitBinding(ctx, ref, binding, dryRun)
 	if err != nil {
 		return nil, err
 	}
@@ -61,6 +57,37 @@ func (s *Subresources) Bind(ctx context.Context, namespace, pathName string, bin
 		return nil, err
 	}
 	return &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated}, nil
+}
+
+// admitBinding runs the admission of binding, a create of ref's pods/binding (PodTopologyLabels
+// gives it the node's topology labels), around kube's checks of it; it is what admission made
+// of binding, as kube's internal type.
+func (s *Subresources) admitBinding(ctx context.Context, ref registry.Ref, binding *corev1.Binding, dryRun bool) (*api.Binding, error) {
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(binding)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	obj := &unstructured.Unstructured{Object: content}
+	obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Binding"))
+	ref.Subresource = "binding"
+	internal := &api.Binding{}
+	err = s.registry.AdmitCreate(ctx, ref, obj, dryRun, func() error {
+		if ref.Name != obj.GetName() {
+			return apierrors.NewBadRequest("name in URL does not match name in Binding object")
+		}
+		*binding = corev1.Binding{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, binding); err != nil {
+			return apierrors.NewBadRequest(err.Error())
+		}
+		if err := legacyscheme.Scheme.Convert(binding, internal, nil); err != nil {
+			return apierrors.NewBadRequest(err.Error())
+		}
+		if errs := validation.ValidatePodBinding(internal); len(errs) > 0 {
+			return errs.ToAggregate()
+		}
+		return nil
+	})
+	return internal, err
 }
 
 // assign is kube's BindingREST.setPodNodeAndMetadata on pod.

@@ -24,6 +24,11 @@ import (
 type Admission interface {
 	Mutate(ctx context.Context, a *AdmissionRequest) error
 	Validate(ctx context.Context, a *AdmissionRequest) error
+	// ChecksNamespaces says whether Mutate runs the namespace check of creates
+	// (CheckNamespaceAcceptsContent) itself, where kube's chain runs NamespaceLifecycle: after
+	// NamespaceAutoProvision, which may create the namespace. Otherwise the registry runs it
+	// before Mutate.
+	ChecksNamespaces() bool
 }
 
 // AdmissionRequest is one write as admission sees it.
@@ -131,4 +136,27 @@ func optionsFor(op admission.Operation, opts runtime.Object) runtime.Object {
 		return &metav1.CreateOptions{DryRun: o.DryRun, FieldManager: o.FieldManager, FieldValidation: o.FieldValidation}
 	}
 	return opts
+}
+
+// AdmitCreate runs the admission of a create through ref's subresource whose object is not of
+// the resource's kind (a pod's Binding), where kube-apiserver's handler and store run it: the
+// mutating admission, which may change obj, then check (the store's validation), then the
+// validating admission. Without a user in ctx, only check runs.
+func (r *Registry) AdmitCreate(ctx context.Context, ref Ref, obj *unstructured.Unstructured, dryRun bool, check func() error) error {
+	if r.opts.Admission == nil || !hasUser(ctx) {
+		return check()
+	}
+	opts := &metav1.CreateOptions{}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	a := &AdmissionRequest{Resource: ref.Resource, Subresource: ref.Subresource, Kind: obj.GroupVersionKind(), Namespace: ref.Namespace,
+		Name: ref.Name, Operation: admission.Create, Object: obj, Options: opts, DryRun: dryRun}
+	if err := r.opts.Admission.Mutate(ctx, a); err != nil {
+		return err
+	}
+	if err := check(); err != nil {
+		return err
+	}
+	return r.opts.Admission.Validate(ctx, a)
 }

@@ -104,10 +104,13 @@ func (r *Registry) restoreKind(ctx context.Context, req *request, stored sqlstor
 	return err
 }
 
-// checkNamespaceAcceptsContent refuses to create objects in a namespace that does not exist
+// CheckNamespaceAcceptsContent refuses to create objects in a namespace that does not exist
 // (404) or is being deleted (403), as kube-apiserver's namespace lifecycle admission does: from
 // the namespace cache when it can answer, from storage otherwise.
-func (r *Registry) checkNamespaceAcceptsContent(ctx context.Context, gr schema.GroupResource, name, namespace string) error {
+func (r *Registry) CheckNamespaceAcceptsContent(ctx context.Context, gr schema.GroupResource, name, namespace string) error {
+	if r.opts.NoNamespaceLifecycle {
+		return nil
+	}
 	terminating, cached := r.namespaces.lookup(namespace)
 	if !cached {
 		var err error
@@ -119,6 +122,12 @@ func (r *Registry) checkNamespaceAcceptsContent(ctx context.Context, gr schema.G
 		return namespaceTerminatingError(gr, name, namespace)
 	}
 	return nil
+}
+
+// admissionChecksNamespaces says whether the admission of a create made in ctx runs
+// CheckNamespaceAcceptsContent itself.
+func (r *Registry) admissionChecksNamespaces(ctx context.Context) bool {
+	return r.opts.Admission != nil && hasUser(ctx) && r.opts.Admission.ChecksNamespaces()
 }
 
 // namespaceTerminatingError is kube's NamespaceLifecycle admission's refusal of new content in a
@@ -169,7 +178,7 @@ func namespaceTerminating(value []byte) (bool, error) {
 // checkNamespaceDeletable refuses to delete the namespaces every cluster needs, as
 // kube-apiserver's namespace lifecycle admission does.
 func (r *Registry) checkNamespaceDeletable(req *request) error {
-	if r.isNamespaces(req.res) && immortalNamespaces[req.name] {
+	if r.isNamespaces(req.res) && immortalNamespaces[req.name] && !r.opts.NoNamespaceLifecycle {
 		return apierrors.NewForbidden(req.gr, req.name, errors.New("this namespace may not be deleted"))
 	}
 	return nil

@@ -40,6 +40,10 @@ type Options struct {
 	RevisionWait time.Duration
 	// Admission, if set, is the admission step of writes.
 	Admission Admission
+	// NoNamespaceLifecycle turns off the registry's own NamespaceLifecycle admission (kube's
+	// plugin disabled by --disable-admission-plugins): content may then be created in missing or
+	// terminating namespaces, and the initial namespaces deleted, as kube-apiserver lets them.
+	NoNamespaceLifecycle bool
 	// WatchBookmarkInterval is how often a watch that asked for bookmarks gets one; 0 picks
 	// kube-apiserver's minute.
 	WatchBookmarkInterval time.Duration

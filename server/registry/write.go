@@ -48,8 +48,8 @@ func (r *Registry) create(ctx context.Context, req *request, obj *unstructured.U
 	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(namespace, obj); err != nil {
 		return sqlstore.Object{}, err
 	}
-	if req.res.Namespaced {
-		if err := r.checkNamespaceAcceptsContent(ctx, req.gr, obj.GetName(), namespace); err != nil {
+	if req.res.Namespaced && !r.admissionChecksNamespaces(ctx) {
+		if err := r.CheckNamespaceAcceptsContent(ctx, req.gr, obj.GetName(), namespace); err != nil {
 			return sqlstore.Object{}, err
 		}
 	}
