@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
@@ -18,6 +19,7 @@ import (
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	"k8s.io/apiserver/pkg/server/healthz"
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
+	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
 
 	"github.com/sqlkube/sqlkube/server"
 	"github.com/sqlkube/sqlkube/server/admission"
@@ -87,6 +89,9 @@ type Options struct {
 	// Services are the Service IP and port ranges and the address the kubernetes Service
 	// points at.
 	Services services.Options
+	// Controllers are which of kube-controller-manager's controllers the server runs itself
+	// (--controllers); nil runs them all.
+	Controllers controllers.Selection
 	// Started, if set, is called once, when the start has finished: what the server writes and
 	// builds at start is written and built, and /readyz passes.
 	Started func()
@@ -275,11 +280,17 @@ func startControllers(ctx context.Context, deps controllers.Deps, namespaces *re
 		return nil, err
 	}
 	go crdCleanup.Run(ctx)
-	go namespace.Run(ctx, deps, namespaces)
-	go gc.Run(ctx, deps)
-	go rbacController.Run(ctx, !opts.NoDefaultObjects)
+	runs := opts.Controllers.Runs
+	logControllers(deps.Log, runs)
+	if runs(names.NamespaceController) {
+		go namespace.Run(ctx, deps, namespaces)
+	}
+	if runs(names.GarbageCollectorController) {
+		go gc.Run(ctx, deps)
+	}
+	go rbacController.Run(ctx, rbaccontroller.RunOptions{Bootstrap: !opts.NoDefaultObjects, Aggregate: runs(names.ClusterRoleAggregationController)})
 	if !opts.NoDefaultObjects {
-		for _, obj := range perNamespaceObjects(deps.Catalog, opts.Security) {
+		for _, obj := range perNamespaceObjects(deps.Catalog, opts.Security, runs) {
 			go perns.Run(ctx, deps, namespaces, obj)
 		}
 		if pcs, ok := deps.Catalog.Lookup(builtin.SchedulingGroup, "v1", "priorityclasses"); ok {
@@ -289,18 +300,33 @@ func startControllers(ctx context.Context, deps controllers.Deps, namespaces *re
 	return rbacController, nil
 }
 
+// logControllers says which of kube-controller-manager's controllers the server runs, and which
+// it leaves to kube-controller-manager.
+func logControllers(log *slog.Logger, runs func(controller string) bool) {
+	var running, left []string
+	for _, name := range controllers.KubeControllerManagers {
+		if runs(name) {
+			running = append(running, name)
+		} else {
+			left = append(left, name)
+		}
+	}
+	log.Info("kube-controller-manager's controllers", "running", strings.Join(running, ","), "leftToKubeControllerManager", strings.Join(left, ","))
+}
+
 // rootCADescription is the annotation kube-controller-manager puts on kube-root-ca.crt.
 const rootCADescription = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters."
 
-// perNamespaceObjects are what every namespace holds: a default ServiceAccount, and the CA
-// bundle clients verify the server with, when the server knows it.
-func perNamespaceObjects(types *catalog.Catalog, sec *Security) []perns.Object {
+// perNamespaceObjects are what every namespace holds, of what the controllers that runs runs:
+// a default ServiceAccount, and the CA bundle clients verify the server with, when the server
+// knows it.
+func perNamespaceObjects(types *catalog.Catalog, sec *Security, runs func(controller string) bool) []perns.Object {
 	var objs []perns.Object
-	if sa, ok := types.Lookup("", "v1", "serviceaccounts"); ok {
+	if sa, ok := types.Lookup("", "v1", "serviceaccounts"); ok && runs(names.ServiceAccountController) {
 		objs = append(objs, perns.Object{Resource: sa, Name: "default"})
 	}
 	cm, ok := types.Lookup("", "v1", "configmaps")
-	if ok && sec != nil && len(sec.RootCA) > 0 {
+	if ok && sec != nil && len(sec.RootCA) > 0 && runs(names.RootCACertificatePublisherController) {
 		objs = append(objs, perns.Object{Resource: cm, Name: "kube-root-ca.crt",
 			Content:     map[string]any{"data": map[string]any{"ca.crt": string(sec.RootCA)}},
 			Annotations: map[string]string{"kubernetes.io/description": rootCADescription}})
