@@ -19,6 +19,7 @@ import (
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	"k8s.io/apiserver/pkg/server/healthz"
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
+	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
 
 	"github.com/sqlkube/sqlkube/server"
@@ -148,15 +149,15 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 	if err != nil {
 		return nil, err
 	}
-	api, err := secure(opts.Security, types, objects, rbacAuthorizer)
-	if err != nil {
-		return nil, err
-	}
-	escalation.Authorizer = api.Authorizer
 	lb, err := loopback.New()
 	if err != nil {
 		return nil, err
 	}
+	api, nodeGraphSynced, err := secure(opts.Security, types, objects, rbacAuthorizer, lb.Informers)
+	if err != nil {
+		return nil, err
+	}
+	escalation.Authorizer = api.Authorizer
 	types.Access().Bind(lb.Client.CoreV1().Namespaces(), api.Authorizer)
 	svcs, err := installServices(ctx, types, store, lb, opts.Services)
 	if err != nil {
@@ -167,7 +168,7 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 	if api.Pods, err = pods.New(types, objects); err != nil {
 		return nil, err
 	}
-	api.Checks = checks(store, opts, rbacController, fairness, admissionChain)
+	api.Checks = checks(store, opts, rbacController, fairness, admissionChain, nodeGraphSynced)
 	if !opts.NoDefaultObjects {
 		api.Checks.Started = append(api.Checks.Started, doneCheck("poststarthook/start-service-ip-repair-controllers", svcs.Ready))
 	}
@@ -233,11 +234,13 @@ func installServices(ctx context.Context, types *catalog.Catalog, store Storage,
 }
 
 // secure builds authentication, authorization, the reviews and ServiceAccount token issuing
-// from sec; without it every request is an unsecured admin.
-func secure(sec *Security, types *catalog.Catalog, objects *registry.Registry, rbacAuthorizer *rbac.Authorizer) (server.API, error) {
+// from sec; without it every request is an unsecured admin. With the Node mode, the Node
+// authorizer's graph follows informers, and nodeGraphSynced tells when it holds what is stored.
+func secure(sec *Security, types *catalog.Catalog, objects *registry.Registry, rbacAuthorizer *rbac.Authorizer, informers kubeinformers.SharedInformerFactory) (_ server.API, nodeGraphSynced func() bool, _ error) {
+	nodeGraphSynced = func() bool { return true }
 	if sec == nil {
 		authz := auth.RuleAuthorizer(authorizerfactory.NewAlwaysAllowAuthorizer())
-		return server.API{Authenticator: auth.Unsecured, Authorizer: authz, Reviews: reviews.New(authz, authz, nil)}, nil
+		return server.API{Authenticator: auth.Unsecured, Authorizer: authz, Reviews: reviews.New(authz, authz, nil)}, nodeGraphSynced, nil
 	}
 	var api server.API
 	authentication := sec.Authentication
@@ -249,20 +252,24 @@ func secure(sec *Security, types *catalog.Catalog, objects *registry.Registry, r
 		tokenObjects := tokenrequest.NewRegistryObjects(types, objects)
 		tokens, err := tokenrequest.New(sa, api.Audiences, tokenObjects)
 		if err != nil {
-			return api, err
+			return api, nil, err
 		}
 		api.Tokens, authentication.ServiceAccountTokens = tokens, serviceaccount.NewVerifier(sa.Issuer, sa.PublicKeys, tokenObjects)
 	}
 	authn, tokenReviews, err := auth.NewAuthenticator(authentication)
 	if err != nil {
-		return api, err
+		return api, nil, err
 	}
-	authz, err := auth.NewAuthorizer(sec.AuthorizationModes, rbacAuthorizer)
+	var nodeAuthorizer auth.RuleAuthorizer
+	if slices.Contains(sec.AuthorizationModes, auth.ModeNode) {
+		nodeAuthorizer, nodeGraphSynced = auth.NewNodeAuthorizer(informers)
+	}
+	authz, err := auth.NewAuthorizer(sec.AuthorizationModes, rbacAuthorizer, nodeAuthorizer)
 	if err != nil {
-		return api, err
+		return api, nil, err
 	}
 	api.Authenticator, api.Authorizer, api.Reviews = authn, authz, reviews.New(authz, authz, tokenReviews)
-	return api, nil
+	return api, nodeGraphSynced, nil
 }
 
 // startControllers runs, until ctx ends, the controllers kube-apiserver and
@@ -372,7 +379,7 @@ func startPriorityAndFairness(ctx context.Context, deps controllers.Deps, lb *lo
 // writes at start is written, the bootstrap RBAC policy and flow-control configuration
 // (started); the RBAC authorizer, priority and fairness and the admission chain have read their
 // objects, without which they may refuse or misclassify requests (ready).
-func checks(store Storage, opts Options, rbacController *rbaccontroller.Controller, f fairness, chain *admission.Chain) server.Checks {
+func checks(store Storage, opts Options, rbacController *rbaccontroller.Controller, f fairness, chain *admission.Chain, nodeGraphSynced func() bool) server.Checks {
 	var c server.Checks
 	// A load balancer stops sending requests to a replica that lost its database.
 	c.Live = append(c.Live, healthz.NamedCheck("database", func(r *http.Request) error { return store.Ready(r.Context()) }))
@@ -384,7 +391,7 @@ func checks(store Storage, opts Options, rbacController *rbaccontroller.Controll
 	}
 	c.Ready = append(c.Ready, doneCheck("informer-sync", func() bool {
 		rbacSynced := opts.Security == nil || rbacController.Synced()
-		return rbacSynced && (f.synced == nil || f.synced()) && chain.Synced()
+		return rbacSynced && nodeGraphSynced() && (f.synced == nil || f.synced()) && chain.Synced()
 	}))
 	return c
 }

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	cmapp "k8s.io/controller-manager/app"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
 )
 
@@ -26,9 +25,22 @@ var KubeControllerManagers = []string{
 // syntax: "*" runs each not named "-NAME", otherwise only those named run. Nil runs them all.
 type Selection []string
 
-// Runs reports whether the selection runs the controller called name.
+// Runs reports whether the selection runs the controller called name: as in
+// kube-controller-manager, the first entry naming it decides ("name" runs it, "-name" does not),
+// else "*" runs it.
 func (s Selection) Runs(name string) bool {
-	return s == nil || cmapp.IsControllerEnabled(name, nil, s)
+	if s == nil {
+		return true
+	}
+	for _, entry := range s {
+		switch entry {
+		case name:
+			return true
+		case "-" + name:
+			return false
+		}
+	}
+	return slices.Contains(s, "*")
 }
 
 // Validate refuses a name that is not one of KubeControllerManagers, with
