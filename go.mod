@@ -71,6 +71,8 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
+require golang.org/x/tools v0.52.0 // indirect
+
 require (
 	golang.org/x/tools v0.52.0 // indirect
 	k8s.io/cluster-bootstrap v0.0.0 // indirect

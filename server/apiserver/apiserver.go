@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
@@ -19,6 +20,8 @@ import (
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	"k8s.io/apiserver/pkg/server/healthz"
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
 
 	"github.com/sqlkube/sqlkube/server"
 	"github.com/sqlkube/sqlkube/server/admission"
@@ -88,6 +91,9 @@ type Options struct {
 	// Services are the Service IP and port ranges and the address the kubernetes Service
 	// points at.
 	Services services.Options
+	// Controllers are which of kube-controller-manager's controllers the server runs itself
+	// (--controllers); nil runs them all.
+	Controllers controllers.Selection
 	// Started, if set, is called once, when the start has finished: what the server writes and
 	// builds at start is written and built, and /readyz passes.
 	Started func()
@@ -144,15 +150,15 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 	if err != nil {
 		return nil, err
 	}
-	api, err := secure(opts.Security, types, objects, rbacAuthorizer)
-	if err != nil {
-		return nil, err
-	}
-	escalation.Authorizer = api.Authorizer
 	lb, err := loopback.New()
 	if err != nil {
 		return nil, err
 	}
+	api, nodeGraphSynced, err := secure(opts.Security, types, objects, rbacAuthorizer, lb.Informers)
+	if err != nil {
+		return nil, err
+	}
+	escalation.Authorizer = api.Authorizer
 	types.Access().Bind(lb.Client.CoreV1().Namespaces(), api.Authorizer)
 	svcs, err := installServices(ctx, types, store, lb, opts.Services)
 	if err != nil {
@@ -163,7 +169,7 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 	if api.Pods, err = pods.New(types, objects); err != nil {
 		return nil, err
 	}
-	api.Checks = checks(store, opts, rbacController, fairness, admissionChain)
+	api.Checks = checks(store, opts, rbacController, fairness, admissionChain, nodeGraphSynced)
 	if !opts.NoDefaultObjects {
 		api.Checks.Started = append(api.Checks.Started, doneCheck("poststarthook/start-service-ip-repair-controllers", svcs.Ready))
 	}
@@ -229,11 +235,13 @@ func installServices(ctx context.Context, types *catalog.Catalog, store Storage,
 }
 
 // secure builds authentication, authorization, the reviews and ServiceAccount token issuing
-// from sec; without it every request is an unsecured admin.
-func secure(sec *Security, types *catalog.Catalog, objects *registry.Registry, rbacAuthorizer *rbac.Authorizer) (server.API, error) {
+// from sec; without it every request is an unsecured admin. With the Node mode, the Node
+// authorizer's graph follows informers, and nodeGraphSynced tells when it holds what is stored.
+func secure(sec *Security, types *catalog.Catalog, objects *registry.Registry, rbacAuthorizer *rbac.Authorizer, informers kubeinformers.SharedInformerFactory) (_ server.API, nodeGraphSynced func() bool, _ error) {
+	nodeGraphSynced = func() bool { return true }
 	if sec == nil {
 		authz := auth.RuleAuthorizer(authorizerfactory.NewAlwaysAllowAuthorizer())
-		return server.API{Authenticator: auth.Unsecured, Authorizer: authz, Reviews: reviews.New(authz, authz, nil)}, nil
+		return server.API{Authenticator: auth.Unsecured, Authorizer: authz, Reviews: reviews.New(authz, authz, nil)}, nodeGraphSynced, nil
 	}
 	var api server.API
 	authentication := sec.Authentication
@@ -245,20 +253,24 @@ func secure(sec *Security, types *catalog.Catalog, objects *registry.Registry, r
 		tokenObjects := tokenrequest.NewRegistryObjects(types, objects)
 		tokens, err := tokenrequest.New(sa, api.Audiences, tokenObjects)
 		if err != nil {
-			return api, err
+			return api, nil, err
 		}
 		api.Tokens, authentication.ServiceAccountTokens = tokens, serviceaccount.NewVerifier(sa.Issuer, sa.PublicKeys, tokenObjects)
 	}
 	authn, tokenReviews, err := auth.NewAuthenticator(authentication)
 	if err != nil {
-		return api, err
+		return api, nil, err
 	}
-	authz, err := auth.NewAuthorizer(sec.AuthorizationModes, rbacAuthorizer)
+	var nodeAuthorizer auth.RuleAuthorizer
+	if slices.Contains(sec.AuthorizationModes, auth.ModeNode) {
+		nodeAuthorizer, nodeGraphSynced = auth.NewNodeAuthorizer(informers)
+	}
+	authz, err := auth.NewAuthorizer(sec.AuthorizationModes, rbacAuthorizer, nodeAuthorizer)
 	if err != nil {
-		return api, err
+		return api, nil, err
 	}
 	api.Authenticator, api.Authorizer, api.Reviews = authn, authz, reviews.New(authz, authz, tokenReviews)
-	return api, nil
+	return api, nodeGraphSynced, nil
 }
 
 // startControllers runs, until ctx ends, the controllers kube-apiserver and
@@ -276,11 +288,17 @@ func startControllers(ctx context.Context, deps controllers.Deps, namespaces *re
 		return nil, err
 	}
 	go crdCleanup.Run(ctx)
-	go namespace.Run(ctx, deps, namespaces)
-	go gc.Run(ctx, deps)
-	go rbacController.Run(ctx, !opts.NoDefaultObjects)
+	runs := opts.Controllers.Runs
+	logControllers(deps.Log, runs)
+	if runs(names.NamespaceController) {
+		go namespace.Run(ctx, deps, namespaces)
+	}
+	if runs(names.GarbageCollectorController) {
+		go gc.Run(ctx, deps)
+	}
+	go rbacController.Run(ctx, rbaccontroller.RunOptions{Bootstrap: !opts.NoDefaultObjects, Aggregate: runs(names.ClusterRoleAggregationController)})
 	if !opts.NoDefaultObjects {
-		for _, obj := range perNamespaceObjects(deps.Catalog, opts.Security) {
+		for _, obj := range perNamespaceObjects(deps.Catalog, opts.Security, runs) {
 			go perns.Run(ctx, deps, namespaces, obj)
 		}
 		if pcs, ok := deps.Catalog.Lookup(builtin.SchedulingGroup, "v1", "priorityclasses"); ok {
@@ -290,18 +308,33 @@ func startControllers(ctx context.Context, deps controllers.Deps, namespaces *re
 	return rbacController, nil
 }
 
+// logControllers says which of kube-controller-manager's controllers the server runs, and which
+// it leaves to kube-controller-manager.
+func logControllers(log *slog.Logger, runs func(controller string) bool) {
+	var running, left []string
+	for _, name := range controllers.KubeControllerManagers {
+		if runs(name) {
+			running = append(running, name)
+		} else {
+			left = append(left, name)
+		}
+	}
+	log.Info("kube-controller-manager's controllers", "running", strings.Join(running, ","), "leftToKubeControllerManager", strings.Join(left, ","))
+}
+
 // rootCADescription is the annotation kube-controller-manager puts on kube-root-ca.crt.
 const rootCADescription = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters."
 
-// perNamespaceObjects are what every namespace holds: a default ServiceAccount, and the CA
-// bundle clients verify the server with, when the server knows it.
-func perNamespaceObjects(types *catalog.Catalog, sec *Security) []perns.Object {
+// perNamespaceObjects are what every namespace holds, of what the controllers that runs runs:
+// a default ServiceAccount, and the CA bundle clients verify the server with, when the server
+// knows it.
+func perNamespaceObjects(types *catalog.Catalog, sec *Security, runs func(controller string) bool) []perns.Object {
 	var objs []perns.Object
-	if sa, ok := types.Lookup("", "v1", "serviceaccounts"); ok {
+	if sa, ok := types.Lookup("", "v1", "serviceaccounts"); ok && runs(names.ServiceAccountController) {
 		objs = append(objs, perns.Object{Resource: sa, Name: "default"})
 	}
 	cm, ok := types.Lookup("", "v1", "configmaps")
-	if ok && sec != nil && len(sec.RootCA) > 0 {
+	if ok && sec != nil && len(sec.RootCA) > 0 && runs(names.RootCACertificatePublisherController) {
 		objs = append(objs, perns.Object{Resource: cm, Name: "kube-root-ca.crt",
 			Content:     map[string]any{"data": map[string]any{"ca.crt": string(sec.RootCA)}},
 			Annotations: map[string]string{"kubernetes.io/description": rootCADescription}})
@@ -347,7 +380,7 @@ func startPriorityAndFairness(ctx context.Context, deps controllers.Deps, lb *lo
 // writes at start is written, the bootstrap RBAC policy and flow-control configuration
 // (started); the RBAC authorizer, priority and fairness and the admission chain have read their
 // objects, without which they may refuse or misclassify requests (ready).
-func checks(store Storage, opts Options, rbacController *rbaccontroller.Controller, f fairness, chain *admission.Chain) server.Checks {
+func checks(store Storage, opts Options, rbacController *rbaccontroller.Controller, f fairness, chain *admission.Chain, nodeGraphSynced func() bool) server.Checks {
 	var c server.Checks
 	// A load balancer stops sending requests to a replica that lost its database.
 	c.Live = append(c.Live, healthz.NamedCheck("database", func(r *http.Request) error { return store.Ready(r.Context()) }))
@@ -359,7 +392,7 @@ func checks(store Storage, opts Options, rbacController *rbaccontroller.Controll
 	}
 	c.Ready = append(c.Ready, doneCheck("informer-sync", func() bool {
 		rbacSynced := opts.Security == nil || rbacController.Synced()
-		return rbacSynced && (f.synced == nil || f.synced()) && chain.Synced()
+		return rbacSynced && nodeGraphSynced() && (f.synced == nil || f.synced()) && chain.Synced()
 	}))
 	return c
 }

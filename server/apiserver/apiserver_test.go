@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/sqlkube/sqlkube/server"
 	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/server/auth"
+	"github.com/sqlkube/sqlkube/server/controllers"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
@@ -163,4 +166,46 @@ func TestStartedOnceReady(t *testing.T) {
 	if n := calls.Load(); n != 1 {
 		t.Errorf("Started called %d times, want 1", n)
 	}
+}
+
+// TestControllersLeftToKubeControllerManager: the controllers --controllers leaves out are named
+// in the start log as left to kube-controller-manager, and those it keeps still run (a new
+// namespace gets its default ServiceAccount).
+func TestControllersLeftToKubeControllerManager(t *testing.T) {
+	var log syncBuilder
+	s := start(t, sqltest.SQLiteDSN(t), apiserver.Options{
+		Controllers: controllers.Selection{"*", "-garbage-collector-controller", "-namespace-controller"},
+		Options:     server.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))},
+	})
+	s.waitFor("/readyz", "", http.StatusOK)
+	want := `running=serviceaccount-controller,root-ca-certificate-publisher-controller,clusterrole-aggregation-controller,validatingadmissionpolicy-status-controller leftToKubeControllerManager=namespace-controller,garbage-collector-controller`
+	if !strings.Contains(log.String(), want) {
+		t.Errorf("the start log lacks %q:\n%s", want, log.String())
+	}
+	req, _ := http.NewRequest("POST", s.url+"/api/v1/namespaces", strings.NewReader(`{"metadata":{"name":"demo"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("creating a namespace: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	s.waitFor("/api/v1/namespaces/demo/serviceaccounts/default", "", http.StatusOK)
+}
+
+// syncBuilder is a strings.Builder safe for the server's goroutines to log to.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

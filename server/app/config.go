@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sqlkube/sqlkube/server/admission"
+	"github.com/sqlkube/sqlkube/server/controllers"
 )
 
 // envPrefix starts the environment variable that sets each flag: --db-max-conns is
@@ -36,6 +37,8 @@ type Config struct {
 	Operations            operationsConfig
 	Admission             admission.Options
 	Services              servicesConfig
+	// Controllers are which of kube-controller-manager's controllers the server runs itself.
+	Controllers controllers.Selection
 	// Version asks for the version instead of serving.
 	Version bool
 }
@@ -64,6 +67,10 @@ func serveFlags(cfg *Config) *pflag.FlagSet {
 	addOperationsFlags(fs, &cfg.Operations)
 	addAdmissionFlags(fs, &cfg.Admission)
 	addServicesFlags(fs, &cfg.Services)
+	fs.StringSliceVar((*[]string)(&cfg.Controllers), "controllers", []string{"*"}, fmt.Sprintf(
+		"which of kube-controller-manager's controllers sqlkube runs itself, with kube-controller-manager's --controllers syntax: "+
+			"'*' runs all, 'foo' runs the one named foo, '-foo' leaves foo out (to an external kube-controller-manager); "+
+			"sqlkube runs %s", strings.Join(controllers.KubeControllerManagers, ", ")))
 	fs.BoolVar(&cfg.Version, "version", false, "print the version and exit")
 	return fs
 }
@@ -126,6 +133,9 @@ func Parse(args, env []string, helpOut io.Writer) (Config, error) {
 	}
 	if err := checkAdmission(cfg.Admission); err != nil {
 		return cfg, err
+	}
+	if err := cfg.Controllers.Validate(); err != nil {
+		return cfg, fmt.Errorf("--controllers: %w", err)
 	}
 	return cfg, cfg.Security.resolve(cfg.DSN)
 }

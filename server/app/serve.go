@@ -58,7 +58,7 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, log *slog.Logger) e
 	}
 
 	ops := cfg.Operations
-	opts := apiserver.Options{WatchBookmarkInterval: cfg.WatchBookmarkInterval, Admission: cfg.Admission,
+	opts := apiserver.Options{WatchBookmarkInterval: cfg.WatchBookmarkInterval, Admission: cfg.Admission, Controllers: cfg.Controllers,
 		Options: server.Options{Logger: log, Limits: &ops.Limits, RequestLogLevel: ops.RequestLogLevel, Profiling: ops.Profiling},
 		Started: releaseStartMemory}
 	if opts.Services, err = cfg.Services.options(ln.Addr(), log); err != nil {

@@ -19,6 +19,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -122,6 +123,51 @@ func TestEditMayRunWorkloads(t *testing.T) {
 	}
 	if _, err := bob.CoreV1().Pods("default").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("bob lists pods in default: %v, want 403", err)
+	}
+}
+
+// TestNodeAuthorization: with --authorization-mode=Node,RBAC, a kubelet (system:node:NAME in
+// system:nodes) reads the Secret a pod bound to its node mounts, and is refused, with kube's
+// reason, the Secret of a pod on another node; it may update its Node (which other Nodes it may
+// not is NodeRestriction admission's to say).
+func TestNodeAuthorization(t *testing.T) {
+	srv := testserver.Start(t, testserver.WithFlags("--authorization-mode=Node,RBAC"))
+	admin := clientset(t, srv.Config)
+	controllertest.Eventually(t, "the default ServiceAccount", func() bool {
+		_, err := admin.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err == nil
+	})
+	for _, node := range []string{"n1", "n2"} {
+		if _, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "secret-" + node}, StringData: map[string]string{"k": "v"}}
+		if _, err := admin.CoreV1().Secrets("default").Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pod-" + node}, Spec: corev1.PodSpec{NodeName: node,
+			Containers: []corev1.Container{{Name: "c", Image: "nginx"}},
+			Volumes:    []corev1.Volume{{Name: "s", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "secret-" + node}}}}}}
+		if _, err := admin.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kubeletConfig, err := srv.ConfigFor("system:node:n1", "system:nodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubelet := clientset(t, kubeletConfig)
+	// The pod reaches the authorizer's graph through its informers, after the create.
+	controllertest.Eventually(t, "n1's kubelet reads its pod's Secret", func() bool {
+		_, err := kubelet.CoreV1().Secrets("default").Get(ctx, "secret-n1", metav1.GetOptions{})
+		return err == nil
+	})
+	_, err = kubelet.CoreV1().Secrets("default").Get(ctx, "secret-n2", metav1.GetOptions{})
+	if want := `secrets "secret-n2" is forbidden: User "system:node:n1" cannot get resource "secrets" in API group "" in the namespace "default": node: no relationship found between node 'n1' and this object`; err == nil || err.Error() != want {
+		t.Errorf("n1's kubelet reads n2's pod's Secret: %v, want %s", err, want)
+	}
+	if _, err := kubelet.CoreV1().Nodes().Patch(ctx, "n1", types.MergePatchType, []byte(`{"metadata":{"labels":{"seen":"yes"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Errorf("n1's kubelet patches its node: %v", err)
 	}
 }
 

@@ -66,11 +66,22 @@ func (c *Controller) Synced() bool { return c.synced.Load() == int32(len(c.types
 // Bootstrapped reports whether Run has written the bootstrap policy, or was asked to write none.
 func (c *Controller) Bootstrapped() bool { return c.bootstrapped.Load() }
 
-// Run writes the bootstrap policy (if bootstrap; bootstrap.go), then follows the RBAC types until
-// ctx ends.
-func (c *Controller) Run(ctx context.Context, bootstrap bool) {
-	if bootstrap && !c.bootstrap(ctx) {
+// RunOptions say what Run does beyond feeding the authorizer.
+type RunOptions struct {
+	// Bootstrap writes the bootstrap policy first (bootstrap.go), as kube-apiserver does.
+	Bootstrap bool
+	// Aggregate keeps aggregated ClusterRoles' rules, as kube-controller-manager's
+	// clusterrole-aggregation-controller does.
+	Aggregate bool
+}
+
+// Run does what opts say, then follows the RBAC types until ctx ends.
+func (c *Controller) Run(ctx context.Context, opts RunOptions) {
+	if opts.Bootstrap && !c.bootstrap(ctx) {
 		return
+	}
+	if !opts.Aggregate {
+		c.aggregate = nil // requestAggregation's send never proceeds, and Run never receives
 	}
 	c.bootstrapped.Store(true)
 	for name, r := range c.types {
