@@ -74,7 +74,6 @@ require (
 require golang.org/x/tools v0.52.0 // indirect
 
 require (
-	golang.org/x/tools v0.52.0 // indirect
 	k8s.io/cluster-bootstrap v0.0.0 // indirect
 	k8s.io/csi-translation-lib v0.0.0 // indirect
 )

@@ -41,6 +41,9 @@ type Options struct {
 	// Plugins are kube-apiserver's admission options (--enable-admission-plugins,
 	// --disable-admission-plugins, --admission-control-config-file); nil is kube's defaults.
 	Plugins *kubeoptions.AdmissionOptions
+	// NoPolicyTypeChecking leaves ValidatingAdmissionPolicies' status.typeChecking to
+	// kube-controller-manager (its validatingadmissionpolicy-status-controller).
+	NoPolicyTypeChecking bool
 }
 
 // PluginEnabled says whether the options enable the plugin called name.
@@ -213,8 +216,10 @@ func (c *Chain) start(ctx context.Context, client kubernetes.Interface, dynamicC
 	if c.store != nil {
 		go follow.Resource(ctx, c.store, c.log, resourceQuotasStorageName, c.quotas)
 	}
-	if err := c.startPolicyTypeChecking(ctx, client, informers, mapper); err != nil {
-		return err
+	if !c.opts.NoPolicyTypeChecking {
+		if err := c.startPolicyTypeChecking(ctx, client, informers, mapper); err != nil {
+			return err
+		}
 	}
 	informers.Start(ctx.Done())
 	c.chain.Store(&chain)

@@ -212,7 +212,11 @@ func TestPodTopologyLabels(t *testing.T) {
 		h.store(pod("bound", "100m", ""))
 		binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "bound", Namespace: "default",
 			Labels: map[string]string{"topology.kubernetes.io/zone": "forged", "asked": "yes"}}, Target: corev1.ObjectReference{Kind: "Node", Name: "n1"}}
-		if _, err := pods.New(h.catalog, h.registry).Bind(asAdmin(t.Context()), "default", "bound", binding, false); err != nil {
+		subresources, err := pods.New(h.catalog, h.registry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := subresources.Bind(asAdmin(t.Context()), "default", "bound", binding, false); err != nil {
 			t.Fatal(err)
 		}
 		labels := h.get("", "v1", "pods", "default", "bound").GetLabels()

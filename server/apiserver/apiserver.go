@@ -138,6 +138,7 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 	}
 	rbacAuthorizer := rbac.NewAuthorizer()
 	escalation := &rbac.Escalation{RBAC: rbacAuthorizer}
+	opts.Admission.NoPolicyTypeChecking = !opts.Controllers.Runs(names.ValidatingAdmissionPolicyStatusController)
 	admissionChain := admission.New(opts.Admission, types, escalation, log)
 	objects, err := registry.New(ctx, store, namespaces, registry.Options{Logger: log, RevisionWait: opts.RevisionWait,
 		Admission: admissionChain, NoNamespaceLifecycle: !opts.Admission.PluginEnabled(lifecycle.PluginName), WatchBookmarkInterval: opts.WatchBookmarkInterval})
