@@ -29,6 +29,7 @@ var identities = map[string][]string{
 	"watcher":     nil,
 	"editor":      nil,
 	"ctb-writer":  nil,
+	"ghost":       nil,
 	// The randomized requests' identities (randomIdentitySetup).
 	"widget-editor": {"widget-editors"},
 	"widget-reader": {"widget-readers"},
@@ -244,6 +245,18 @@ func rbacBootstrapScenarios() []scenario {
 "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-admin"},"subjects":[` + group("system:masters") + `,` + user("crb-patcher") + `]}`},
 			read(clusterAdminBinding),
 			{method: "GET", path: "/api/v1/namespaces/kube-system/secrets", as: "crb-patcher"},
+		}},
+		// A denial's reason names the mode that gave it, as kube-apiserver names it ("rbac: RBAC:
+		// clusterrole ... not found"). The second binding (to a role whose rules kube-controller-manager
+		// does not have to aggregate), once it lets ghost read ConfigMaps,
+		// shows the authorizer has seen the first.
+		{"rbac binding to a missing ClusterRole", []step{
+			{method: "POST", path: rbacAPI + "/namespaces/" + rbacNS + "/rolebindings", body: `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding",
+"metadata":{"name":"ghost-missing"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"never-created"},"subjects":[` + user("ghost") + `]}`},
+			{method: "POST", path: rbacAPI + "/namespaces/" + rbacNS + "/rolebindings", body: `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding",
+"metadata":{"name":"ghost-view"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"system:aggregate-to-view"},"subjects":[` + user("ghost") + `]}`},
+			{method: "GET", path: "/api/v1/namespaces/" + rbacNS + "/configmaps", as: "ghost", waitFor: 200},
+			{method: "GET", path: "/api/v1/namespaces/" + rbacNS + "/secrets", as: "ghost"},
 		}},
 		{"rbac aggregate-to-view label on cluster-admin", []step{
 			{method: "PATCH", path: clusterAdmin, contentType: mergePatch, as: "cr-updater",
