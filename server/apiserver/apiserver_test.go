@@ -84,6 +84,19 @@ func (s *started) waitFor(path, token string, code int) string {
 	}
 }
 
+// checkDefaultServiceAccount creates a namespace and waits for its default ServiceAccount.
+func (s *started) checkDefaultServiceAccount() {
+	s.t.Helper()
+	req, _ := http.NewRequest("POST", s.url+"/api/v1/namespaces", strings.NewReader(`{"metadata":{"name":"demo"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		s.t.Fatalf("creating a namespace: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	s.waitFor("/api/v1/namespaces/demo/serviceaccounts/default", "", http.StatusOK)
+}
+
 // TestAssembledWithoutSecurity: the whole program on each backend becomes ready with
 // kube-apiserver's checks, runs its controllers (the flow-control configuration is written, a
 // new namespace gets its default ServiceAccount), and serves every request as an admin.
@@ -100,14 +113,7 @@ func TestAssembledWithoutSecurity(t *testing.T) {
 			t.Errorf("an unsecured server waits for the RBAC policy:\n%s", ready)
 		}
 		s.waitFor("/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/exempt", "", http.StatusOK)
-		req, _ := http.NewRequest("POST", s.url+"/api/v1/namespaces", strings.NewReader(`{"metadata":{"name":"demo"}}`))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil || resp.StatusCode != http.StatusCreated {
-			t.Fatalf("creating a namespace: %v %v", resp, err)
-		}
-		resp.Body.Close()
-		s.waitFor("/api/v1/namespaces/demo/serviceaccounts/default", "", http.StatusOK)
+		s.checkDefaultServiceAccount()
 	})
 }
 
@@ -182,14 +188,7 @@ func TestControllersLeftToKubeControllerManager(t *testing.T) {
 	if !strings.Contains(log.String(), want) {
 		t.Errorf("the start log lacks %q:\n%s", want, log.String())
 	}
-	req, _ := http.NewRequest("POST", s.url+"/api/v1/namespaces", strings.NewReader(`{"metadata":{"name":"demo"}}`))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != http.StatusCreated {
-		t.Fatalf("creating a namespace: %v %v", resp, err)
-	}
-	resp.Body.Close()
-	s.waitFor("/api/v1/namespaces/demo/serviceaccounts/default", "", http.StatusOK)
+	s.checkDefaultServiceAccount()
 }
 
 // syncBuilder is a strings.Builder safe for the server's goroutines to log to.

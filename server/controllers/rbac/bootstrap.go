@@ -99,38 +99,51 @@ func (c *Controller) ensurePolicy(ctx context.Context, p policy) bool {
 	return ok
 }
 
-// reconcileRole runs kube's reconciler on a ClusterRole or Role, again on a conflict.
+// reconcileRole runs kube's reconciler on a ClusterRole or Role.
 func reconcileRole[T any](c *Controller, want reconciliation.RuleOwner, client ruleOwners[T]) bool {
 	opts := reconciliation.ReconcileRoleOptions{Role: want, Client: client, Confirm: true}
-	var result *reconciliation.ReconcileClusterRoleResult
-	err := retryOnConflictOrServiceUnavailable(func() (err error) {
-		result, err = opts.Run()
-		return err
+	return c.reconcile(client.ctx, client.resource.Kind, want.GetNamespace(), want.GetName(), func() (reconciled, error) {
+		result, err := opts.Run()
+		if err != nil {
+			return reconciled{}, err
+		}
+		return reconciled{result.Operation, result.Protected, []any{"missingRules", result.MissingRules}}, nil
 	})
-	what := []any{"kind", client.resource.Kind, "namespace", want.GetNamespace(), "name", want.GetName()}
-	if err != nil {
-		c.logFailure(client.ctx, "reconciling", err, what...)
-		return false
-	}
-	c.logResult(result.Operation, result.Protected, append(what, "missingRules", result.MissingRules))
-	return true
 }
 
-// reconcileBinding runs kube's reconciler on a ClusterRoleBinding or RoleBinding, again on a
-// conflict.
+// reconcileBinding runs kube's reconciler on a ClusterRoleBinding or RoleBinding.
 func reconcileBinding[T any](c *Controller, want reconciliation.RoleBinding, client bindings[T]) bool {
 	opts := reconciliation.ReconcileRoleBindingOptions{RoleBinding: want, Client: client, Confirm: true}
-	var result *reconciliation.ReconcileClusterRoleBindingResult
+	return c.reconcile(client.ctx, client.resource.Kind, want.GetNamespace(), want.GetName(), func() (reconciled, error) {
+		result, err := opts.Run()
+		if err != nil {
+			return reconciled{}, err
+		}
+		return reconciled{result.Operation, result.Protected, []any{"missingSubjects", result.MissingSubjects}}, nil
+	})
+}
+
+// reconciled is what one of kube's reconcilers did: its operation, whether the object was
+// protected (autoupdate "false"), and what it found missing, as log attributes.
+type reconciled struct {
+	op        reconciliation.ReconcileOperation
+	protected bool
+	missing   []any
+}
+
+// reconcile runs a reconciler, again on a conflict, and logs what it did or why it failed.
+func (c *Controller) reconcile(ctx context.Context, kind, namespace, name string, run func() (reconciled, error)) bool {
+	var result reconciled
 	err := retryOnConflictOrServiceUnavailable(func() (err error) {
-		result, err = opts.Run()
+		result, err = run()
 		return err
 	})
-	what := []any{"kind", client.resource.Kind, "namespace", want.GetNamespace(), "name", want.GetName()}
+	what := []any{"kind", kind, "namespace", namespace, "name", name}
 	if err != nil {
-		c.logFailure(client.ctx, "reconciling", err, what...)
+		c.logFailure(ctx, "reconciling", err, what...)
 		return false
 	}
-	c.logResult(result.Operation, result.Protected, append(what, "missingSubjects", result.MissingSubjects))
+	c.logResult(result.op, result.protected, append(what, result.missing...))
 	return true
 }
 
