@@ -87,6 +87,8 @@ func TestStartupErrors(t *testing.T) {
 			"sqlkube: --tls-cert-file and --tls-private-key-file go together"},
 		{"unknown authorization mode", []string{"--authorization-mode=RBAC,Magic"}, nil,
 			`unknown authorization mode "Magic"`},
+		{"a controller sqlkube does not run", []string{"--controllers=*,-deployment-controller"}, nil,
+			`sqlkube: --controllers: "deployment-controller" is not in the list of known controllers`},
 		{"SQLite in a missing directory", []string{"--db=sqlite:///nonexistent-dir/x.db"}, nil,
 			"sqlkube: open database: opening SQLite database /nonexistent-dir/x.db"},
 		{"port taken", []string{"--listen=" + taken.Addr().String(), "--db=sqlite://" + filepath.Join(t.TempDir(), "x.db")}, nil,

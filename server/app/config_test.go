@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/controllers"
 )
 
 // ignoreAdmission leaves the admission options, kube's, to admission_test.go.
@@ -45,7 +46,7 @@ func TestParseServeDefaults(t *testing.T) {
 			RequestLogLevel: slog.LevelDebug,
 			Profiling:       true,
 		},
-		Services: servicesConfig{NodePortRange: "30000-32767"},
+		Services: servicesConfig{NodePortRange: "30000-32767"}, Controllers: controllers.Selection{"*"},
 	}
 	if diff := cmp.Diff(want, cfg, ignoreAdmission); diff != "" {
 		t.Fatalf("defaults (-want +got):\n%s", diff)
@@ -100,7 +101,7 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 			RequestLogLevel: slog.LevelInfo,
 			Profiling:       true,
 		},
-		Services: servicesConfig{ClusterIPRange: "10.96.0.0/12", NodePortRange: "30000-32767"},
+		Services: servicesConfig{ClusterIPRange: "10.96.0.0/12", NodePortRange: "30000-32767"}, Controllers: controllers.Selection{"*"},
 	}
 	if diff := cmp.Diff(want, cfg, ignoreAdmission); diff != "" {
 		t.Fatalf("config (-want +got):\n%s", diff)

@@ -211,7 +211,7 @@ func TestNewAndStop(t *testing.T) {
 // TestBadFlags: a flag the server refuses fails the start with the server's words.
 func TestBadFlags(t *testing.T) {
 	_, err := testserver.New(ctx, testserver.WithFlags("--authorization-mode=Nope"))
-	const want = `--authorization-mode: unknown authorization mode "Nope" (known: AlwaysAllow, AlwaysDeny, RBAC)`
+	const want = `--authorization-mode: unknown authorization mode "Nope" (known: AlwaysAllow, AlwaysDeny, Node, RBAC)`
 	if err == nil || err.Error() != want {
 		t.Fatalf("New with a bad flag: %v, want %q", err, want)
 	}
