@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -17,7 +16,7 @@ import (
 // NamespaceAutoProvision creates the namespace of a create (before the namespace check, as in
 // kube), NodeRestriction keeps a node to its own Node object.
 func TestPluginsEnabledByFlag(t *testing.T) {
-	srv := testserver.Start(t, testserver.WithFlags("--enable-admission-plugins=NamespaceAutoProvision,NodeRestriction"))
+	srv := testserver.Start(t, testserver.WithFlags("--enable-admission-plugins=NamespaceAutoProvision,NodeRestriction", "--authorization-mode=Node,RBAC"))
 	admin := clientFor(t, srv.Config)
 	ctx := t.Context()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
@@ -28,19 +27,7 @@ func TestPluginsEnabledByFlag(t *testing.T) {
 		t.Errorf("the namespace provisioned: %v", err)
 	}
 
-	// kube's Node authorizer is not offered: RBAC lets the nodes write Nodes, NodeRestriction
-	// keeps each to its own.
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "nodes"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"create", "get", "update", "patch"}}}}
-	if _, err := admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "nodes"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "nodes"},
-		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "system:nodes"}}}
-	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	// kube's Node authorizer lets the nodes write Nodes; NodeRestriction keeps each to its own.
 	config, err := srv.ConfigFor("system:node:n1", "system:nodes")
 	if err != nil {
 		t.Fatal(err)
