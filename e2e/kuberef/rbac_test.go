@@ -248,14 +248,15 @@ func rbacBootstrapScenarios() []scenario {
 		}},
 		// A denial's reason names the mode that gave it, as kube-apiserver names it ("rbac: RBAC:
 		// clusterrole ... not found"). The second binding (to a role whose rules kube-controller-manager
-		// does not have to aggregate), once it lets ghost read ConfigMaps,
+		// does not have to aggregate), once it lets ghost read ConfigMaps (a 404 for one that does not
+		// exist),
 		// shows the authorizer has seen the first.
 		{"rbac binding to a missing ClusterRole", []step{
 			{method: "POST", path: rbacAPI + "/namespaces/" + rbacNS + "/rolebindings", body: `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding",
 "metadata":{"name":"ghost-missing"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"never-created"},"subjects":[` + user("ghost") + `]}`},
 			{method: "POST", path: rbacAPI + "/namespaces/" + rbacNS + "/rolebindings", body: `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding",
 "metadata":{"name":"ghost-view"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"system:aggregate-to-view"},"subjects":[` + user("ghost") + `]}`},
-			{method: "GET", path: "/api/v1/namespaces/" + rbacNS + "/configmaps", as: "ghost", waitFor: 200},
+			{method: "GET", path: "/api/v1/namespaces/" + rbacNS + "/configmaps/never-created", as: "ghost", waitFor: 404},
 			{method: "GET", path: "/api/v1/namespaces/" + rbacNS + "/secrets", as: "ghost"},
 		}},
 		{"rbac aggregate-to-view label on cluster-admin", []step{
