@@ -212,6 +212,20 @@ func TestKubernetesServiceListsEveryReplica(t *testing.T) {
 	}
 }
 
+// TestReplicaWithAnotherCAIsRefused: a replica started on a database a live replica serves,
+// with another certificate directory (so another CA), exits with a clear error rather than mint
+// credentials the other refuses.
+func TestReplicaWithAnotherCAIsRefused(t *testing.T) {
+	dsn := sqltest.PostgresDSN(t)
+	s := startServer(t, dsn, "--advertise-address=192.0.2.10")
+	waitForKubernetesEndpoints(t, s, "192.0.2.10") // its lease, naming its CA, is written
+	code, out := runToExit(t, nil, "--listen=127.0.0.1:0", "--db="+dsn, "--cert-dir="+t.TempDir(), "--advertise-address=192.0.2.11")
+	if want := "the replica serving this database at 192.0.2.10 mints client certificates with another CA"; code == 0 || !strings.Contains(out, want) {
+		t.Fatalf("exit %d, output:\n%s\nwant a non-zero exit mentioning %q", code, out, want)
+	}
+	createNamespace(t, s.clientset(), "still-served")
+}
+
 // waitForKubernetesEndpoints waits until the kubernetes Endpoints and EndpointSlice list
 // exactly addresses.
 func waitForKubernetesEndpoints(t *testing.T, s *sqlkubeServer, addresses ...string) {

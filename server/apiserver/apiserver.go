@@ -165,6 +165,9 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 	if err != nil {
 		return nil, err
 	}
+	if err := svcs.CheckSharedCA(); err != nil {
+		return nil, err
+	}
 	fairness := startPriorityAndFairness(ctx, deps, lb, opts.EffectiveLimits(), opts)
 	api.Catalog, api.Registry, api.Discovery, api.FlowControl = types, objects, discovery.NewCache(types, api.Tokens != nil), fairness.control
 	if api.Pods, err = pods.New(types, objects); err != nil {

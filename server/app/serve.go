@@ -68,6 +68,7 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, log *slog.Logger) e
 		if opts.Security, err = secure.options(ctx, cfg.Security); err != nil {
 			return err
 		}
+		opts.Services.ClientCA = secure.mintingCA
 	}
 	if opts.Audit, err = cfg.Audit.audit(); err != nil {
 		return err

@@ -25,6 +25,9 @@ import (
 // secureServing is what serving over TLS needs, ready before the API starts.
 type secureServing struct {
 	tls *tls.Config
+	// mintingCA is the CA in --cert-dir when it also verifies client certificates: sqlkube
+	// mints credentials with it (admin kubeconfig, sqlkube kubeconfig); nil otherwise.
+	mintingCA []byte
 	// clientCA verifies client certificates, with the bundle as it is on disk now.
 	clientCA x509.VerifyOptionFunc
 	// caBundle is the CA clients verify the serving certificate with, published in every
@@ -68,6 +71,9 @@ func prepareSecureServing(ctx context.Context, c securityConfig, listen net.Addr
 	s := &secureServing{tls: cfg, clientCA: clientCA.VerifyOptions}
 	if ca != nil && c.TLSCertFile == "" {
 		s.caBundle = ca.CertPEM
+	}
+	if ca != nil && c.ClientCAFile == "" {
+		s.mintingCA = ca.CertPEM
 	}
 	return s, writeAdminKubeconfig(c, ca, listen, log)
 }

@@ -2,8 +2,12 @@ package services
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
+	"fmt"
 	"time"
 
 	"k8s.io/apiserver/pkg/storage"
@@ -29,6 +33,9 @@ type storedLeases struct {
 	ctx   context.Context
 	store Storage
 	now   func() time.Time
+	// ca identifies the CA this replica mints client certificates with ("" for none), recorded
+	// in its lease so that a replica starting with another one is refused (CheckSharedCA).
+	ca string
 }
 
 var _ reconcilers.Leases = (*storedLeases)(nil)
@@ -37,11 +44,25 @@ var _ reconcilers.Leases = (*storedLeases)(nil)
 type leaseRecord struct {
 	IP      string    `json:"ip"`
 	Expires time.Time `json:"expires"`
+	CA      string    `json:"ca,omitempty"`
 }
 
 // ListLeases answers the addresses whose leases have not expired, deleting the others.
 func (l *storedLeases) ListLeases() ([]string, error) {
-	var live []string
+	live, err := l.live()
+	if err != nil {
+		return nil, err
+	}
+	ips := make([]string, 0, len(live))
+	for _, lease := range live {
+		ips = append(ips, lease.IP)
+	}
+	return ips, nil
+}
+
+// live reads the leases that have not expired, deleting the others.
+func (l *storedLeases) live() ([]leaseRecord, error) {
+	var live []leaseRecord
 	var expired []sqlstore.Object
 	_, err := l.store.List(l.ctx, sqlstore.ListOptions{Resource: masterLeasesResource}, func(o sqlstore.Object) error {
 		var lease leaseRecord
@@ -49,7 +70,7 @@ func (l *storedLeases) ListLeases() ([]string, error) {
 			expired = append(expired, o)
 			return nil
 		}
-		live = append(live, lease.IP)
+		live = append(live, lease)
 		return nil
 	})
 	if err != nil {
@@ -65,7 +86,7 @@ func (l *storedLeases) ListLeases() ([]string, error) {
 
 // UpdateLease creates ip's lease or extends it by leaseTTL from now.
 func (l *storedLeases) UpdateLease(ip string) error {
-	value, err := json.Marshal(leaseRecord{IP: ip, Expires: l.now().Add(leaseTTL)})
+	value, err := json.Marshal(leaseRecord{IP: ip, Expires: l.now().Add(leaseTTL), CA: l.ca})
 	if err != nil {
 		return err
 	}
@@ -119,4 +140,37 @@ func (l *storedLeases) Destroy() {}
 
 func leaseKey(ip string) sqlstore.Key {
 	return sqlstore.Key{Resource: masterLeasesResource, Name: ip}
+}
+
+// checkSharedCA refuses to start beside a live replica that mints client certificates with
+// another CA: each would refuse the credentials the other mints (a kubeconfig, a kubelet's
+// certificate). Only live replicas count, so that a database can move to a new CA once its old
+// replicas have stopped; replicas starting at the same moment are not compared.
+func (l *storedLeases) checkSharedCA() error {
+	if l.ca == "" {
+		return nil
+	}
+	live, err := l.live()
+	if err != nil {
+		return fmt.Errorf("reading the other replicas' leases: %w", err)
+	}
+	for _, lease := range live {
+		if lease.CA != "" && lease.CA != l.ca {
+			return fmt.Errorf("the replica serving this database at %s mints client certificates with another CA (SHA-256 %s; this server's is %s): "+
+				"replicas sharing a database must share one --cert-dir, or the credentials each mints are refused by the others "+
+				"(if that replica has stopped, its lease expires within %s)", lease.IP, lease.CA, l.ca, leaseTTL)
+		}
+	}
+	return nil
+}
+
+// CAFingerprint identifies a CA certificate (PEM) in leases and messages: the SHA-256 of its
+// first certificate's DER bytes, in hex.
+func CAFingerprint(certPEM []byte) string {
+	block, _ := pem.Decode(certPEM)
+	if block == nil {
+		return ""
+	}
+	sum := sha256.Sum256(block.Bytes)
+	return hex.EncodeToString(sum[:])
 }

@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,5 +69,39 @@ func assertLeases(t *testing.T, l *storedLeases, want ...string) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Fatalf("leases %q, want %q", got, want)
+	}
+}
+
+// TestCheckSharedCA: a replica is refused beside a live one whose leases name another CA, and
+// accepted once that lease has expired, beside one of its own CA, or when it mints nothing.
+func TestCheckSharedCA(t *testing.T) {
+	ctx := context.Background()
+	store, err := sqlstore.Open(ctx, sqlstore.Options{DSN: sqltest.SQLiteDSN(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	now := time.Date(2026, 11, 29, 7, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	serving := &storedLeases{ctx: ctx, store: store, now: clock, ca: "aaaa"}
+	if err := serving.UpdateLease("10.0.0.1"); err != nil {
+		t.Fatal(err)
+	}
+	other := &storedLeases{ctx: ctx, store: store, now: clock, ca: "bbbb"}
+	err = other.checkSharedCA()
+	if want := "the replica serving this database at 10.0.0.1 mints client certificates with another CA (SHA-256 aaaa; this server's is bbbb)"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("beside a replica of another CA: %v, want %q...", err, want)
+	}
+	for name, l := range map[string]*storedLeases{
+		"the same CA": {ctx: ctx, store: store, now: clock, ca: "aaaa"},
+		"no CA":       {ctx: ctx, store: store, now: clock},
+	} {
+		if err := l.checkSharedCA(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	now = now.Add(leaseTTL + time.Second)
+	if err := other.checkSharedCA(); err != nil {
+		t.Errorf("once the other replica's lease has expired: %v", err)
 	}
 }

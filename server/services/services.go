@@ -45,6 +45,9 @@ type Options struct {
 	AdvertiseAddress net.IP
 	// Port is the port the server serves on: the kubernetes Service's target port.
 	Port int
+	// ClientCA is the CA this server mints client certificates with (its --cert-dir's, PEM);
+	// nil when it mints none. Replicas must share one (CheckSharedCA).
+	ClientCA []byte
 }
 
 // DefaultClusterIPRange is kube-apiserver's --service-cluster-ip-range when unset.
@@ -56,7 +59,7 @@ var DefaultNodePortRange = utilnet.PortRange{Base: 30000, Size: 2768}
 // Services is the services' allocation, installed on the services resource.
 type Services struct {
 	opts    Options
-	store   Storage // holds the replicas' leases
+	leases  *storedLeases // the replicas', in the store
 	primary *ipallocator.MetaAllocator
 	// ready is set once the primary allocator has a ServiceCIDR to allocate from.
 	ready atomic.Bool
@@ -93,7 +96,9 @@ func Install(ctx context.Context, services *resource.Resource, store Storage, cl
 		return nil, err
 	}
 	services.Allocations = hooks
-	return &Services{opts: opts, store: store, primary: primary}, nil
+	// Not ctx: this replica's lease is removed after ctx has ended.
+	leases := &storedLeases{ctx: context.WithoutCancel(ctx), store: store, now: time.Now, ca: CAFingerprint(opts.ClientCA)}
+	return &Services{opts: opts, leases: leases, primary: primary}, nil
 }
 
 func withDefaults(opts Options) Options {
@@ -141,9 +146,7 @@ func (s *Services) RunDefaultObjects(ctx context.Context, client kubernetes.Inte
 
 	endpoints := reconcilers.NewNoneEndpointReconciler()
 	if s.opts.AdvertiseAddress != nil {
-		// Not ctx: the lease is removed after ctx has ended.
-		leases := &storedLeases{ctx: context.WithoutCancel(ctx), store: s.store, now: time.Now}
-		endpoints = reconcilers.NewLeaseEndpointReconciler(reconcilers.NewEndpointsAdapter(client.CoreV1(), client.DiscoveryV1()), leases)
+		endpoints = reconcilers.NewLeaseEndpointReconciler(reconcilers.NewEndpointsAdapter(client.CoreV1(), client.DiscoveryV1()), s.leases)
 	}
 	// The controller reads default/kubernetes alone: its informer holds no other Service.
 	onlyKubernetesService := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(metav1.NamespaceDefault),
@@ -171,6 +174,10 @@ func (s *Services) RunDefaultObjects(ctx context.Context, client kubernetes.Inte
 		_ = endpoints.RemoveEndpoints("kubernetes", s.opts.AdvertiseAddress, []corev1.EndpointPort{{Name: "https", Port: int32(s.opts.Port), Protocol: corev1.ProtocolTCP}})
 	}
 }
+
+// CheckSharedCA refuses to start beside a live replica whose client CA differs from this
+// one's (storedLeases.checkSharedCA).
+func (s *Services) CheckSharedCA() error { return s.leases.checkSharedCA() }
 
 // AdvertiseAddress is the address kube-apiserver would advertise when serving on host
 // (--advertise-address unset): host itself unless it is unspecified or loopback, else the
