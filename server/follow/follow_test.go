@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -67,6 +68,11 @@ func TestResourceNarrowsTheList(t *testing.T) {
 		cancel()
 		<-done
 	}()
+	// Written after the list, so that it comes as a change (one written before would be in the
+	// list, and narrowed out of it).
+	o.waitFor(t, "the list", func(calls []string) bool {
+		return slices.ContainsFunc(calls, func(c string) bool { return strings.HasPrefix(c, "list done") })
+	})
 	create(t, store, "other")
 	o.waitFor(t, "the change", func(calls []string) bool { return slices.Contains(calls, "changed other") })
 	if calls := o.snapshot(); slices.Contains(calls, "listed dropped") || !slices.Contains(calls, "listed kept") {
