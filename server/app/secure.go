@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
 
+	"github.com/sqlkube/sqlkube/dialects/sqlite"
 	"github.com/sqlkube/sqlkube/server/auth"
 	"github.com/sqlkube/sqlkube/server/pki"
 )
@@ -114,13 +115,12 @@ func sqliteDir(dsn string) string {
 	return ""
 }
 
-// sqlitePath is the SQLite file a DSN names, or "" if the DSN is not SQLite.
+// sqlitePath is the SQLite file a DSN names, or "" if the DSN names none.
 func sqlitePath(dsn string) string {
-	path, ok := strings.CutPrefix(dsn, "sqlite://")
-	if !ok {
+	path, err := sqlite.Path(dsn)
+	if err != nil {
 		return ""
 	}
-	path, _, _ = strings.Cut(path, "?")
 	return path
 }
 

@@ -14,7 +14,7 @@ func TestLockSQLiteFile(t *testing.T) {
 	if err := os.WriteFile(path, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	dsn := "sqlite://" + path + "?_busy_timeout=1000"
+	dsn := "sqlite://" + path
 	unlock, err := lockSQLiteFile(dsn)
 	if err != nil {
 		t.Fatal(err)
