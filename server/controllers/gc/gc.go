@@ -375,13 +375,6 @@ func (gc *garbageCollector) dependentsOf(owner types.UID) []sqlstore.Key {
 	return keys
 }
 
-// isIndexedDependent says whether the index has key as a dependent of owner.
-func (gc *garbageCollector) isIndexedDependent(key sqlstore.Key, owner types.UID) bool {
-	gc.mu.Lock()
-	defer gc.mu.Unlock()
-	return gc.dependents[owner][key]
-}
-
 // blockingDependentsOf lists the indexed dependents whose reference to owner has
 // blockOwnerDeletion set: those a foreground deletion of owner waits for.
 func (gc *garbageCollector) blockingDependentsOf(owner types.UID) []sqlstore.Key {

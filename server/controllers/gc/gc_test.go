@@ -14,8 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Before an owner's orphan or foregroundDeletion finalizer goes, storage confirms the index
-// knows every dependent: one whose type's watch lags is found, indexed, and waited for.
+// Before an owner's orphan or foregroundDeletion finalizer goes, storage confirms that the pass
+// handled every dependent: one whose type's watch lags is found, indexed, and waited for, and so
+// is one indexed while the pass ran (after it took the owner's dependents from the index).
 func TestGarbageCollectorConfirmsDependentsFromStorage(t *testing.T) {
 	deps := newTestDeps(t)
 	owner := createIn(t, deps, "configmaps", "owner", nil)
@@ -23,15 +24,19 @@ func TestGarbageCollectorConfirmsDependentsFromStorage(t *testing.T) {
 	createIn(t, deps, "configmaps", "unrelated", nil)
 
 	lagging := newGarbageCollector(deps)
-	if err := lagging.checkAllDependentsIndexed(t.Context(), owner.GetUID()); !errors.Is(err, errDependentsNotIndexed) {
+	handled := lagging.dependentsOf(owner.GetUID())
+	if err := lagging.checkNoOtherDependents(t.Context(), owner.GetUID(), handled); !errors.Is(err, errUnhandledDependents) {
 		t.Fatalf("with the dependent missing from the index: %v", err)
 	}
 	want := []sqlstore.Key{{Resource: "secrets", Namespace: "default", Name: "dependent"}}
 	if got := lagging.dependentsOf(owner.GetUID()); !slices.Equal(got, want) {
 		t.Fatalf("indexed dependents %v, want %v", got, want)
 	}
-	if err := lagging.checkAllDependentsIndexed(t.Context(), owner.GetUID()); err != nil {
-		t.Fatalf("once indexed: %v", err)
+	if err := lagging.checkNoOtherDependents(t.Context(), owner.GetUID(), handled); !errors.Is(err, errUnhandledDependents) {
+		t.Fatalf("with the dependent indexed during the pass but not handled by it: %v", err)
+	}
+	if err := lagging.checkNoOtherDependents(t.Context(), owner.GetUID(), lagging.dependentsOf(owner.GetUID())); err != nil {
+		t.Fatalf("once handled: %v", err)
 	}
 }
 

@@ -78,15 +78,16 @@ func (gc *garbageCollector) processOwner(ctx context.Context, key sqlstore.Key) 
 		return err
 	}
 	finalizers := obj.GetFinalizers()
+	dependents := gc.dependentsOf(obj.GetUID())
 	switch {
 	case slices.Contains(finalizers, metav1.FinalizerOrphanDependents):
-		for _, dependent := range gc.dependentsOf(obj.GetUID()) {
+		for _, dependent := range dependents {
 			if err := gc.orphan(ctx, dependent, obj.GetUID()); err != nil {
 				return err
 			}
 		}
 	case slices.Contains(finalizers, metav1.FinalizerDeleteDependents):
-		for _, dependent := range gc.dependentsOf(obj.GetUID()) {
+		for _, dependent := range dependents {
 			gc.queue.Add(gcItem{key: dependent})
 		}
 		if len(gc.blockingDependentsOf(obj.GetUID())) > 0 {
@@ -95,7 +96,7 @@ func (gc *garbageCollector) processOwner(ctx context.Context, key sqlstore.Key) 
 	default:
 		return nil
 	}
-	if err := gc.checkAllDependentsIndexed(ctx, obj.GetUID()); err != nil {
+	if err := gc.checkNoOtherDependents(ctx, obj.GetUID(), dependents); err != nil {
 		return err
 	}
 	return gc.removeFinalizer(ctx, res, obj, propagationFinalizerOf(finalizers))
@@ -110,22 +111,27 @@ func propagationFinalizerOf(finalizers []string) string {
 	return metav1.FinalizerDeleteDependents
 }
 
-// errDependentsNotIndexed: an owner's dependents were found in storage before the index had
-// them; the owner is looked at again once they are.
-var errDependentsNotIndexed = errors.New("garbage collector: dependents not indexed yet")
+// errUnhandledDependents: storage holds dependents of an owner that its pass did not handle;
+// the owner is looked at again once they are indexed.
+var errUnhandledDependents = errors.New("garbage collector: dependents not handled yet")
 
-// checkAllDependentsIndexed scans storage for objects that refer to owner but are not in the
-// index yet, and indexes them. Each type has its own watch, so the index may lag behind the
-// owner's deletion for dependents of other types; removing an owner's orphan or
-// foregroundDeletion finalizer cannot be undone, so it is done only once storage confirms the
-// index. This scan reads every object, but only once per owner deleted with Orphan or
-// Foreground; Background deletions never need it.
-func (gc *garbageCollector) checkAllDependentsIndexed(ctx context.Context, owner types.UID) error {
+// checkNoOtherDependents scans storage for objects that refer to owner but are not among the
+// handled ones (the index's dependents when the pass began), and indexes them. Each type has its
+// own watch, so the index may lag behind the owner's deletion for dependents of other types, and
+// may gain one while the pass runs; removing an owner's orphan or foregroundDeletion finalizer
+// cannot be undone, so it is done only once storage confirms that the pass saw every dependent.
+// This scan reads every object, but only once per owner deleted with Orphan or Foreground;
+// Background deletions never need it.
+func (gc *garbageCollector) checkNoOtherDependents(ctx context.Context, owner types.UID, handled []sqlstore.Key) error {
 	mentionsOwner := func(o sqlstore.Object) bool { return bytes.Contains(o.Value, []byte(owner)) }
+	seen := make(map[sqlstore.Key]bool, len(handled))
+	for _, key := range handled {
+		seen[key] = true
+	}
 	missed := false
 	for resource := range gc.deps.Catalog.StorageResources() {
 		_, err := gc.deps.Store.List(ctx, sqlstore.ListOptions{Resource: resource, Filter: mentionsOwner}, func(o sqlstore.Object) error {
-			if gc.refersTo(o, owner) && !gc.isIndexedDependent(o.Key, owner) {
+			if gc.refersTo(o, owner) && !seen[o.Key] {
 				gc.observe(o)
 				missed = true
 			}
@@ -136,7 +142,7 @@ func (gc *garbageCollector) checkAllDependentsIndexed(ctx context.Context, owner
 		}
 	}
 	if missed {
-		return errDependentsNotIndexed
+		return errUnhandledDependents
 	}
 	return nil
 }
