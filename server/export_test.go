@@ -9,14 +9,16 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/discovery"
+	"github.com/sqlkube/sqlkube/server/pods"
 	"github.com/sqlkube/sqlkube/server/resource"
+	"github.com/sqlkube/sqlkube/server/reviews"
 )
 
 // What the HTTP tests (package server_test, which build whole servers with server/apiserver)
 // compare answers with.
 const (
-	AuthorizationPrefix  = authorizationPrefix
-	AuthenticationPrefix = authenticationPrefix
+	AuthorizationPrefix  = "/apis/authorization.k8s.io/v1/"
+	AuthenticationPrefix = "/apis/authentication.k8s.io/v1/"
 	MediaTypeProtobuf    = mediaTypeProtobuf
 )
 
@@ -40,6 +42,7 @@ func WatchWriteTimeout() time.Duration { return watchWriteTimeout }
 
 // DiscoveryRoutes are only the discovery routes of a server on types.
 func DiscoveryRoutes(types *catalog.Catalog) http.Handler {
+	ServeCreateOnly(types)
 	s := &Server{log: slog.New(slog.DiscardHandler), api: API{Catalog: types, Discovery: discovery.NewCache(types, true)}}
 	r := mux.NewRouter()
 	s.routeDiscovery(r)
@@ -77,4 +80,14 @@ func Limited(s *Server, inner http.Handler) http.Handler {
 // MatchRoute finds the route s serves r with, as its router does before each request.
 func MatchRoute(s *Server, r *http.Request) bool {
 	return s.routes.(*mux.Router).Match(r, &mux.RouteMatch{})
+}
+
+// ServeCreateOnly has types serve the create-only types as the assembly does (without handlers
+// that could answer them), for tests of their documents.
+func ServeCreateOnly(types *catalog.Catalog) {
+	podSubresources, err := pods.New(types, nil)
+	if err != nil {
+		panic(err)
+	}
+	types.ServeCreateOnly(append(reviews.New(nil, nil, nil).Resources(), podSubresources.Bindings())...)
 }

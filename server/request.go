@@ -97,7 +97,7 @@ func (s *Server) resolve(group, version, rest string) (*request, error) {
 		return nil, errNotFoundPath()
 	}
 	if len(parts) > 3 {
-		proxied := parts[2] == "proxy" && (res.Proxy != nil || res.HasSubresource("proxy"))
+		proxied := parts[2] == "proxy" && res.Subresource("proxy") != nil
 		if res.CRDName == "" && !proxied {
 			return nil, errNotFoundPath()
 		}
@@ -117,6 +117,14 @@ func (s *Server) resolve(group, version, rest string) (*request, error) {
 		return nil, errNotFoundPath()
 	}
 	return req, nil
+}
+
+// handledSubresource is res's subresource name when a handler of its own answers it, else nil.
+func handledSubresource(res *resource.Resource, name string) *resource.Subresource {
+	if sub := res.Subresource(name); sub != nil && (sub.Creater != nil || sub.Connecter != nil) {
+		return sub
+	}
+	return nil
 }
 
 func containsEmpty(parts []string) bool {
@@ -144,6 +152,8 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, req *request) 
 	switch {
 	case req.res.Computed != nil:
 		s.serveComputed(w, r, req)
+	case req.res.Creater != nil:
+		s.dispatchCreateOnly(w, r, req)
 	case req.legacyWatch:
 		if r.Method != http.MethodGet {
 			s.writeError(w, r, errMethodNotAllowed(r.Method))
@@ -160,12 +170,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, req *request) 
 		s.dispatchFinalize(w, r, req)
 	case req.subresource == "scale" && req.res.Scale != nil:
 		s.dispatchScale(w, r, req)
-	case req.subresource == "proxy" && req.res.Proxy != nil:
-		s.handle(w, r, req, s.serveProxy)
 	case req.res.SubresourceStrategy(req.subresource) != nil:
 		s.dispatchStatus(w, r, req) // an update of the object with the subresource's rules
-	case req.res.HasSubresource(req.subresource) && s.api.Pods != nil:
-		s.dispatchPodSubresource(w, r, req)
+	case handledSubresource(req.res, req.subresource) != nil:
+		s.dispatchHandled(w, r, req, handledSubresource(req.res, req.subresource))
 	case req.res.CRDName != "":
 		// apiextensions-apiserver names the object in its 404 for an unknown subresource.
 		s.writeError(w, r, apierrors.NewNotFound(req.gr, req.name))

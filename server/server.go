@@ -13,8 +13,6 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/server/auth"
-	"github.com/sqlkube/sqlkube/server/reviews"
-	"github.com/sqlkube/sqlkube/server/serviceaccount/tokenrequest"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
@@ -27,7 +25,6 @@ import (
 	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/discovery"
 	"github.com/sqlkube/sqlkube/server/metrics"
-	"github.com/sqlkube/sqlkube/server/pods"
 	"github.com/sqlkube/sqlkube/server/registry"
 )
 
@@ -68,17 +65,19 @@ type API struct {
 	Authenticator authenticator.Request
 	Audiences     authenticator.Audiences
 	Authorizer    authorizer.Authorizer
-	// Reviews answers the access and authentication reviews.
-	Reviews *reviews.Reviewer
-	// Tokens issues ServiceAccount tokens (TokenRequest, the issuer's discovery); nil for none.
-	Tokens *tokenrequest.Issuing
-	// Pods answers the Pods' subresources beyond /status (binding, eviction, log, streams);
-	// nil serves none.
-	Pods *pods.Subresources
+	// Documents are fixed documents served at their paths (the ServiceAccount issuer's
+	// discovery document and keys).
+	Documents []Document
 	// FlowControl is priority and fairness; nil applies the two plain in-flight limits.
 	FlowControl utilflowcontrol.Interface
 	// Checks are the health checks beyond the server's own.
 	Checks Checks
+}
+
+// Document is a fixed document the server answers GET of Path with.
+type Document struct {
+	Path, ContentType string
+	Body              []byte
 }
 
 // Checks are health checks, by the endpoints that run them: /livez runs Live; /healthz also
@@ -137,14 +136,13 @@ func (s *Server) route() http.Handler {
 	// refuses (400), not steps to redirect to another object's path.
 	m := mux.NewRouter().SkipClean(true)
 	// The router tries its routes in turn, a regular expression each, so the objects' paths
-	// that most requests are for come first, each after the paths within it served apart (a
-	// ServiceAccount's token, a namespace's pod bindings, the reviews). The routes after them
+	// that most requests are for come first. The routes after them
 	// match none of their paths: their order among themselves is free.
-	s.routeServiceAccountTokens(m)
-	s.routePodBindings(m)
 	m.PathPrefix("/api/v1/").HandlerFunc(s.serveCoreAPI)
-	s.routeReviews(m)
 	m.PathPrefix("/apis/{group}/{version}/").HandlerFunc(s.serveGroupAPI)
+	for _, doc := range s.api.Documents {
+		m.Path(doc.Path).HandlerFunc(s.onlyGet(serveBytes(doc.Body, doc.ContentType)))
+	}
 	s.routeDiscovery(m)
 	s.routeHealth(m)
 	m.Handle("/metrics", metrics.Handler())
@@ -155,4 +153,11 @@ func (s *Server) route() http.Handler {
 		s.writeError(w, r, errNotFoundPath())
 	})
 	return m
+}
+
+func serveBytes(body []byte, contentType string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		_, _ = w.Write(body)
+	}
 }

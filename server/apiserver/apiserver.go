@@ -155,10 +155,11 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 	if err != nil {
 		return nil, err
 	}
-	api, nodeGraphSynced, err := secure(opts.Security, types, objects, rbacAuthorizer, lb.Informers)
+	sec, err := secure(opts.Security, types, objects, rbacAuthorizer, lb.Informers)
 	if err != nil {
 		return nil, err
 	}
+	api := sec.api
 	escalation.Authorizer = api.Authorizer
 	types.Access().Bind(lb.Client.CoreV1().Namespaces(), api.Authorizer)
 	svcs, err := installServices(ctx, types, store, lb, opts.Services)
@@ -169,11 +170,11 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 		return nil, err
 	}
 	fairness := startPriorityAndFairness(ctx, deps, lb, opts.EffectiveLimits(), opts)
-	api.Catalog, api.Registry, api.Discovery, api.FlowControl = types, objects, discovery.NewCache(types, api.Tokens != nil), fairness.control
-	if api.Pods, err = pods.New(types, objects); err != nil {
+	api.Catalog, api.Registry, api.Discovery, api.FlowControl = types, objects, discovery.NewCache(types, sec.tokens != nil), fairness.control
+	if err := serveHandlers(types, objects, sec); err != nil {
 		return nil, err
 	}
-	api.Checks = checks(store, opts, rbacController, fairness, admissionChain, nodeGraphSynced)
+	api.Checks = checks(store, opts, rbacController, fairness, admissionChain, sec.nodeGraphSynced)
 	if !opts.NoDefaultObjects {
 		api.Checks.Started = append(api.Checks.Started, doneCheck("poststarthook/start-service-ip-repair-controllers", svcs.Ready))
 	}
@@ -238,16 +239,26 @@ func installServices(ctx context.Context, types *catalog.Catalog, store Storage,
 	return services.Install(ctx, svc, store, lb.Client, lb.Informers, opts)
 }
 
-// secure builds authentication, authorization, the reviews and ServiceAccount token issuing
-// from sec; without it every request is an unsecured admin. With the Node mode, the Node
+// security is what secure builds: the API's authentication and authorization, the reviews,
+// and ServiceAccount token issuing (nil without ServiceAccounts). With the Node mode, the Node
 // authorizer's graph follows informers, and nodeGraphSynced tells when it holds what is stored.
-func secure(sec *Security, types *catalog.Catalog, objects *registry.Registry, rbacAuthorizer *rbac.Authorizer, informers kubeinformers.SharedInformerFactory) (_ server.API, nodeGraphSynced func() bool, _ error) {
-	nodeGraphSynced = func() bool { return true }
+type security struct {
+	api             server.API
+	reviewer        *reviews.Reviewer
+	tokens          *tokenrequest.Issuing
+	nodeGraphSynced func() bool
+}
+
+// secure builds authentication, authorization, the reviews and ServiceAccount token issuing
+// from sec; without it every request is an unsecured admin.
+func secure(sec *Security, types *catalog.Catalog, objects *registry.Registry, rbacAuthorizer *rbac.Authorizer, informers kubeinformers.SharedInformerFactory) (security, error) {
+	built := security{nodeGraphSynced: func() bool { return true }}
 	if sec == nil {
 		authz := auth.RuleAuthorizer(authorizerfactory.NewAlwaysAllowAuthorizer())
-		return server.API{Authenticator: auth.Unsecured, Authorizer: authz, Reviews: reviews.New(authz, authz, nil)}, nodeGraphSynced, nil
+		built.api, built.reviewer = server.API{Authenticator: auth.Unsecured, Authorizer: authz}, reviews.New(authz, authz, nil)
+		return built, nil
 	}
-	var api server.API
+	api := &built.api
 	authentication := sec.Authentication
 	api.Audiences = sec.APIAudiences
 	if sa := sec.ServiceAccounts; sa != nil {
@@ -257,24 +268,48 @@ func secure(sec *Security, types *catalog.Catalog, objects *registry.Registry, r
 		tokenObjects := tokenrequest.NewRegistryObjects(types, objects)
 		tokens, err := tokenrequest.New(sa, api.Audiences, tokenObjects)
 		if err != nil {
-			return api, nil, err
+			return built, err
 		}
-		api.Tokens, authentication.ServiceAccountTokens = tokens, serviceaccount.NewVerifier(sa.Issuer, sa.PublicKeys, tokenObjects)
+		built.tokens, authentication.ServiceAccountTokens = tokens, serviceaccount.NewVerifier(sa.Issuer, sa.PublicKeys, tokenObjects)
+		docs := tokens.Discovery()
+		api.Documents = []server.Document{
+			{Path: "/.well-known/openid-configuration", ContentType: "application/json", Body: docs.OpenIDConfiguration},
+			{Path: serviceaccount.JWKSPath, ContentType: "application/jwk-set+json", Body: docs.JWKS},
+		}
 	}
 	authn, tokenReviews, err := auth.NewAuthenticator(authentication)
 	if err != nil {
-		return api, nil, err
+		return built, err
 	}
 	var nodeAuthorizer auth.RuleAuthorizer
 	if slices.Contains(sec.AuthorizationModes, auth.ModeNode) {
-		nodeAuthorizer, nodeGraphSynced = auth.NewNodeAuthorizer(informers)
+		nodeAuthorizer, built.nodeGraphSynced = auth.NewNodeAuthorizer(informers)
 	}
 	authz, err := auth.NewAuthorizer(sec.AuthorizationModes, rbacAuthorizer, nodeAuthorizer)
 	if err != nil {
-		return api, nil, err
+		return built, err
 	}
-	api.Authenticator, api.Authorizer, api.Reviews = authn, authz, reviews.New(authz, authz, tokenReviews)
-	return api, nodeGraphSynced, nil
+	api.Authenticator, api.Authorizer, built.reviewer = authn, authz, reviews.New(authz, authz, tokenReviews)
+	return built, nil
+}
+
+// serveHandlers registers, with the types, the handlers of what is not stored as it is posted:
+// the pods', nodes' and Services' subresources beyond /status, a ServiceAccount's token, and the
+// create-only types (the reviews, namespaces/NS/bindings).
+func serveHandlers(types *catalog.Catalog, objects *registry.Registry, sec security) error {
+	podSubresources, err := pods.New(types, objects)
+	if err != nil {
+		return err
+	}
+	types.ServeCreateOnly(append(sec.reviewer.Resources(), podSubresources.Bindings())...)
+	if sec.tokens == nil {
+		return nil
+	}
+	serviceAccounts, ok := types.Lookup("", "v1", "serviceaccounts")
+	if !ok {
+		return errors.New("the catalog serves no serviceaccounts")
+	}
+	return serviceAccounts.Serve("token", sec.tokens.Creater())
 }
 
 // startControllers runs, until ctx ends, the controllers kube-apiserver and

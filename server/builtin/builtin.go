@@ -58,7 +58,8 @@ func Resources(bindCRDHooks func(*resource.Resource), access *Access) []*resourc
 			validate: validateServiceAccount, table: serviceAccountTable, untracked: true,
 		}), func(r *resource.Resource) {
 			r.ShortNames = []string{"sa"}
-			r.TokenRequest = true
+			// kube's TokenRequest, served by the server's token issuer.
+			r.Subresources = []resource.Subresource{{Name: "token", Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Verbs: []string{"create"}}}
 		}),
 		builtin("", "v1", "events", "Event", true, verbsAll, typed(rules[corev1.Event]{
 			validate: validateEvent, table: eventTable, untracked: true, createOnUpdate: true, fields: eventFields,

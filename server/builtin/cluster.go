@@ -7,10 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apiserver/pkg/registry/rest"
 	_ "k8s.io/kubernetes/pkg/apis/core/install" // core's defaults and conversions in legacyscheme.Scheme
 	"k8s.io/kubernetes/pkg/cluster/ports"
@@ -39,7 +36,7 @@ func clusterResources() []*resource.Resource {
 			fields: map[string][]string{"spec.unschedulable": {"spec", "unschedulable"}},
 		}), func(r *resource.Resource) {
 			withShortNameAndStatus("no")(r)
-			r.Proxy = nodeProxy
+			r.Subresources = []resource.Subresource{proxySubresource("Node")}
 		}),
 		builtin("", "v1", "persistentvolumes", "PersistentVolume", false, verbsAll, kube[corev1.PersistentVolume](kubeRules{
 			strategy: persistentvolume.Strategy, status: persistentvolume.StatusStrategy,
@@ -99,31 +96,4 @@ func (s statusErrors) GetConnectionInfo(ctx context.Context, nodeName types.Node
 			Reason: metav1.StatusReasonUnknown, Message: err.Error()}}
 	}
 	return info, err
-}
-
-// storedNode is a kubeletclient.NodeGetter of one node, already read.
-type storedNode struct{ node *corev1.Node }
-
-func (n storedNode) Get(context.Context, string, metav1.GetOptions) (*corev1.Node, error) {
-	return n.node, nil
-}
-
-// nodeProxy answers a request through a node's /proxy as kube-apiserver does when it cannot
-// reach the node's kubelet: kube's location of the kubelet (node.ResourceLocation), whose errors
-// are kube's (a node without an address, 400 "address not allowed" for one that is not a global
-// unicast address such as a loopback one), then the 503 kube's proxy answers when the kubelet
-// does not, saying that sqlkube calls no kubelet.
-func nodeProxy(ctx context.Context, obj *unstructured.Unstructured, scheme, port string) error {
-	var n corev1.Node
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &n); err != nil {
-		return apierrors.NewInternalError(err)
-	}
-	kubelets, err := KubeletConnections(storedNode{&n})
-	if err != nil {
-		return apierrors.NewInternalError(err)
-	}
-	if _, _, err := node.ResourceLocation(nil, kubelets, nil, ctx, utilnet.JoinSchemeNamePort(scheme, n.Name, port)); err != nil {
-		return err
-	}
-	return apierrors.NewServiceUnavailable("error trying to reach service: sqlkube does not proxy to kubelets")
 }

@@ -71,7 +71,14 @@ func podSubresources(s *kubeTypeStrategy) []resource.Subresource {
 		{Name: "exec", Kind: "PodExecOptions", Verbs: []string{"create", "get"}},
 		{Name: "log", Kind: "Pod", Verbs: []string{"get"}},
 		{Name: "portforward", Kind: "PodPortForwardOptions", Verbs: []string{"create", "get"}},
-		{Name: "proxy", Kind: "PodProxyOptions", Verbs: []string{"create", "delete", "get", "patch", "update"}},
+		proxySubresource("Pod"),
 		{Name: "resize", Kind: "Pod", Verbs: verbsUpdate, Strategy: s.subresourceStrategy(pod.ResizeStrategy)},
 	}
+}
+
+// proxySubresource is the /proxy subresource of a type whose objects run something a request can
+// be proxied to (pods, nodes, Services), with the verbs of the methods it serves; package
+// subresources answers it.
+func proxySubresource(kind string) resource.Subresource {
+	return resource.Subresource{Name: "proxy", Kind: kind + "ProxyOptions", Verbs: []string{"create", "delete", "get", "patch", "update"}}
 }

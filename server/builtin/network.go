@@ -1,17 +1,9 @@
 package builtin
 
 import (
-	"context"
-	"fmt"
-	"slices"
-	"strconv"
-
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"       // core's defaults and conversions in legacyscheme.Scheme
 	_ "k8s.io/kubernetes/pkg/apis/discovery/install"  // discovery.k8s.io's
 	_ "k8s.io/kubernetes/pkg/apis/networking/install" // networking.k8s.io's
@@ -43,7 +35,7 @@ func networkResources() []*resource.Resource {
 			fields: map[string][]string{"spec.clusterIP": {"spec", "clusterIP"}, "spec.type": {"spec", "type"}},
 		}), func(r *resource.Resource) {
 			workload("svc")(r)
-			r.Proxy = serviceProxy
+			r.Subresources = []resource.Subresource{proxySubresource("Service")}
 		}),
 		builtin("", "v1", "endpoints", "Endpoints", true, verbsAll, kube[corev1.Endpoints](kubeRules{
 			strategy: endpoint.Strategy,
@@ -70,21 +62,4 @@ func networkResources() []*resource.Resource {
 			strategy: servicecidr.Strategy, status: servicecidr.StatusStrategy,
 		}), withStatus),
 	}
-}
-
-// serviceProxy answers a request through a Service's /proxy as kube-apiserver does when no
-// endpoint backs the Service, which is always so here: nothing runs Pods for an endpoint to
-// point at. As there, a port number the request names is looked up in the Service's ports
-// first.
-func serviceProxy(_ context.Context, obj *unstructured.Unstructured, _, port string) error {
-	if number, err := strconv.ParseInt(port, 10, 32); err == nil {
-		var svc corev1.Service
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &svc); err != nil {
-			return apierrors.NewInternalError(err)
-		}
-		if !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return int64(p.Port) == number }) {
-			return apierrors.NewServiceUnavailable(fmt.Sprintf("no service port %d found for service %q", number, obj.GetName()))
-		}
-	}
-	return apierrors.NewServiceUnavailable(fmt.Sprintf("no endpoints available for service %q", obj.GetName()))
 }

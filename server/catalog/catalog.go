@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -39,6 +40,9 @@ type Catalog struct {
 	log        *slog.Logger
 	builtins   []*resource.Resource
 	access     *builtin.Access
+
+	// createOnly are the create-only types (ServeCreateOnly), guarded by mu.
+	createOnly []*resource.Resource
 
 	mu        sync.RWMutex
 	resources map[string]*resource.Resource // by group/version/name
@@ -80,8 +84,17 @@ func (g *Catalog) Lookup(group, version, name string) (*resource.Resource, bool)
 // replaceCRDs installs a new set of stored CRDs, seen up to revision: it recomputes the served
 // resources and the discovery documents, then wakes those waiting for revision.
 func (g *Catalog) replaceCRDs(crds map[string]*storedCRD, revision int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.replaceResourcesLocked(crds)
+	g.advanceLocked(revision)
+}
+
+// replaceResourcesLocked recomputes the served resources from the built-ins, the create-only
+// types and crds.
+func (g *Catalog) replaceResourcesLocked(crds map[string]*storedCRD) {
 	resources := map[string]*resource.Resource{}
-	for _, r := range g.builtins {
+	for _, r := range slices.Concat(g.builtins, g.createOnly) {
 		resources[r.Group+"/"+r.Version+"/"+r.Name] = r
 	}
 	for _, crd := range crds {
@@ -93,11 +106,18 @@ func (g *Catalog) replaceCRDs(crds map[string]*storedCRD, revision int64) {
 			resources[key] = r
 		}
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	g.crds, g.resources = crds, resources
 	g.generation++
-	g.advanceLocked(revision)
+}
+
+// ServeCreateOnly adds the create-only types (resource.CreateOnly: the reviews,
+// namespaces/NS/bindings), whose handlers are built once the registry is: the assembly calls it
+// before the server serves.
+func (g *Catalog) ServeCreateOnly(types ...*resource.Resource) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.createOnly = append(g.createOnly, types...)
+	g.replaceResourcesLocked(g.crds)
 }
 
 // advance records that the CRD sync has seen every change up to revision.
@@ -187,7 +207,8 @@ func (g *Catalog) namesTakenInGroup(group, except string) (resources, kinds sets
 	return resources, kinds
 }
 
-// StorageResources lists one served Resource per stored type (built-ins and CRD types), the
+// StorageResources lists one served Resource per stored type (built-ins and CRD types, not the
+// create-only ones), the
 // one serving the storage version if it is served, so that its objects need no conversion
 // (with a conversion webhook, but those still stored in a former storage version).
 func (g *Catalog) StorageResources() map[string]*resource.Resource {
@@ -195,6 +216,9 @@ func (g *Catalog) StorageResources() map[string]*resource.Resource {
 	defer g.mu.RUnlock()
 	out := map[string]*resource.Resource{}
 	for _, r := range g.resources {
+		if r.Creater != nil {
+			continue // stored nowhere
+		}
 		if prev, ok := out[r.StorageName]; !ok || (!prev.ServesStorageVersion() && r.ServesStorageVersion()) {
 			out[r.StorageName] = r
 		}

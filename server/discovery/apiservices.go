@@ -37,7 +37,7 @@ var versionPriorities = map[string]int32{
 // kube-aggregator's own (apiregistration.k8s.io), which has no APIService.
 func LocalGroupVersions(resources map[string]*resource.Resource) []LocalGroupVersion {
 	byName := map[string]LocalGroupVersion{}
-	for _, r := range withReviews(resources) {
+	for _, r := range resources {
 		local := LocalGroupVersion{Group: r.Group, Version: r.Version, CRD: r.CRDName != ""}
 		if existing, seen := byName[local.Name()]; r.Group == builtin.APIRegistrationGroup || seen && !existing.CRD {
 			continue // a built-in's group version stays one when a CRD serves in it too

@@ -7,13 +7,15 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/resource"
+	"github.com/sqlkube/sqlkube/server/reviews"
 )
 
 // TestLocalGroupVersionsAreKubes: the built-ins' group versions get kube-apiserver's priorities,
-// a CRD's kube's CRD registration controller's, and kube-aggregator's own group none.
+// the reviews' too, a CRD's kube's CRD registration controller's, and kube-aggregator's own
+// group none.
 func TestLocalGroupVersionsAreKubes(t *testing.T) {
 	resources := map[string]*resource.Resource{}
-	for _, r := range builtin.Resources(func(*resource.Resource) {}, nil) {
+	for _, r := range append(builtin.Resources(func(*resource.Resource) {}, nil), reviews.New(nil, nil, nil).Resources()...) {
 		resources[resource.GroupVersion(r.Group, r.Version)+"/"+r.Name] = r
 	}
 	crd := &resource.Resource{Group: "example.com", Version: "v1", Name: "things", CRDName: "things.example.com"}

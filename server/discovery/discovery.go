@@ -104,7 +104,7 @@ type discoveryVersion struct {
 
 // build encodes the discovery documents for a set of served resources.
 func build(resources map[string]*resource.Resource, issuerDiscovery bool) *Docs {
-	groups := groupResources(withReviews(resources))
+	groups := groupResources(resources)
 	docs := &Docs{
 		legacy:     map[string]Doc{},
 		aggregated: map[string]Doc{},
@@ -259,17 +259,11 @@ func subresources(r *resource.Resource) []subresource {
 	if r.Finalize {
 		subs = append(subs, subresource{name: "finalize", kind: r.Kind, verbs: verbsFinalize})
 	}
-	if r.Proxy != nil {
-		subs = append(subs, subresource{name: "proxy", kind: r.Kind + "ProxyOptions", verbs: verbsProxy})
-	}
 	if r.Scale != nil {
 		subs = append(subs, subresource{name: "scale", group: "autoscaling", version: "v1", kind: "Scale", verbs: verbsSubresource})
 	}
 	if r.Status {
 		subs = append(subs, subresource{name: "status", kind: r.Kind, verbs: verbsSubresource})
-	}
-	if r.TokenRequest {
-		subs = append(subs, subresource{name: "token", group: "authentication.k8s.io", version: "v1", kind: "TokenRequest", verbs: verbsCreate})
 	}
 	for _, sub := range r.Subresources {
 		subs = append(subs, subresource{name: sub.Name, group: sub.Group, version: sub.Version, kind: sub.Kind, verbs: sub.Verbs})

@@ -84,7 +84,7 @@ func groupVersionOpenAPI(builtins *common.OpenAPIV3Config, v discoveryVersion) (
 			if slices.Contains(r.Verbs, "patch") { // not the reviews
 				paths[objectPath(r)] = &spec3.Path{PathProps: spec3.PathProps{Patch: patchOperation(r)}}
 			}
-			builtinKinds = append(builtinKinds, kubeopenapi.ModelName(goTypeOf(r)))
+			builtinKinds = append(builtinKinds, kubeopenapi.ModelName(r.GoType()))
 			continue
 		}
 		s, err := crdschema.OpenAPIV3(r.Definition, r.Version)

@@ -49,7 +49,7 @@ func buildOpenAPIV2(groups []discoveryGroup) (*spec.Swagger, error) {
 			for _, r := range v.resources {
 				switch {
 				case r.Definition == nil:
-					builtinKinds = append(builtinKinds, kubeopenapi.ModelName(goTypeOf(r)))
+					builtinKinds = append(builtinKinds, kubeopenapi.ModelName(r.GoType()))
 					if slices.Contains(r.Verbs, "patch") { // not the reviews
 						builtinPaths[objectPath(r)] = patchPathV2(r)
 					}
@@ -78,7 +78,7 @@ func buildOpenAPIV2(groups []discoveryGroup) (*spec.Swagger, error) {
 func patchPathV2(r *resource.Resource) spec.PathItem {
 	v3 := patchOperation(r)
 	patched := spec.Response{ResponseProps: spec.ResponseProps{
-		Description: "OK", Schema: spec.RefSchema("#/definitions/" + kubeopenapi.ModelName(goTypeOf(r))),
+		Description: "OK", Schema: spec.RefSchema("#/definitions/" + kubeopenapi.ModelName(r.GoType())),
 	}}
 	op := &spec.Operation{VendorExtensible: v3.VendorExtensible, OperationProps: spec.OperationProps{
 		Responses: &spec.Responses{ResponsesProps: spec.ResponsesProps{StatusCodeResponses: map[int]spec.Response{http.StatusOK: patched}}},

@@ -2,7 +2,9 @@
 // does (k8s.io/kubernetes/pkg/registry/core/pod/storage and rest), on objects read and written
 // through the registry: binding (spec.nodeName), eviction (honouring PodDisruptionBudgets as far
 // as their stored status allows), and log, exec, attach, portforward and proxy, which answer as
-// kube-apiserver does when no kubelet does: sqlkube runs none.
+// kube-apiserver does when no kubelet does: sqlkube runs none. It also answers the /proxy of
+// nodes and Services, which reach the same nothing. Its handlers are registered with the types
+// (resource.Resource.Serve) when New builds it.
 package pods
 
 import (
@@ -39,7 +41,8 @@ type Subresources struct {
 	kubelets kubeletclient.ConnectionInfoGetter
 }
 
-// New serves the subresources of the pods types serves, read and written through objects.
+// New serves the subresources of the pods, nodes and Services types serves (registering its
+// handlers with them), read and written through objects.
 func New(types Resources, objects *registry.Registry) (*Subresources, error) {
 	s := &Subresources{types: types, registry: objects}
 	kubelets, err := builtin.KubeletConnections(storedNodes{s})
@@ -47,7 +50,7 @@ func New(types Resources, objects *registry.Registry) (*Subresources, error) {
 		return nil, err
 	}
 	s.kubelets = kubelets
-	return s, nil
+	return s, s.register()
 }
 
 // ref is the registry's reference to a pod (or, with subresource, to that part of it).

@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"reflect"
 	"net/http"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -57,21 +58,18 @@ type Resource struct {
 	// as kube-apiserver's storage of the type answers it (ReturnDeletedObject), rather than a
 	// Success Status.
 	ReturnsDeletedObject bool
-	// TokenRequest is true when the type has a /token subresource (serviceaccounts: TokenRequest).
-	TokenRequest bool
-	// Proxy, when set, is the type's /proxy subresource (nodes'): the answer to a request
-	// proxied to obj, the object it names, with scheme and at port ("" when the request names
-	// none). kube-apiserver proxies it to what runs the object (a node's kubelet); sqlkube has
-	// nothing behind its objects and answers the error kube-apiserver answers when nothing can
-	// be reached.
-	Proxy func(ctx context.Context, obj *unstructured.Unstructured, scheme, port string) error
 	// Computed, when set, makes the type one whose objects are not stored but computed at each
 	// read, from the results of the server's liveness checks (componentstatuses): it serves get
 	// and list only, and has no storage version hash.
 	Computed func(checks []Check) []*unstructured.Unstructured
-	// Subresources are the type's other subresources, as discovery lists them: updates with
-	// rules of their own (pods' ephemeralcontainers, CSRs' approval) or ones a handler of its own
-	// serves (pods' binding, eviction, log...).
+	// Creater, when set, makes the type a create-only one, stored nowhere, whose POSTs it
+	// answers (see CreateOnly); AnswerType is then its kind's Go type.
+	Creater    Creater
+	AnswerType reflect.Type
+	// Subresources are the type's other subresources, as discovery lists them and as they are
+	// served: updates with rules of their own (pods' ephemeralcontainers, CSRs' approval), or
+	// ones a handler of their own answers (pods' binding, eviction, log...; a ServiceAccount's
+	// token; a node's proxy), registered with Serve.
 	Subresources []Subresource
 	// CRDName names the CustomResourceDefinition this type comes from; empty for built-ins.
 	CRDName string
@@ -156,9 +154,9 @@ type ScaleSubresource struct {
 	MapSelector bool
 }
 
-// Subresource is a subresource served by a handler of the type's own, as discovery lists it:
-// Group and Version are set only when its kind is not of the resource's group version (a
-// pod's eviction: policy/v1 Eviction).
+// Subresource is one of Resource.Subresources, as discovery lists it: Group and Version are set
+// only when its kind is not of the resource's group version (a pod's eviction: policy/v1
+// Eviction). One of Strategy, Creater and Connecter serves it.
 type Subresource struct {
 	Name, Group, Version, Kind string
 	Verbs                      []string
@@ -167,27 +165,29 @@ type Subresource struct {
 	// and patch as those of the object, with these rules instead of the type's, which take from
 	// the body only what the subresource may change.
 	Strategy StatusStrategy
+	// Creater answers its POSTs (binding, eviction, token); Connecter its requests of any method
+	// its verbs allow (log, exec, attach, portforward, proxy). See Resource.Serve.
+	Creater   Creater
+	Connecter Connecter
 }
 
-// SubresourceStrategy is the rules of updates through the subresource name, when it is one of
-// Subresources with rules of its own; else nil.
-func (r *Resource) SubresourceStrategy(name string) StatusStrategy {
-	for _, sub := range r.Subresources {
-		if sub.Name == name {
-			return sub.Strategy
+// Subresource is r's subresource name among Subresources, nil when it has none of that name.
+func (r *Resource) Subresource(name string) *Subresource {
+	for i := range r.Subresources {
+		if r.Subresources[i].Name == name {
+			return &r.Subresources[i]
 		}
 	}
 	return nil
 }
 
-// HasSubresource reports whether r lists a subresource of that name in Subresources.
-func (r *Resource) HasSubresource(name string) bool {
-	for _, sub := range r.Subresources {
-		if sub.Name == name {
-			return true
-		}
+// SubresourceStrategy is the rules of updates through the subresource name, when it is one of
+// Subresources with rules of its own; else nil.
+func (r *Resource) SubresourceStrategy(name string) StatusStrategy {
+	if sub := r.Subresource(name); sub != nil {
+		return sub.Strategy
 	}
-	return false
+	return nil
 }
 
 // APIVersion is "group/version", or "version" for the core group.

@@ -167,7 +167,7 @@ func (r *Resource) GoType() reflect.Type {
 	if typed, ok := r.Strategy.(TypedStrategy); ok {
 		return typed.GoType()
 	}
-	return nil
+	return r.AnswerType
 }
 
 // Typed is r's strategy as a TypedStrategy, nil for a type without a Go type.

@@ -2,8 +2,8 @@
 // the requester or another user and store nothing, as kube-apiserver answers them: access reviews
 // (SubjectAccessReview, LocalSubjectAccessReview, SelfSubjectAccessReview,
 // SelfSubjectRulesReview), asked of the authorizer, and authentication reviews (TokenReview,
-// SelfSubjectReview). The HTTP layer decodes a review, calls the Reviewer and encodes its
-// answer; errors are apimachinery Status errors.
+// SelfSubjectReview). Resources lists them, each answered by a resource.Creater the HTTP layer
+// calls with the posted body; errors are apimachinery Status errors.
 package reviews
 
 import (

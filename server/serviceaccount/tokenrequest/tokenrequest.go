@@ -11,6 +11,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sqlkube/sqlkube/server/resource"
+	"github.com/sqlkube/sqlkube/server/reviews"
+
 	"github.com/google/uuid"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -83,6 +86,12 @@ func New(sa *ServiceAccounts, audiences []string, objects Objects) (*Issuing, er
 		return nil, err
 	}
 	return &Issuing{issuer: issuer, audiences: audiences, max: sa.MaxExpiration, docs: docs, objects: objects}, nil
+}
+
+// Creater answers POST serviceaccounts/NAME/token with Issue, recording the managedFields
+// kube-apiserver's create handler records for the TokenRequest posted.
+func (i *Issuing) Creater() resource.Creater {
+	return reviews.Answering("serviceaccounts", "token", true, i.Issue)
 }
 
 // Discovery is the issuer's OpenID discovery document and key set, which the HTTP layer serves.
