@@ -38,4 +38,3 @@ func TestNodeProxy(t *testing.T) {
 		}
 	}
 }
-

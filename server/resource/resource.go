@@ -7,8 +7,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"reflect"
 	"net/http"
+	"reflect"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
