@@ -175,6 +175,7 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 		return nil, err
 	}
 	api.Checks = checks(store, opts, rbacController, fairness, admissionChain, sec.nodeGraphSynced)
+	types.Access().BindLiveChecks(runChecks(api.Checks.Live))
 	if !opts.NoDefaultObjects {
 		api.Checks.Started = append(api.Checks.Started, doneCheck("poststarthook/start-service-ip-repair-controllers", svcs.Ready))
 	}
@@ -211,6 +212,18 @@ func notifyStarted(ctx context.Context, checks server.Checks, started func()) {
 		}
 	}
 	started()
+}
+
+// runChecks runs checks, for componentstatuses.
+func runChecks(checks []healthz.HealthChecker) func(context.Context) []resource.Check {
+	return func(ctx context.Context) []resource.Check {
+		r := (&http.Request{}).WithContext(ctx)
+		results := make([]resource.Check, 0, len(checks))
+		for _, c := range checks {
+			results = append(results, resource.Check{Name: c.Name(), Err: c.Check(r)})
+		}
+		return results
+	}
 }
 
 func passing(r *http.Request, checks []healthz.HealthChecker) bool {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 
+	"github.com/sqlkube/sqlkube/server/resource"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -16,14 +17,30 @@ import (
 // asking for admin access is checked against its namespace's labels, and the status writes of
 // ResourceClaims and PodCertificateRequests are authorized per field. The types are described
 // before the server has either (the catalog comes first), so the server binds them later
-// (Bind); until then a namespace is not found and nothing is authorized.
+// (Bind); until then a namespace is not found and nothing is authorized. componentstatuses are
+// computed from the server's liveness checks (BindLiveChecks).
 type Access struct {
-	bound atomic.Pointer[access]
+	bound  atomic.Pointer[access]
+	checks atomic.Pointer[func(context.Context) []resource.Check]
 }
 
 type access struct {
 	namespaces corev1client.NamespaceInterface
 	authz      authorizer.Authorizer
+}
+
+// BindLiveChecks gives componentstatuses the server's liveness checks, which it runs at each
+// read; until then there are none.
+func (a *Access) BindLiveChecks(checks func(context.Context) []resource.Check) {
+	a.checks.Store(&checks)
+}
+
+// liveChecks runs the server's liveness checks.
+func (a *Access) liveChecks(ctx context.Context) []resource.Check {
+	if checks := a.checks.Load(); checks != nil {
+		return (*checks)(ctx)
+	}
+	return nil
 }
 
 // Bind gives the strategies the server's namespace client and authorizer.

@@ -126,7 +126,7 @@ func Resources(bindCRDHooks func(*resource.Resource), access *Access) []*resourc
 		certificatesResources(access),
 		resourceResources(access),
 		storageMigrationResources(),
-		clusterResources(),
+		clusterResources(access),
 		apiRegistrationResources(),
 	)...)
 }

@@ -28,7 +28,7 @@ import (
 // With them, the control plane's health as componentstatuses. The effects of kube's
 // admission plugins on them (a new node's not-ready taint, the
 // storage protection finalizers, the default StorageClass) are the admission chain's.
-func clusterResources() []*resource.Resource {
+func clusterResources(access *Access) []*resource.Resource {
 	return []*resource.Resource{
 		builtin("", "v1", "nodes", "Node", false, verbsAll, kube[corev1.Node](kubeRules{
 			strategy: node.Strategy, status: node.StatusStrategy,
@@ -50,7 +50,7 @@ func clusterResources() []*resource.Resource {
 		builtin("", "v1", "resourcequotas", "ResourceQuota", true, verbsAll, kube[corev1.ResourceQuota](kubeRules{
 			strategy: resourcequota.Strategy, status: resourcequota.StatusStrategy,
 		}), withShortNameAndStatus("quota")),
-		componentStatuses(),
+		componentStatuses(access),
 	}
 }
 

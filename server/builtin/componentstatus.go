@@ -21,12 +21,12 @@ import (
 // Healthy with message "ok" while it passes (as kube's etcd check), else not Healthy with the
 // check's error. There is no scheduler or controller manager to list. Nothing writes them:
 // the type has kube's printer, and a strategy no write reaches (readOnlyStrategy).
-func componentStatuses() *resource.Resource {
+func componentStatuses(access *Access) *resource.Resource {
 	return builtin("", "v1", "componentstatuses", "ComponentStatus", false, []string{"get", "list"},
 		kube[corev1.ComponentStatus](kubeRules{strategy: readOnlyStrategy{legacyscheme.Scheme, names.SimpleNameGenerator}}), func(r *resource.Resource) {
 			r.ShortNames = []string{"cs"}
 			r.DeprecationWarning = "v1 ComponentStatus is deprecated in v1.19+"
-			r.Computed = componentStatusesOf
+			r.Computed = func(ctx context.Context) []*unstructured.Unstructured { return componentStatusesOf(access.liveChecks(ctx)) }
 		})
 }
 

@@ -24,10 +24,14 @@ import (
 )
 
 // Get reads one object. opts.ResourceVersion gives a get its not-older-than meaning: "" and "0"
-// read the latest state, N waits until the store has reached N (504 if it does not in time).
+// read the latest state, N waits until the store has reached N (504 if it does not in time). The
+// object of a computed type is computed now.
 func (r *Registry) Get(ctx context.Context, ref Ref, opts *metav1.GetOptions) (sqlstore.Object, error) {
 	if err := checkPathName(ref.Name); err != nil {
 		return sqlstore.Object{}, err
+	}
+	if ref.Resource.Computed != nil {
+		return getComputed(ctx, ref)
 	}
 	rv, err := ParseResourceVersion(opts.ResourceVersion)
 	if err != nil {
@@ -168,8 +172,12 @@ func (r *Registry) selectedObjects(ctx context.Context, ref Ref, sel *selection.
 
 // List streams the objects of ref's collection that opts select to each, in key order, as
 // kube-apiserver's resourceVersion, resourceVersionMatch, limit and continue rules say, and
-// returns the list's metadata (its revision, and a continue token while more remain).
+// returns the list's metadata (its revision, and a continue token while more remain). A computed
+// type's objects are computed now, and listed without a revision.
 func (r *Registry) List(ctx context.Context, ref Ref, opts *internalversion.ListOptions, each func(sqlstore.Object) error) (metav1.ListMeta, error) {
+	if ref.Resource.Computed != nil {
+		return listComputed(ctx, ref, opts, each)
+	}
 	sel, err := newSelection(ref.Resource, opts)
 	if err != nil {
 		return metav1.ListMeta{}, err

@@ -61,7 +61,7 @@ type Resource struct {
 	// Computed, when set, makes the type one whose objects are not stored but computed at each
 	// read, from the results of the server's liveness checks (componentstatuses): it serves get
 	// and list only, and has no storage version hash.
-	Computed func(checks []Check) []*unstructured.Unstructured
+	Computed func(ctx context.Context) []*unstructured.Unstructured
 	// Creater, when set, makes the type a create-only one, stored nowhere, whose POSTs it
 	// answers (see CreateOnly); AnswerType is then its kind's Go type.
 	Creater    Creater
