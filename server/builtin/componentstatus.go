@@ -26,7 +26,9 @@ func componentStatuses(access *Access) *resource.Resource {
 		kube[corev1.ComponentStatus](kubeRules{strategy: readOnlyStrategy{legacyscheme.Scheme, names.SimpleNameGenerator}}), func(r *resource.Resource) {
 			r.ShortNames = []string{"cs"}
 			r.DeprecationWarning = "v1 ComponentStatus is deprecated in v1.19+"
-			r.Computed = func(ctx context.Context) []*unstructured.Unstructured { return componentStatusesOf(access.liveChecks(ctx)) }
+			r.Computed = func(ctx context.Context) []*unstructured.Unstructured {
+				return componentStatusesOf(access.liveChecks(ctx))
+			}
 		})
 }
 

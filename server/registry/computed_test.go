@@ -41,7 +41,7 @@ func TestComputedTypes(t *testing.T) {
 	}
 	for selector, want := range map[*internalversion.ListOptions][]string{
 		{}: {"database", "other"},
-		{LabelSelector: labels.SelectorFromSet(labels.Set{"tier": "storage"})}:              {"database"},
+		{LabelSelector: labels.SelectorFromSet(labels.Set{"tier": "storage"})}:               {"database"},
 		{FieldSelector: fields.OneTermEqualSelector("metadata.name", "other")}:               {"other"},
 		{FieldSelector: fields.OneTermNotEqualSelector("metadata.namespace", "")}:            nil,
 		{LabelSelector: labels.SelectorFromSet(labels.Set{"tier": "x"}), FieldSelector: nil}: nil,
