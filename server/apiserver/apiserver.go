@@ -23,7 +23,7 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
 
-	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/server/admission"
 	"github.com/sqlkube/sqlkube/server/auth"
 	"github.com/sqlkube/sqlkube/server/builtin"
@@ -73,7 +73,7 @@ var StoreMark = gc.MayConcernCollector
 // Options configure the server.
 type Options struct {
 	// Options configure the HTTP layer.
-	server.Options
+	endpoints.Options
 	// WatchBookmarkInterval is how often a watch that asked for bookmarks gets one.
 	WatchBookmarkInterval time.Duration
 	// NoDefaultObjects: the server writes no objects of its own beyond the initial namespaces
@@ -117,7 +117,7 @@ type Security struct {
 // New builds the server on store and starts, until ctx ends, what runs beside the requests:
 // the controllers, the admission plugins' and priority and fairness' informers, the metrics.
 // The initial namespaces exist and the stored CRDs are served when it returns.
-func New(ctx context.Context, store Storage, opts Options) (*server.Server, error) {
+func New(ctx context.Context, store Storage, opts Options) (*endpoints.Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -179,7 +179,7 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 	if !opts.NoDefaultObjects {
 		api.Checks.Started = append(api.Checks.Started, doneCheck("poststarthook/start-service-ip-repair-controllers", svcs.Ready))
 	}
-	srv := server.New(api, opts.Options)
+	srv := endpoints.New(api, opts.Options)
 	lb.Serve(ctx, srv.InProcess())
 	if !opts.NoDefaultObjects {
 		srv.OnShutdown(svcs.RunDefaultObjects(ctx, lb.Client))
@@ -200,7 +200,7 @@ func New(ctx context.Context, store Storage, opts Options) (*server.Server, erro
 const startPoll = 50 * time.Millisecond
 
 // notifyStarted calls started once the started and ready checks pass, unless ctx ends first.
-func notifyStarted(ctx context.Context, checks server.Checks, started func()) {
+func notifyStarted(ctx context.Context, checks endpoints.Checks, started func()) {
 	ticker := time.NewTicker(startPoll)
 	defer ticker.Stop()
 	r := (&http.Request{}).WithContext(ctx)
@@ -256,7 +256,7 @@ func installServices(ctx context.Context, types *catalog.Catalog, store Storage,
 // and ServiceAccount token issuing (nil without ServiceAccounts). With the Node mode, the Node
 // authorizer's graph follows informers, and nodeGraphSynced tells when it holds what is stored.
 type security struct {
-	api             server.API
+	api             endpoints.API
 	reviewer        *reviews.Reviewer
 	tokens          *tokenrequest.Issuing
 	nodeGraphSynced func() bool
@@ -268,7 +268,7 @@ func secure(sec *Security, types *catalog.Catalog, objects *registry.Registry, r
 	built := security{nodeGraphSynced: func() bool { return true }}
 	if sec == nil {
 		authz := auth.RuleAuthorizer(authorizerfactory.NewAlwaysAllowAuthorizer())
-		built.api, built.reviewer = server.API{Authenticator: auth.Unsecured, Authorizer: authz}, reviews.New(authz, authz, nil)
+		built.api, built.reviewer = endpoints.API{Authenticator: auth.Unsecured, Authorizer: authz}, reviews.New(authz, authz, nil)
 		return built, nil
 	}
 	api := &built.api
@@ -285,7 +285,7 @@ func secure(sec *Security, types *catalog.Catalog, objects *registry.Registry, r
 		}
 		built.tokens, authentication.ServiceAccountTokens = tokens, serviceaccount.NewVerifier(sa.Issuer, sa.PublicKeys, tokenObjects)
 		docs := tokens.Discovery()
-		api.Documents = []server.Document{
+		api.Documents = []endpoints.Document{
 			{Path: "/.well-known/openid-configuration", ContentType: "application/json", Body: docs.OpenIDConfiguration},
 			{Path: serviceaccount.JWKSPath, ContentType: "application/jwk-set+json", Body: docs.JWKS},
 		}
@@ -407,7 +407,7 @@ type fairness struct {
 // objects are written, and the library's configuration controller follows them through the
 // loopback client and shares the server's concurrency (both in-flight limits together) out to
 // the priority levels.
-func startPriorityAndFairness(ctx context.Context, deps controllers.Deps, lb *loopback.Client, limits server.Limits, opts Options) fairness {
+func startPriorityAndFairness(ctx context.Context, deps controllers.Deps, lb *loopback.Client, limits endpoints.Limits, opts Options) fairness {
 	if !limits.PriorityAndFairness {
 		genericfilters.StartMaxInFlightWatermarkMaintenance(ctx.Done())
 		return fairness{}
@@ -432,8 +432,8 @@ func startPriorityAndFairness(ctx context.Context, deps controllers.Deps, lb *lo
 // writes at start is written, the bootstrap RBAC policy and flow-control configuration
 // (started); the RBAC authorizer, priority and fairness and the admission chain have read their
 // objects, without which they may refuse or misclassify requests (ready).
-func checks(store Storage, opts Options, rbacController *rbaccontroller.Controller, f fairness, chain *admission.Chain, nodeGraphSynced func() bool) server.Checks {
-	var c server.Checks
+func checks(store Storage, opts Options, rbacController *rbaccontroller.Controller, f fairness, chain *admission.Chain, nodeGraphSynced func() bool) endpoints.Checks {
+	var c endpoints.Checks
 	// A load balancer stops sending requests to a replica that lost its database.
 	c.Live = append(c.Live, healthz.NamedCheck("database", func(r *http.Request) error { return store.Ready(r.Context()) }))
 	if opts.Security != nil {

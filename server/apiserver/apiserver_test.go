@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/server/auth"
 	"github.com/sqlkube/sqlkube/server/controllers"
@@ -127,7 +127,7 @@ func TestAssembledWithSecurity(t *testing.T) {
 	}
 	s := start(t, sqltest.SQLiteDSN(t), apiserver.Options{
 		Security: &apiserver.Security{Authentication: auth.Authentication{TokenAuthFile: tokens}, AuthorizationModes: []string{auth.ModeRBAC}},
-		Options:  server.Options{Limits: &server.Limits{MaxRequestsInFlight: 10, MaxMutatingRequestsInFlight: 10, RequestTimeout: time.Minute}},
+		Options:  endpoints.Options{Limits: &endpoints.Limits{MaxRequestsInFlight: 10, MaxMutatingRequestsInFlight: 10, RequestTimeout: time.Minute}},
 	})
 	ready := s.waitFor("/readyz?verbose", "admin-token", http.StatusOK)
 	if !strings.Contains(ready, "[+]poststarthook/rbac/bootstrap-roles ok") || strings.Contains(ready, "flowcontrol") {
@@ -181,7 +181,7 @@ func TestControllersLeftToKubeControllerManager(t *testing.T) {
 	var log syncBuilder
 	s := start(t, sqltest.SQLiteDSN(t), apiserver.Options{
 		Controllers: controllers.Selection{"*", "-garbage-collector-controller", "-namespace-controller"},
-		Options:     server.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))},
+		Options:     endpoints.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))},
 	})
 	s.waitFor("/readyz", "", http.StatusOK)
 	want := `running=serviceaccount-controller,root-ca-certificate-publisher-controller,clusterrole-aggregation-controller,validatingadmissionpolicy-status-controller leftToKubeControllerManager=namespace-controller,garbage-collector-controller`

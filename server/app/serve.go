@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/sqlkube/sqlkube/server"
+	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/server/app/encryption"
 	"github.com/sqlkube/sqlkube/server/metrics"
@@ -59,7 +59,7 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, log *slog.Logger) e
 
 	ops := cfg.Operations
 	opts := apiserver.Options{WatchBookmarkInterval: cfg.WatchBookmarkInterval, Admission: cfg.Admission, Controllers: cfg.Controllers,
-		Options: server.Options{Logger: log, Limits: &ops.Limits, RequestLogLevel: ops.RequestLogLevel, Profiling: ops.Profiling},
+		Options: endpoints.Options{Logger: log, Limits: &ops.Limits, RequestLogLevel: ops.RequestLogLevel, Profiling: ops.Profiling},
 		Started: releaseStartMemory}
 	if opts.Services, err = cfg.Services.options(ln.Addr(), log); err != nil {
 		return err
@@ -105,7 +105,7 @@ func closeStore(store *sqlstore.Store, log *slog.Logger) {
 // serveUntilDone serves HTTP on ln until ctx ends or serving fails. When ctx ends, the server
 // keeps serving for shutdownDelay with /readyz failing, so that load balancers take it out of
 // rotation before it stops accepting.
-func serveUntilDone(ctx context.Context, ln net.Listener, api *server.Server, secure *secureServing, shutdownDelay time.Duration, log *slog.Logger) error {
+func serveUntilDone(ctx context.Context, ln net.Listener, api *endpoints.Server, secure *secureServing, shutdownDelay time.Duration, log *slog.Logger) error {
 	stopping, stopStreams := context.WithCancel(context.Background())
 	defer stopStreams()
 	srv := &http.Server{
@@ -158,7 +158,7 @@ func serveUntilDone(ctx context.Context, ln net.Listener, api *server.Server, se
 // keep their own context so they complete normally.
 func endStreamsOnShutdown(next http.Handler, stopping context.Context) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !server.IsWatch(r) {
+		if !endpoints.IsWatch(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -236,7 +236,7 @@ func (gc *garbageCollector) observe(o sqlstore.Object) {
 // MayConcernCollector says whether a stored object may have ownerReferences or be being
 // deleted. Most writes have neither, and the collector sees every write: looking for the two
 // field names (which may also appear in data, making this only a pre-check) is much cheaper
-// than decoding the object. It is also the store's Mark (server.StoreMark), so that storage
+// than decoding the object. It is also the store's Mark (apiserver.StoreMark), so that storage
 // indexes the objects the collector lists.
 func MayConcernCollector(value []byte) bool {
 	return slices.ContainsFunc(collectorFields, func(field []byte) bool { return bytes.Contains(value, field) })

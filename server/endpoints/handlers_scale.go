@@ -1,0 +1,79 @@
+package endpoints
+
+import (
+	"net/http"
+
+	"github.com/sqlkube/sqlkube/server/auditlog"
+	"github.com/sqlkube/sqlkube/server/registry/scales"
+)
+
+// dispatchScale serves the /scale subresource of a custom resource whose CRD declares one.
+func (s *Server) dispatchScale(w http.ResponseWriter, r *http.Request, req *request) {
+	switch r.Method {
+	case http.MethodGet:
+		s.handle(w, r, req, s.serveGetScale)
+	case http.MethodPut:
+		s.handle(w, r, req, s.serveUpdateScale)
+	case http.MethodPatch:
+		s.handle(w, r, req, s.servePatchScale)
+	default:
+		s.methodNotSupported(w, r, req)
+	}
+}
+
+func (s *Server) serveGetScale(w http.ResponseWriter, r *http.Request, req *request) error {
+	out, err := negotiateOutput(r, false)
+	if err != nil {
+		return err
+	}
+	scale, err := s.api.Registry.GetScale(r.Context(), req.ref(), getOptions(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, r, out, http.StatusOK, scale)
+	return nil
+}
+
+// serveUpdateScale answers PUT on /scale: the body's spec.replicas is written to the object.
+func (s *Server) serveUpdateScale(w http.ResponseWriter, r *http.Request, req *request) error {
+	out, err := negotiateOutput(r, false)
+	if err != nil {
+		return err
+	}
+	opts, err := parseUpdateOptions(r)
+	if err != nil {
+		return err
+	}
+	body, _, err := s.readRequestBody(r, false)
+	if err != nil {
+		return err
+	}
+	auditlog.RequestBody(r.Context(), body)
+	scale, warnings, err := scales.DecodeBody(body, opts.FieldValidation)
+	if err != nil {
+		return err
+	}
+	addWarnings(w, warnings)
+	opts.FieldManager = req.manager
+	written, err := s.api.Registry.UpdateScale(r.Context(), req.ref(), scale, opts)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, r, out, http.StatusOK, written)
+	return nil
+}
+
+// servePatchScale answers PATCH on /scale: the patch applies to the object's current Scale.
+func (s *Server) servePatchScale(w http.ResponseWriter, r *http.Request, req *request) error {
+	p, out, err := s.readPatch(r, req)
+	if err != nil {
+		return err
+	}
+	written, warnings, err := s.api.Registry.PatchScale(r.Context(), req.ref(), p.patchType, p.body, p.opts)
+	addWarnings(w, warnings)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, r, out, http.StatusOK, written)
+	return nil
+}

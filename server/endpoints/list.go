@@ -1,0 +1,205 @@
+package endpoints
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sqlkube/sqlkube/server/auditlog"
+	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/resource"
+	"github.com/sqlkube/sqlkube/sqlstore"
+	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
+)
+
+// parseCollectionRequest does what every request on a collection (list, deletecollection)
+// starts with: negotiate the answer's format, then read the list options.
+func parseCollectionRequest(r *http.Request) (output, *internalversion.ListOptions, error) {
+	out, err := negotiateOutput(r, true)
+	if err != nil {
+		return out, nil, err
+	}
+	opts, err := parseListOptions(r)
+	return out, opts, err
+}
+
+// serveList answers GET on a collection, streaming the objects from storage to the client.
+func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req *request) error {
+	lw, opts, err := s.startList(w, r, req)
+	if err != nil {
+		return err
+	}
+	meta, err := s.api.Registry.List(r.Context(), req.ref(), opts, lw.item)
+	if err == nil {
+		err = lw.failures.Err()
+	}
+	if err != nil {
+		return lw.fail(err)
+	}
+	return lw.finish(meta)
+}
+
+// startList reads a list request's options and output and starts its answer.
+func (s *Server) startList(w http.ResponseWriter, r *http.Request, req *request) (*listWriter, *internalversion.ListOptions, error) {
+	out, opts, err := parseCollectionRequest(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	lw, err := s.newListWriter(w, r, req, out)
+	return lw, opts, err
+}
+
+// listWriter streams a list response: the opening (kind, apiVersion, and for a Table its
+// columns) with the first item or at the end, each item as storage delivers it, then the list
+// metadata. The response is compressed past kube-apiserver's threshold when the client accepts
+// gzip. YAML is the exception: it is converted from the whole JSON at the end.
+type listWriter struct {
+	out     output
+	resp    *deferredResponse
+	dst     io.Writer
+	yamlBuf *bytes.Buffer
+	opening []byte
+	started bool
+	items   int
+	res     *resource.Resource
+	// ctx and auditCopy record the whole list in the request's audit event, when the policy
+	// asks for responses (auditCopy is nil otherwise).
+	ctx       context.Context
+	auditCopy *bytes.Buffer
+	// encode turns an object, as stored and as served, into its list item.
+	encode func(stored, served []byte) ([]byte, error)
+	// failures are the objects that could not be converted to the version listed: the list
+	// goes on without them, then fails naming them all, as kube-apiserver's does.
+	failures *registry.ListFailures
+}
+
+func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *request, out output) (*listWriter, error) {
+	lw := &listWriter{out: out, resp: newDeferredResponse(w, r, out.contentType()), res: req.res, failures: registry.NewListFailures(req.res)}
+	lw.dst = lw.resp
+	if out.yaml {
+		lw.yamlBuf = &bytes.Buffer{}
+		lw.dst = lw.yamlBuf
+	}
+	lw.ctx, lw.auditCopy = r.Context(), auditlog.ResponseCopy(r.Context())
+	if lw.auditCopy != nil {
+		lw.dst = io.MultiWriter(lw.dst, lw.auditCopy)
+	}
+	metaAPIVersion := metav1.GroupName + "/" + out.metaVersion
+	switch out.view {
+	case viewObject:
+		lw.opening = listOpening(req.res.ListKind, req.res.APIVersion(), "items", nil)
+		lw.encode = func(_, value []byte) ([]byte, error) { return value, nil }
+		if req.res.CRDName == "" {
+			// kube-apiserver's lists of built-in types carry no type metadata on their items.
+			var buf []byte // reused: each item is written out before the next is encoded
+			lw.encode = func(_, value []byte) ([]byte, error) {
+				buf = appendWithoutTypeMeta(buf[:0], value)
+				return buf, nil
+			}
+		}
+	case viewPartial:
+		lw.opening = listOpening("PartialObjectMetadataList", metaAPIVersion, "items", nil)
+		lw.encode = func(_, value []byte) ([]byte, error) { return partialMetadataJSON(value, out.metaVersion) }
+	case viewTable:
+		tc, err := s.newTableConverter(r, req, out.metaVersion)
+		if err != nil {
+			return nil, err
+		}
+		columns, _ := json.Marshal(tc.columns)
+		lw.opening = listOpening("Table", metaAPIVersion, "rows", columns)
+		lw.encode = func(stored, served []byte) ([]byte, error) {
+			row, _, err := tc.row(r.Context(), stored, served)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(row)
+		}
+	}
+	return lw, nil
+}
+
+// listOpening is `{"kind":K,"apiVersion":V,["columnDefinitions":C,]"ITEMS":[`.
+func listOpening(kind, apiVersion, itemsField string, columns []byte) []byte {
+	var b bytes.Buffer
+	k, _ := json.Marshal(kind)
+	v, _ := json.Marshal(apiVersion)
+	b.WriteString(`{"kind":`)
+	b.Write(k)
+	b.WriteString(`,"apiVersion":`)
+	b.Write(v)
+	if columns != nil {
+		b.WriteString(`,"columnDefinitions":`)
+		b.Write(columns)
+	}
+	b.WriteString(`,"` + itemsField + `":[`)
+	return b.Bytes()
+}
+
+func (lw *listWriter) start() {
+	if lw.started {
+		return
+	}
+	lw.started = true
+	_, _ = lw.dst.Write(lw.opening)
+}
+
+// item writes one object; it is the callback storage streams the list into.
+func (lw *listWriter) item(o sqlstore.Object) error {
+	value, err := registry.ServedJSON(lw.res, o.Value)
+	if err != nil {
+		return lw.failures.Add(o, err)
+	}
+	data, err := lw.encode(o.Value, value)
+	if err != nil {
+		return err
+	}
+	lw.start()
+	if lw.items > 0 {
+		if _, err := lw.dst.Write([]byte{','}); err != nil {
+			return err
+		}
+	}
+	lw.items++
+	_, err = lw.dst.Write(data)
+	return err
+}
+
+// finish closes the list with its metadata.
+func (lw *listWriter) finish(meta metav1.ListMeta) error {
+	lw.start()
+	m, _ := json.Marshal(meta)
+	if lw.res.CRDName != "" && lw.out.view == viewObject {
+		m, _ = json.Marshal(unstructuredListMeta{ListMeta: meta, Continue: meta.Continue})
+	}
+	_, _ = lw.dst.Write([]byte(`],"metadata":`))
+	_, _ = lw.dst.Write(m)
+	_, _ = lw.dst.Write([]byte{'}'})
+	if lw.auditCopy != nil {
+		auditlog.Response(lw.ctx, nil, lw.auditCopy.Bytes())
+	}
+	if lw.yamlBuf != nil {
+		_, _ = lw.resp.Write(inEncoding(lw.out, lw.yamlBuf.Bytes()))
+	}
+	return lw.resp.Close()
+}
+
+// unstructuredListMeta is a custom resource list's metadata as apiextensions-apiserver encodes it:
+// its unstructured list always carries continue, empty on the last page.
+type unstructuredListMeta struct {
+	metav1.ListMeta
+	Continue string `json:"continue"`
+}
+
+// fail reports err if nothing was sent yet. Once part of the list is on the wire the status
+// cannot change: the connection is aborted so that the client sees a broken response, never a
+// short list that looks complete.
+func (lw *listWriter) fail(err error) error {
+	if lw.resp.sent() {
+		panic(http.ErrAbortHandler)
+	}
+	return err
+}

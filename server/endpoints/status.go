@@ -1,0 +1,91 @@
+package endpoints
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sqlkube/sqlkube/server/auditlog"
+	"github.com/sqlkube/sqlkube/sqlstore"
+)
+
+// errNotFoundPath is kube-apiserver's answer for a path that names no served resource: the end
+// of its handler chain answers with net/http's plain-text 404, not a Status (clients make the
+// Status "the server could not find the requested resource" of it themselves).
+func errNotFoundPath() error {
+	return pathNotFound{apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "", 0, false)}
+}
+
+// pathNotFound is answered with http.NotFound by writeError.
+type pathNotFound struct{ *apierrors.StatusError }
+
+// errMethodNotAllowed is kube-apiserver's answer for a verb a path does not support.
+func errMethodNotAllowed(method string) error {
+	return apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, strings.ToLower(method), schema.GroupResource{}, "", "", 0, false)
+}
+
+// errNotAcceptable answers an Accept header no served media type satisfies.
+func errNotAcceptable() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusNotAcceptable,
+		Reason:  metav1.StatusReasonNotAcceptable,
+		Message: "only the following media types are accepted: " + strings.Join(listedMediaTypes, ", "),
+	}}
+}
+
+// errDatabaseFault is what a client learns of a failure of the database: its text (SQL, the
+// driver's words) goes to the server's log only.
+var errDatabaseFault = errors.New("the database failed to serve the request; the server's log has the details")
+
+// apiStatus is err as the Status kube-apiserver would answer; anything that is not already an API
+// error is an internal error.
+func apiStatus(err error) metav1.Status {
+	var status apierrors.APIStatus
+	switch {
+	case errors.As(err, &status):
+	case errors.As(err, new(*sqlstore.DatabaseError)):
+		status = apierrors.NewInternalError(errDatabaseFault)
+	default:
+		status = apierrors.NewInternalError(err)
+	}
+	st := status.Status()
+	st.Kind, st.APIVersion = "Status", "v1"
+	if st.Code == 0 {
+		st.Code = http.StatusInternalServerError
+	}
+	return st
+}
+
+// writeError answers err as a Status, in YAML when the client asked for YAML and JSON otherwise.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.As(err, new(pathNotFound)) {
+		http.NotFound(w, r)
+		return
+	}
+	st := apiStatus(err)
+	if st.Code >= 500 && !clientGone(r) {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", fmt.Sprint(st.Details.RetryAfterSeconds))
+	}
+	auditlog.Response(r.Context(), &st, nil)
+	body, _ := json.Marshal(st)
+	contentType := mediaTypeJSON
+	if prefersYAML(r) {
+		if y, yerr := yaml.JSONToYAML(body); yerr == nil {
+			body, contentType = y, mediaTypeYAML
+		}
+	}
+	w.Header().Set("Content-Type", contentType)
+	w.WriteHeader(int(st.Code))
+	_, _ = w.Write(body)
+}
