@@ -64,7 +64,7 @@ const (
 )
 
 // CatalogOf is the catalog s serves.
-func CatalogOf(s *Server) *catalog.Catalog { return s.api.Catalog }
+func CatalogOf(s *Server) *catalog.Catalog { return s.api.Catalog.(*catalog.Catalog) }
 
 // ServeWithRecovery makes s answer every request with h, behind the recovery filter.
 func ServeWithRecovery(s *Server, h http.Handler) { s.handler = s.withRecovery(h) }

@@ -22,10 +22,7 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/sqlkube/sqlkube/server/catalog"
-	"github.com/sqlkube/sqlkube/server/discovery"
 	"github.com/sqlkube/sqlkube/server/metrics"
-	"github.com/sqlkube/sqlkube/server/registry"
 )
 
 // Options configure the HTTP layer.
@@ -55,11 +52,11 @@ func (o Options) EffectiveLimits() Limits {
 // API is what the HTTP layer serves, assembled by server/apiserver.
 type API struct {
 	// Catalog resolves a request's path to the resource it names.
-	Catalog *catalog.Catalog
+	Catalog Types
 	// Registry applies the object rules and reads and writes storage.
-	Registry *registry.Registry
+	Registry Objects
 	// Discovery holds the discovery and OpenAPI documents.
-	Discovery *discovery.Cache
+	Discovery Documents
 	// Authenticator and Audiences authenticate requests; Authorizer decides them. All three nil
 	// serve every request as an unsecured admin (--plain-http development serving).
 	Authenticator authenticator.Request
