@@ -10,14 +10,8 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/resource"
 )
-
-// internalObjects converts a type's objects to kube's internal Go type and back, which the
-// strategy of a built-in served with kube's rules does (builtin's kube adapter).
-type internalObjects interface {
-	ToInternal(obj *unstructured.Unstructured) (runtime.Object, error)
-	FromInternal(internal runtime.Object, obj *unstructured.Unstructured) error
-}
 
 // objectView is a request's objects as kube's built-in plugins read them, kube's internal Go
 // types, converted when a plugin first asks for them: a plugin looks at the resource before the
@@ -25,7 +19,7 @@ type internalObjects interface {
 // is written back to the served object before a plugin reads that (writeBack).
 type objectView struct {
 	req       *registry.AdmissionRequest
-	converter internalObjects // nil: kube's scheme does not know the kind (custom resources)
+	converter resource.InternalObjects // nil: kube's scheme does not know the kind (custom resources)
 	// obj and old are the converted objects, once converted.
 	obj, old runtime.Object
 	// converted are the attributes of the chain's pass with the view's objects, made once for
@@ -50,11 +44,11 @@ func viewOf(ctx context.Context) *objectView {
 // its own kind, kube's scheme for the other built-in kinds (namespaces, a pod's Binding); none
 // for a Scale, which the plugins read as served, nor for custom resources, which kube's plugins
 // read as unstructured objects.
-func converterFor(req *registry.AdmissionRequest) internalObjects {
+func converterFor(req *registry.AdmissionRequest) resource.InternalObjects {
 	if req.Subresource == "scale" || req.Resource.Definition != nil {
 		return nil
 	}
-	if converter, ok := req.Resource.Strategy.(internalObjects); ok && req.Kind == req.Resource.GroupKind().WithVersion(req.Resource.Version) {
+	if converter, ok := req.Resource.Strategy.(resource.InternalObjects); ok && req.Kind == req.Resource.GroupKind().WithVersion(req.Resource.Version) {
 		return converter
 	}
 	if legacyscheme.Scheme.Recognizes(req.Kind) {

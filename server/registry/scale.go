@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/sqlkube/sqlkube/server/registry/fieldmanagers"
 	"github.com/sqlkube/sqlkube/server/registry/scales"
@@ -67,13 +66,6 @@ func (r *Registry) updateScale(ctx context.Context, req *request, change scaleCh
 	}
 }
 
-// scaleValidator is the strategy of a built-in served with kube's rules, which validates a
-// Scale written through /scale as kube's scale subresources do (a custom resource's Scale is
-// checked by the object's validation instead).
-type scaleValidator interface {
-	ValidateScale(ctx context.Context, scale, old *autoscalingv1.Scale) field.ErrorList
-}
-
 // scaledObject is old, at resourceVersion, with the spec replicas the change asks for;
 // precondition says whether the new Scale named the resourceVersion it applies to. As in
 // kube-apiserver, the Scale the change sees carries the managedFields entries of old that own
@@ -100,7 +92,7 @@ func scaledObject(ctx context.Context, req *request, old *unstructured.Unstructu
 	if scale.Spec.Replicas == scales.ReplicasUnset {
 		return nil, false, apierrors.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", paths.SpecReplicasPath))
 	}
-	if validator, ok := req.res.Strategy.(scaleValidator); ok {
+	if validator, ok := req.res.Strategy.(resource.ScaleValidator); ok {
 		if errs := validator.ValidateScale(ctx, scale, current); len(errs) > 0 {
 			return nil, false, apierrors.NewInvalid(schema.GroupKind{Group: autoscalingv1.GroupName, Kind: "Scale"}, req.name, errs)
 		}

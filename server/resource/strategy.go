@@ -4,6 +4,10 @@ import (
 	"context"
 	"reflect"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -138,6 +142,54 @@ type DeleteRefuser interface {
 // policy of batch/v1 Jobs).
 type DefaultOrphaner interface {
 	OrphansByDefault(ctx context.Context) bool
+}
+
+// The optional parts of a built-in's strategy served with kube's rules (builtin's kube adapter),
+// which the registry's steps and kube's plugins and hooks ask for when a type has them:
+
+// EmptyObjecter makes the type's empty object: its Go type's zero value, as kube-apiserver's
+// creater makes it (the structs that are not pointers are there, empty, so that a create does
+// not own them in managedFields).
+type EmptyObjecter interface {
+	NewEmpty() *unstructured.Unstructured
+}
+
+// Defaulter defaults the type's objects as kube's scheme does (field managers compare objects
+// defaulted so).
+type Defaulter interface {
+	Default(obj *unstructured.Unstructured)
+}
+
+// ResetFielder says which fields a write through subresource ("" or "status") resets, as kube's
+// strategies say it (rest.ResetFieldsStrategy).
+type ResetFielder interface {
+	ResetFields(subresource string) map[fieldpath.APIVersion]*fieldpath.Set
+}
+
+// ScaleValidator validates a Scale written through /scale as kube's scale subresources do (a
+// custom resource's Scale is checked by the object's validation instead).
+type ScaleValidator interface {
+	ValidateScale(ctx context.Context, scale, old *autoscalingv1.Scale) field.ErrorList
+}
+
+// InternalObjects converts the type's objects to kube's internal Go type and back, which kube's
+// admission plugins and storage hooks (the services' allocations) read and change.
+type InternalObjects interface {
+	ToInternal(obj *unstructured.Unstructured) (runtime.Object, error)
+	FromInternal(internal runtime.Object, obj *unstructured.Unstructured) error
+}
+
+// Internally runs f on obj as the internal type c converts it to and, if f succeeds, writes the
+// result back to obj.
+func Internally(c InternalObjects, obj *unstructured.Unstructured, f func(internal runtime.Object) error) error {
+	internal, err := c.ToInternal(obj)
+	if err != nil {
+		return err
+	}
+	if err := f(internal); err != nil {
+		return err
+	}
+	return c.FromInternal(internal, obj)
 }
 
 // TypedStrategy is the Strategy of a type that has a Go type (the built-ins): request bodies

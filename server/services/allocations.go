@@ -21,25 +21,19 @@ import (
 	"github.com/sqlkube/sqlkube/server/resource"
 )
 
-// internalObjects is what the services' strategy (builtin's adapter of kube's) offers to work
-// on a Service as kube's internal type.
-type internalObjects interface {
-	Internally(obj *unstructured.Unstructured, f func(internal runtime.Object) error) error
-}
-
 // allocations are the services' resource.Allocations: kube-apiserver's own service storage
 // hooks (pkg/registry/core/service/storage: BeginCreate, BeginUpdate, AfterDelete), which
 // default the IP families, allocate cluster IPs and node ports and release them, run on the
 // Service as kube's internal type.
 type allocations struct {
 	hooks    *genericregistry.Store // kube's service storage; only its hooks are used
-	internal internalObjects
+	internal resource.InternalObjects
 }
 
 // newAllocations builds kube's service storage on the allocators, for its hooks only: it is
 // given a storage decorator that makes no storage.
 func newAllocations(services *resource.Resource, family api.IPFamily, ips map[api.IPFamily]ipallocator.Interface, ports portallocator.Interface) (*allocations, error) {
-	internal, ok := services.Strategy.(internalObjects)
+	internal, ok := services.Strategy.(resource.InternalObjects)
 	if !ok {
 		return nil, fmt.Errorf("the services' strategy %T does not convert to kube's internal Service", services.Strategy)
 	}
@@ -67,7 +61,7 @@ func (a *allocations) BeginCreate(ctx context.Context, obj *unstructured.Unstruc
 
 func (a *allocations) BeginUpdate(ctx context.Context, obj, old *unstructured.Unstructured, dryRun bool) (resource.Finish, error) {
 	var oldSvc runtime.Object
-	if err := a.internal.Internally(old.DeepCopy(), func(internal runtime.Object) error {
+	if err := resource.Internally(a.internal, old.DeepCopy(), func(internal runtime.Object) error {
 		oldSvc = internal
 		return nil
 	}); err != nil {
@@ -82,7 +76,7 @@ func (a *allocations) BeginUpdate(ctx context.Context, obj, old *unstructured.Un
 // returns its finish.
 func (a *allocations) begin(ctx context.Context, obj *unstructured.Unstructured, hook func(svc runtime.Object) (genericregistry.FinishFunc, error)) (resource.Finish, error) {
 	var finish genericregistry.FinishFunc
-	err := a.internal.Internally(obj, func(svc runtime.Object) error {
+	err := resource.Internally(a.internal, obj, func(svc runtime.Object) error {
 		var err error
 		finish, err = hook(svc)
 		return err
@@ -97,7 +91,7 @@ func (a *allocations) begin(ctx context.Context, obj *unstructured.Unstructured,
 }
 
 func (a *allocations) AfterDelete(_ context.Context, obj *unstructured.Unstructured, dryRun bool) {
-	_ = a.internal.Internally(obj.DeepCopy(), func(svc runtime.Object) error {
+	_ = resource.Internally(a.internal, obj.DeepCopy(), func(svc runtime.Object) error {
 		a.hooks.AfterDelete(svc, &metav1.DeleteOptions{DryRun: dryRunOption(dryRun)})
 		return nil
 	})

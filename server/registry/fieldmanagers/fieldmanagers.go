@@ -124,17 +124,10 @@ func NewEmptyObject(gvk schema.GroupVersionKind) *unstructured.Unstructured {
 	return u
 }
 
-// emptyObjecter is the strategy of a built-in served with kube's rules, whose empty object is
-// its Go type's zero value, as kube-apiserver's creater makes it: the structs that are not
-// pointers are there, empty, so that a create does not own them.
-type emptyObjecter interface {
-	NewEmpty() *unstructured.Unstructured
-}
-
 // EmptyObjectOf is the object a create's or an apply's managedFields are recorded against
 // for res, in the version gvk: NewEmptyObject, or the empty object its strategy makes.
 func EmptyObjectOf(res *resource.Resource, gvk schema.GroupVersionKind) *unstructured.Unstructured {
-	if strategy, ok := res.Strategy.(emptyObjecter); ok {
+	if strategy, ok := res.Strategy.(resource.EmptyObjecter); ok {
 		return strategy.NewEmpty()
 	}
 	return NewEmptyObject(gvk)
@@ -180,7 +173,7 @@ func newFieldManager(res *resource.Resource, subresource string) (*managedfields
 	hub := gvk.GroupVersion()
 	resetFields := fieldpath.NewExcludeFilterSetMap(resetFieldsOf(res, subresource))
 	if res.Definition == nil {
-		typed, _ := res.Strategy.(typeDefaulter)
+		typed, _ := res.Strategy.(resource.Defaulter)
 		var convertor runtime.ObjectConvertor = apiVersionConvertor{}
 		if res.Converter != nil {
 			convertor = viewConvertor{res.Converter}
@@ -269,18 +262,12 @@ func customResourceConverter(crd *apiextensionsv1.CustomResourceDefinition) (run
 	return converter, err
 }
 
-// resetFielder is a built-in's strategy that says which fields a write through subresource
-// ("" or "status") resets, as kube's strategies say it (rest.ResetFieldsStrategy).
-type resetFielder interface {
-	ResetFields(subresource string) map[fieldpath.APIVersion]*fieldpath.Set
-}
-
 // resetFieldsOf are the fields a write through subresource cannot set, which its manager
 // therefore does not own: as kube-apiserver's strategies say, the status for the object
 // itself of a type with a /status, and the spec (and a custom resource's metadata) for /status;
 // a type served with kube's strategy says it itself.
 func resetFieldsOf(res *resource.Resource, subresource string) map[fieldpath.APIVersion]*fieldpath.Set {
-	if strategy, ok := res.Strategy.(resetFielder); ok {
+	if strategy, ok := res.Strategy.(resource.ResetFielder); ok {
 		return strategy.ResetFields(subresource)
 	}
 	var paths []string
@@ -382,16 +369,11 @@ func (c viewConvertor) ConvertToVersion(in runtime.Object, target runtime.GroupV
 
 // objectDefaulter defaults the result of an apply: a custom resource by its schema, as
 // decoding does; a built-in served with kube's rules by kube's scheme (its strategy is a
-// typeDefaulter). Other built-ins have nothing defaulted beyond what their strategy's Decode
+// resource.Defaulter). Other built-ins have nothing defaulted beyond what their strategy's Decode
 // does.
 type objectDefaulter struct {
 	schema *crdschema.Schema
-	typed  typeDefaulter
-}
-
-// typeDefaulter is a built-in's strategy that defaults its objects as kube's scheme does.
-type typeDefaulter interface {
-	Default(obj *unstructured.Unstructured)
+	typed  resource.Defaulter
 }
 
 func (d objectDefaulter) Default(obj runtime.Object) {
