@@ -15,7 +15,7 @@ import (
 
 // Database is the database Open and Restore use, and its dialect: the caller picks it with SQLite
 // or Postgres (for a DSN, dialects.Parse says which it names). The zero Database names none: Open
-// and Restore fail with ErrNoDatabase.
+// and Restore fail with ErrNoDatabase. Databases compare equal when they were built alike.
 type Database struct {
 	dialect dialects.Name
 	// address is the SQLite file's path or the PostgreSQL DSN.
@@ -23,13 +23,13 @@ type Database struct {
 }
 
 // SQLite is the SQLite database in the file at path (relative to the working directory unless
-// absolute), which Open creates, readable by its owner only, if there is none; its directory
-// must exist.
+// absolute), which Open and Restore create, readable by its owner only, if there is none; its
+// directory must exist.
 func SQLite(path string) Database { return Database{dialect: dialects.SQLite, address: path} }
 
 // Postgres is the PostgreSQL database dsn names, a "postgres://..." or "postgresql://..." URL or
 // anything else pgx parses (an invalid one fails Open, never with its password). The database
-// must exist; Open creates its tables.
+// must exist; Open and Restore create its tables or bring them up to date.
 func Postgres(dsn string) Database { return Database{dialect: dialects.Postgres, address: dsn} }
 
 // Key names one object. Resource is the storage name of a type, "resource.group" ("configmaps",
