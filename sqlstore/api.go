@@ -9,7 +9,28 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/sqlkube/sqlkube/dialects"
 )
+
+// Database is the database Open and Restore use, and its dialect: the caller picks it with SQLite
+// or Postgres (for a DSN, dialects.Parse says which it names). The zero Database names none: Open
+// and Restore fail with ErrNoDatabase. Databases compare equal when they were built alike.
+type Database struct {
+	dialect dialects.Name
+	// address is the SQLite file's path or the PostgreSQL DSN.
+	address string
+}
+
+// SQLite is the SQLite database in the file at path (relative to the working directory unless
+// absolute), which Open and Restore create, readable by its owner only, if there is none; its
+// directory must exist.
+func SQLite(path string) Database { return Database{dialect: dialects.SQLite, address: path} }
+
+// Postgres is the PostgreSQL database dsn names, a "postgres://..." or "postgresql://..." URL or
+// anything else pgx parses (an invalid one fails Open, never with its password). The database
+// must exist; Open and Restore create its tables or bring them up to date.
+func Postgres(dsn string) Database { return Database{dialect: dialects.Postgres, address: dsn} }
 
 // Key names one object. Resource is the storage name of a type, "resource.group" ("configmaps",
 // "leases.coordination.k8s.io"); Namespace is empty for cluster-scoped objects.
@@ -170,6 +191,10 @@ var ErrUnstorableKey = errors.New("sqlstore: key part not valid UTF-8 without NU
 
 // ErrWatcherTooSlow ends a watch whose consumer fell behind the bounded buffer.
 var ErrWatcherTooSlow = errors.New("sqlstore: watcher fell behind and was closed")
+
+// ErrNoDatabase: Open or Restore was given the zero Database rather than one of SQLite or
+// Postgres.
+var ErrNoDatabase = errors.New("sqlstore: no database given (sqlstore.SQLite or sqlstore.Postgres)")
 
 // ErrClosed: the store has been closed.
 var ErrClosed = errors.New("sqlstore: closed")

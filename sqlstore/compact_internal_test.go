@@ -13,7 +13,7 @@ import (
 func TestCompactionDeletesHistory(t *testing.T) {
 	sqltest.Backends(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		s, err := Open(ctx, Options{DSN: dsn})
+		s, err := Open(ctx, sqltest.Database(t, dsn, SQLite, Postgres), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

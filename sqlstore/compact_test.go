@@ -85,7 +85,7 @@ func TestCompaction(t *testing.T) {
 
 func TestBackgroundCompaction(t *testing.T) {
 	sqltest.Backends(t, func(t *testing.T, dsn string) {
-		s := openStoreWith(t, sqlstore.Options{DSN: dsn, Retention: 2 * time.Second, CompactionInterval: 200 * time.Millisecond})
+		s := openStoreWith(t, dsn, sqlstore.Options{Retention: 2 * time.Second, CompactionInterval: 200 * time.Millisecond})
 		key := cm("ns", "a")
 		rev := create(t, s, key, "v").Revision
 		for range 5 {
@@ -122,7 +122,7 @@ func waitFor(d time.Duration) { <-time.After(d) }
 
 func TestNewerSchemaIsRefused(t *testing.T) {
 	sqltest.Backends(t, func(t *testing.T, dsn string) {
-		s, err := sqlstore.Open(context.Background(), sqlstore.Options{DSN: dsn})
+		s, err := sqlstore.Open(context.Background(), sqltest.Database(t, dsn, sqlstore.SQLite, sqlstore.Postgres), sqlstore.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,12 +130,12 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		execRaw(t, dsn, "UPDATE schema_migrations SET version = 99")
-		_, err = sqlstore.Open(context.Background(), sqlstore.Options{DSN: dsn})
+		_, err = sqlstore.Open(context.Background(), sqltest.Database(t, dsn, sqlstore.SQLite, sqlstore.Postgres), sqlstore.Options{})
 		if err == nil || !strings.Contains(err.Error(), "database schema version 99 is newer than this sqlkube supports (2): upgrade sqlkube") {
 			t.Fatalf("Open on a newer schema: %v", err)
 		}
 		execRaw(t, dsn, "UPDATE schema_migrations SET version = 1, dirty = true")
-		_, err = sqlstore.Open(context.Background(), sqlstore.Options{DSN: dsn})
+		_, err = sqlstore.Open(context.Background(), sqltest.Database(t, dsn, sqlstore.SQLite, sqlstore.Postgres), sqlstore.Options{})
 		if err == nil || !strings.Contains(err.Error(), "database schema is dirty at version 1") {
 			t.Fatalf("Open on a dirty schema: %v", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sqlkube/sqlkube/dialects/sqlite"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
@@ -28,7 +29,11 @@ func TestMain(m *testing.M) {
 // runCrashWriter creates objects from 64 goroutines forever, printing "name revision" for each
 // acknowledged create, until it is killed.
 func runCrashWriter(dsn string) int {
-	s, err := sqlstore.Open(context.Background(), sqlstore.Options{DSN: dsn})
+	db := sqlstore.Postgres(dsn) // one of sqltest.Backends' DSNs
+	if path, err := sqlite.Path(dsn); err == nil {
+		db = sqlstore.SQLite(path)
+	}
+	s, err := sqlstore.Open(context.Background(), db, sqlstore.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

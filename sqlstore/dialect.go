@@ -63,23 +63,18 @@ type database struct {
 	close      func() error
 }
 
-// openDatabase opens the database a DSN names and brings its schema up to date.
-func openDatabase(ctx context.Context, dsn string, maxConns int) (*database, error) {
-	name, err := dialects.Parse(dsn)
-	if err != nil {
-		return nil, err
+// openDatabase opens the database d names, in its dialect, and brings its schema up to date.
+func openDatabase(ctx context.Context, d Database, maxConns int) (*database, error) {
+	switch d.dialect {
+	case dialects.SQLite:
+		return openSQLite(ctx, d.address)
+	case dialects.Postgres:
+		return openPostgres(ctx, d.address, maxConns)
 	}
-	if name == dialects.SQLite {
-		return openSQLite(ctx, dsn)
-	}
-	return openPostgres(ctx, dsn, maxConns)
+	return nil, ErrNoDatabase
 }
 
-func openSQLite(ctx context.Context, dsn string) (*database, error) {
-	path, err := sqlite.Path(dsn)
-	if err != nil {
-		return nil, err
-	}
+func openSQLite(ctx context.Context, path string) (*database, error) {
 	migrationDB, err := sqlite.OpenForMigrations(ctx, path)
 	if err != nil {
 		return nil, err

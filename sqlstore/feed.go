@@ -74,7 +74,7 @@ func newFeed(s *Store) *feed {
 	var listen listenFunc
 	if s.db.name == dialects.Postgres {
 		listen = func(ctx context.Context, notify func(string)) error {
-			return postgres.Listen(ctx, s.opts.DSN, notifyChannel, notify)
+			return postgres.Listen(ctx, s.database.address, notifyChannel, notify)
 		}
 	}
 	f := newFeedOn(newSQLLog(s.db, s.dbError, s.fromStorage), listen, s.logger(), s.opts.WatchBuffer)

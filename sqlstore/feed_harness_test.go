@@ -105,11 +105,11 @@ func (env *feedEnv) writeLocalLocked(op Op, key Key) int64 {
 }
 
 func openDSNEnv(t testing.TB, dsn string, watchBuffer int) *feedEnv {
-	return openStoreEnv(t, Options{DSN: dsn, Logger: quietLogger(), WatchBuffer: watchBuffer})
+	return openStoreEnv(t, dsn, Options{Logger: quietLogger(), WatchBuffer: watchBuffer})
 }
 
-func openStoreEnv(t testing.TB, opts Options) *feedEnv {
-	s, err := Open(context.Background(), opts)
+func openStoreEnv(t testing.TB, dsn string, opts Options) *feedEnv {
+	s, err := Open(context.Background(), sqltest.Database(t, dsn, SQLite, Postgres), opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

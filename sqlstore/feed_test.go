@@ -37,7 +37,7 @@ func TestFeedAcrossReplicasNotifies(t *testing.T) {
 	dsn := sqltest.PostgresDSN(t)
 	writer := openDSNEnv(t, dsn, 0)
 	wakes := &notifyCounter{}
-	reader := openStoreEnv(t, Options{DSN: dsn, Logger: quietLogger(), Observer: wakes})
+	reader := openStoreEnv(t, dsn, Options{Logger: quietLogger(), Observer: wakes})
 	w := reader.watch(t, WatchOptions{Resource: "configmaps"})
 	write := func(name string) int64 { return writer.write(t, OpCreate, Key{"configmaps", "ns", name}) }
 	writeUntilNotified(t, reader, write)

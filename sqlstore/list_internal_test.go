@@ -11,7 +11,7 @@ import (
 // TestMarkedListUsesItsIndex: SQLite reads a marked list through the partial index, not by
 // scanning the resource's rows.
 func TestMarkedListUsesItsIndex(t *testing.T) {
-	s, err := Open(context.Background(), Options{DSN: sqltest.SQLiteDSN(t)})
+	s, err := Open(context.Background(), SQLite(sqltest.SQLitePath(t)), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

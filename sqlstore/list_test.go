@@ -316,7 +316,7 @@ func objs0007Revision(t *testing.T, s *sqlstore.Store) int64 {
 func TestListMarked(t *testing.T) {
 	sqltest.Backends(t, func(t *testing.T, dsn string) {
 		keep := func(value []byte) bool { return strings.Contains(string(value), "keep") }
-		s := openStoreWith(t, sqlstore.Options{DSN: dsn, Mark: keep})
+		s := openStoreWith(t, dsn, sqlstore.Options{Mark: keep})
 		createMany(t, s, 1500, func(i int) (sqlstore.Key, string) {
 			if i%500 == 7 {
 				return cm("ns", fmt.Sprintf("obj-%04d", i)), "keep"

@@ -44,7 +44,7 @@ func (r *recorder) get(f func() bool) bool {
 func TestObserverAndStats(t *testing.T) {
 	sqltest.Backends(t, func(t *testing.T, dsn string) {
 		rec := &recorder{woken: map[string]int{}}
-		s := openStoreWith(t, sqlstore.Options{DSN: dsn, Observer: rec})
+		s := openStoreWith(t, dsn, sqlstore.Options{Observer: rec})
 		ctx := context.Background()
 		w, err := s.Watch(ctx, sqlstore.WatchOptions{Resource: "configmaps", After: currentRevision(t, s)})
 		if err != nil {

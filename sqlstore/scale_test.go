@@ -21,7 +21,7 @@ func BenchmarkListLatestWithHistory(b *testing.B) {
 	}{{"sqlite", sqltest.SQLiteDSN}, {"postgres", sqltest.PostgresDSN}} {
 		b.Run(backend.name, func(b *testing.B) {
 			ctx := context.Background()
-			s, err := Open(ctx, Options{DSN: backend.dsn(b)})
+			s, err := Open(ctx, sqltest.Database(b, backend.dsn(b), SQLite, Postgres), Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -98,7 +98,7 @@ func padded(s *Store, expr string, width int) string {
 // values "i%100" followed by spaces, generated inside the database. It is closed when t ends.
 func openWithObjects(t testing.TB, dsn string, n int) *Store {
 	ctx := context.Background()
-	s, err := Open(ctx, Options{DSN: dsn})
+	s, err := Open(ctx, sqltest.Database(t, dsn, SQLite, Postgres), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func openWithObjects(t testing.TB, dsn string, n int) *Store {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if s, err = Open(ctx, Options{DSN: dsn}); err != nil {
+	if s, err = Open(ctx, sqltest.Database(t, dsn, SQLite, Postgres), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })

@@ -90,7 +90,7 @@ func (e *NotEmptyError) Error() string {
 // bounded number of parameters (7 per row, far under SQLite's and PostgreSQL's limits).
 const restoreChunk = 500
 
-// Restore writes a snapshot into the empty database dsn names (creating its schema first), in one
+// Restore writes a snapshot into the empty database d names (creating its schema first), in one
 // transaction: either the whole snapshot is restored or nothing is. header is the snapshot's
 // header; objects calls its argument for every object of the snapshot, in turn, and returns the
 // first error (its own or its argument's). Restore fails with *NotEmptyError, writing nothing,
@@ -101,8 +101,8 @@ const restoreChunk = 500
 // later writes get higher revisions, and so does the compacted revision: the history before the
 // snapshot is not in it, and reads or watches from older revisions fail with *CompactedError.
 // No store may have the database open during Restore.
-func Restore(ctx context.Context, dsn string, header SnapshotHeader, objects func(each func(SnapshotObject) error) error) error {
-	db, err := openDatabase(ctx, dsn, 1)
+func Restore(ctx context.Context, d Database, header SnapshotHeader, objects func(each func(SnapshotObject) error) error) error {
+	db, err := openDatabase(ctx, d, 1)
 	if err != nil {
 		return err
 	}

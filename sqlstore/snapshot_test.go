@@ -131,7 +131,7 @@ func TestRestoreKeepsRevisionsAcrossBackends(t *testing.T) {
 			header, objects := takeSnapshot(t, source)
 
 			targetDSN := pair.to(t)
-			if err := sqlstore.Restore(context.Background(), targetDSN, header, feed(objects)); err != nil {
+			if err := sqlstore.Restore(context.Background(), sqltest.Database(t, targetDSN, sqlstore.SQLite, sqlstore.Postgres), header, feed(objects)); err != nil {
 				t.Fatalf("Restore: %v", err)
 			}
 			target := openStore(t, targetDSN)
@@ -153,7 +153,7 @@ func TestRestoreKeepsRevisionsAcrossBackends(t *testing.T) {
 				t.Fatalf("first write after restore has revision %d, want %d", obj.Revision, header.Revision+1)
 			}
 
-			err := sqlstore.Restore(context.Background(), targetDSN, header, feed(objects))
+			err := sqlstore.Restore(context.Background(), sqltest.Database(t, targetDSN, sqlstore.SQLite, sqlstore.Postgres), header, feed(objects))
 			if notEmpty := (*sqlstore.NotEmptyError)(nil); !errors.As(err, &notEmpty) || notEmpty.Current != header.Revision+1 {
 				t.Fatalf("Restore into a written database: %v; want a NotEmptyError at revision %d", err, header.Revision+1)
 			}
@@ -168,8 +168,9 @@ func TestFailedRestoreWritesNothing(t *testing.T) {
 			objects[i] = sqlstore.SnapshotObject{Object: sqlstore.Object{Key: cm("ns", fmt.Sprint(i)), Revision: int64(i + 1), Value: []byte("{}")}}
 		}
 		header := sqlstore.SnapshotHeader{Revision: 700, Objects: 700}
+		db := sqltest.Database(t, dsn, sqlstore.SQLite, sqlstore.Postgres)
 		broken := errors.New("the file broke")
-		err := sqlstore.Restore(context.Background(), dsn, header, func(each func(sqlstore.SnapshotObject) error) error {
+		err := sqlstore.Restore(context.Background(), db, header, func(each func(sqlstore.SnapshotObject) error) error {
 			if err := feed(objects[:600])(each); err != nil {
 				return err
 			}
@@ -180,10 +181,10 @@ func TestFailedRestoreWritesNothing(t *testing.T) {
 		}
 		bad := append([]sqlstore.SnapshotObject(nil), objects...)
 		bad[5].Revision = 701
-		if err := sqlstore.Restore(context.Background(), dsn, header, feed(bad)); err == nil {
+		if err := sqlstore.Restore(context.Background(), db, header, feed(bad)); err == nil {
 			t.Fatal("Restore accepted an object newer than the snapshot")
 		}
-		if err := sqlstore.Restore(context.Background(), dsn, header, feed(objects)); err != nil {
+		if err := sqlstore.Restore(context.Background(), db, header, feed(objects)); err != nil {
 			t.Fatalf("Restore after failed ones: %v", err)
 		}
 	})

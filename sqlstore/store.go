@@ -21,8 +21,6 @@ const checkpointInterval = 100 * time.Millisecond
 
 // Options configure Open.
 type Options struct {
-	// DSN picks the database: "sqlite://PATH" or "postgres://..." / "postgresql://...".
-	DSN    string
 	Logger *slog.Logger
 	// MaxConns sizes the connection pool (PostgreSQL); 0 picks a default.
 	MaxConns int
@@ -50,13 +48,14 @@ type Options struct {
 // Store is an open database with its change feed and compactor running.
 //
 // For the change feed (feed.go, watch.go): db.reader runs reads, with SQL written with '?'
-// placeholders and passed through db.rebind; when db.name is dialects.Postgres, opts.DSN is what
-// postgres.Listen connects to and notifyChannel is what every write transaction notifies with its
-// new current revision; opts.WatchBuffer sizes watcher queues; logger() logs.
+// placeholders and passed through db.rebind; when db.name is dialects.Postgres, database.address
+// (the DSN) is what postgres.Listen connects to and notifyChannel is what every write transaction
+// notifies with its new current revision; opts.WatchBuffer sizes watcher queues; logger() logs.
 type Store struct {
-	db   *database
-	opts Options
-	feed *feed
+	db       *database
+	database Database
+	opts     Options
+	feed     *feed
 	// getStmt and metaStmt are the most frequent reads, prepared once per reader connection
 	// rather than parsed on every call.
 	getStmt, metaStmt *sql.Stmt
@@ -78,10 +77,11 @@ type Store struct {
 	compactMu sync.Mutex
 }
 
-// Open connects, runs migrations, and starts the change feed and compactor.
-func Open(ctx context.Context, opts Options) (*Store, error) {
+// Open connects to the database d names (ErrNoDatabase if none), runs migrations, and starts the
+// change feed and compactor.
+func Open(ctx context.Context, d Database, opts Options) (*Store, error) {
 	opts = withDefaults(opts)
-	db, err := openDatabase(ctx, opts.DSN, opts.MaxConns)
+	db, err := openDatabase(ctx, d, opts.MaxConns)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +98,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	bg, stop := context.WithCancel(context.Background())
 	s := &Store{
 		db:            db,
+		database:      d,
 		getStmt:       getStmt,
 		metaStmt:      metaStmt,
 		writeStmts:    newStmtCache(db.writer, db.preparedWrites),

@@ -12,15 +12,15 @@ import (
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
-// openStore opens a store on dsn, closed when the test ends.
+// openStore opens a store on the database dsn names, closed when the test ends.
 func openStore(t testing.TB, dsn string) *sqlstore.Store {
 	t.Helper()
-	return openStoreWith(t, sqlstore.Options{DSN: dsn})
+	return openStoreWith(t, dsn, sqlstore.Options{})
 }
 
-func openStoreWith(t testing.TB, opts sqlstore.Options) *sqlstore.Store {
+func openStoreWith(t testing.TB, dsn string, opts sqlstore.Options) *sqlstore.Store {
 	t.Helper()
-	s, err := sqlstore.Open(context.Background(), opts)
+	s, err := sqlstore.Open(context.Background(), sqltest.Database(t, dsn, sqlstore.SQLite, sqlstore.Postgres), opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -185,7 +185,7 @@ func TestInvalidWritesAreRejected(t *testing.T) {
 func TestReopenKeepsEverything(t *testing.T) {
 	sqltest.Backends(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		s, err := sqlstore.Open(ctx, sqlstore.Options{DSN: dsn})
+		s, err := sqlstore.Open(ctx, sqltest.Database(t, dsn, sqlstore.SQLite, sqlstore.Postgres), sqlstore.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,16 +221,18 @@ func TestReady(t *testing.T) {
 	})
 }
 
-func TestOpenRejectsUnknownScheme(t *testing.T) {
-	_, err := sqlstore.Open(context.Background(), sqlstore.Options{DSN: "mysql://localhost/db"})
-	want := `unsupported database scheme "mysql": accepted schemes are sqlite://, postgres:// and postgresql://`
-	if err == nil || err.Error() != want {
-		t.Fatalf("Open: %v, want %s", err, want)
+func TestOpenAndRestoreRefuseNoDatabase(t *testing.T) {
+	if _, err := sqlstore.Open(context.Background(), sqlstore.Database{}, sqlstore.Options{}); !errors.Is(err, sqlstore.ErrNoDatabase) {
+		t.Fatalf("Open of the zero Database: %v, want ErrNoDatabase", err)
+	}
+	err := sqlstore.Restore(context.Background(), sqlstore.Database{}, sqlstore.SnapshotHeader{}, func(func(sqlstore.SnapshotObject) error) error { return nil })
+	if !errors.Is(err, sqlstore.ErrNoDatabase) {
+		t.Fatalf("Restore into the zero Database: %v, want ErrNoDatabase", err)
 	}
 }
 
 func TestReadsAfterCloseFailWithErrClosed(t *testing.T) {
-	s, err := sqlstore.Open(context.Background(), sqlstore.Options{DSN: sqltest.SQLiteDSN(t)})
+	s, err := sqlstore.Open(context.Background(), sqlstore.SQLite(sqltest.SQLitePath(t)), sqlstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

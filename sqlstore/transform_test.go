@@ -53,7 +53,7 @@ func rotate(r rune) rune {
 func TestTransformer(t *testing.T) {
 	sqltest.Backends(t, func(t *testing.T, dsn string) {
 		marked := func(value []byte) bool { return bytes.Contains(value, []byte("owner")) }
-		s := openStoreWith(t, sqlstore.Options{DSN: dsn, Transformer: rot13{covers: "secrets"}, Mark: marked})
+		s := openStoreWith(t, dsn, sqlstore.Options{Transformer: rot13{covers: "secrets"}, Mark: marked})
 		ctx := context.Background()
 		start := currentRevision(t, s)
 		secret := sqlstore.Key{Resource: "secrets", Namespace: "ns", Name: "s"}
@@ -111,14 +111,14 @@ func TestTransformer(t *testing.T) {
 func TestTransformerUnreadable(t *testing.T) {
 	sqltest.Backends(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		s := openStoreWith(t, sqlstore.Options{DSN: dsn, Transformer: rot13{covers: "secrets"}})
+		s := openStoreWith(t, dsn, sqlstore.Options{Transformer: rot13{covers: "secrets"}})
 		start := currentRevision(t, s)
 		secret := sqlstore.Key{Resource: "secrets", Namespace: "ns", Name: "s"}
 		create(t, s, secret, "password")
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		s = openStoreWith(t, sqlstore.Options{DSN: dsn, Transformer: rot13{}}) // restarted without it
+		s = openStoreWith(t, dsn, sqlstore.Options{Transformer: rot13{}}) // restarted without it
 		wantUnreadable := func(what string, err error) {
 			t.Helper()
 			var unreadable *sqlstore.UnreadableError

@@ -13,7 +13,7 @@ import (
 // "poison" write: the writes batched with it still succeed, and only it fails.
 func TestBrokenWriteFailsAlone(t *testing.T) {
 	sqltest.Backends(t, func(t *testing.T, dsn string) {
-		s, err := Open(context.Background(), Options{DSN: dsn})
+		s, err := Open(context.Background(), sqltest.Database(t, dsn, SQLite, Postgres), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

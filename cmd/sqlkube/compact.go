@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sqlkube/sqlkube/server/app"
-	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
 const compactUsage = `sqlkube compact discards the history of a database now, keeping only the latest state of
@@ -46,10 +45,7 @@ func runCompact(ctx context.Context, args, env []string, stdout, stderr io.Write
 }
 
 func compactAll(ctx context.Context, dsn string, stdout io.Writer) error {
-	if err := checkSQLiteExists(dsn); err != nil {
-		return err
-	}
-	store, err := sqlstore.Open(ctx, sqlstore.Options{DSN: dsn, Logger: warnLogger()})
+	store, err := openExisting(ctx, dsn)
 	if err != nil {
 		return err
 	}

@@ -75,10 +75,7 @@ func runSnapshot(ctx context.Context, args, env []string, stdout, stderr io.Writ
 }
 
 func saveSnapshot(ctx context.Context, dsn, file string, stdout io.Writer) error {
-	if err := checkSQLiteExists(dsn); err != nil {
-		return err
-	}
-	store, err := sqlstore.Open(ctx, sqlstore.Options{DSN: dsn, Logger: warnLogger()})
+	store, err := openExisting(ctx, dsn)
 	if err != nil {
 		return err
 	}
@@ -93,8 +90,20 @@ func saveSnapshot(ctx context.Context, dsn, file string, stdout io.Writer) error
 	return nil
 }
 
-// checkSQLiteExists refuses to save a SQLite database that does not exist, rather than create an
-// empty one and save that.
+// openExisting opens the store of the database dsn names (as the server's --db), refusing a SQLite
+// database that does not exist rather than create an empty one and work on that.
+func openExisting(ctx context.Context, dsn string) (*sqlstore.Store, error) {
+	if err := checkSQLiteExists(dsn); err != nil {
+		return nil, err
+	}
+	db, err := app.Database(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return sqlstore.Open(ctx, db, sqlstore.Options{Logger: warnLogger()})
+}
+
+// checkSQLiteExists fails if dsn names a SQLite database that does not exist.
 func checkSQLiteExists(dsn string) error {
 	if name, err := dialects.Parse(dsn); err != nil || name != dialects.SQLite {
 		return err
@@ -110,7 +119,11 @@ func checkSQLiteExists(dsn string) error {
 }
 
 func restoreSnapshot(ctx context.Context, dsn, file string, stdout io.Writer) error {
-	status, err := snapshot.Restore(ctx, dsn, file)
+	db, err := app.Database(dsn)
+	if err != nil {
+		return err
+	}
+	status, err := snapshot.Restore(ctx, db, file)
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func TestSnapshotCommandLine(t *testing.T) {
 func TestSnapshotSaveRestoreStatus(t *testing.T) {
 	dir := t.TempDir()
 	source, target := "sqlite://"+filepath.Join(dir, "source.db"), "sqlite://"+filepath.Join(dir, "target.db")
-	store, err := sqlstore.Open(context.Background(), sqlstore.Options{DSN: source})
+	store, err := sqlstore.Open(context.Background(), sqlstore.SQLite(filepath.Join(dir, "source.db")), sqlstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

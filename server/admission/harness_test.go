@@ -77,7 +77,7 @@ func newHarness(t *testing.T, cfg harnessConfig) *harness {
 	if cfg.dsn == "" {
 		cfg.dsn = sqltest.SQLiteDSN(t)
 	}
-	store, err := sqlstore.Open(ctx, sqlstore.Options{DSN: cfg.dsn})
+	store, err := sqlstore.Open(ctx, sqltest.Database(t, cfg.dsn, sqlstore.SQLite, sqlstore.Postgres), sqlstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

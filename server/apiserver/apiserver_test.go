@@ -32,7 +32,7 @@ type started struct {
 func start(t *testing.T, dsn string, opts apiserver.Options) *started {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	store, err := sqlstore.Open(ctx, sqlstore.Options{DSN: dsn, Mark: apiserver.StoreMark})
+	store, err := sqlstore.Open(ctx, sqltest.Database(t, dsn, sqlstore.SQLite, sqlstore.Postgres), sqlstore.Options{Mark: apiserver.StoreMark})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func TestStartupDoesNotHoldTheDatabase(t *testing.T) {
 // deleted the dependent of an owner deleted right after the start. The store has no Mark, so
 // that the collector's start lists every stored object.
 func startupHeapGrowth(t *testing.T, n int) uint64 {
-	store, err := sqlstore.Open(t.Context(), sqlstore.Options{DSN: sqltest.SQLiteDSN(t)})
+	store, err := sqlstore.Open(t.Context(), sqlstore.SQLite(sqltest.SQLitePath(t)), sqlstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/sqlkube/sqlkube/dialects"
+	"github.com/sqlkube/sqlkube/dialects/sqlite"
 	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/server/app/encryption"
@@ -42,7 +44,11 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, log *slog.Logger) e
 			return fmt.Errorf("--encryption-provider-config: %w", err)
 		}
 	}
-	store, err := sqlstore.Open(ctx, storeOpts)
+	db, err := Database(cfg.DSN)
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	store, err := sqlstore.Open(ctx, db, storeOpts)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
@@ -83,9 +89,26 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, log *slog.Logger) e
 	return serveUntilDone(ctx, ln, api, secure, ops.ShutdownDelayDuration, log)
 }
 
+// Database is the database a DSN (--db) names, in the dialect its scheme picks (dialects.Parse):
+// "sqlite://PATH" (sqlite.Path), "postgres://..." or "postgresql://...". A DSN that names none
+// is an error that says what is accepted.
+func Database(dsn string) (sqlstore.Database, error) {
+	name, err := dialects.Parse(dsn)
+	if err != nil {
+		return sqlstore.Database{}, err
+	}
+	if name == dialects.Postgres {
+		return sqlstore.Postgres(dsn), nil
+	}
+	path, err := sqlite.Path(dsn)
+	if err != nil {
+		return sqlstore.Database{}, err
+	}
+	return sqlstore.SQLite(path), nil
+}
+
 func storeOptions(cfg Config, log *slog.Logger) sqlstore.Options {
 	return sqlstore.Options{
-		DSN:                   cfg.DSN,
 		Logger:                log,
 		MaxConns:              cfg.DBMaxConns,
 		Retention:             cfg.Retention,

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
 // A watch must end when shutdown starts, while an ordinary request keeps its context.
@@ -30,5 +32,29 @@ func TestEndStreamsOnShutdown(t *testing.T) {
 	handler.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/api/v1/configmaps", nil))
 	if got := <-ended; got != "/api/v1/configmaps finished" {
 		t.Fatalf("list: %s", got)
+	}
+}
+
+// --db picks the dialect of the store; a DSN that names no database is refused with what is accepted.
+func TestDatabase(t *testing.T) {
+	for dsn, want := range map[string]sqlstore.Database{
+		"sqlite://./sqlkube.db":                 sqlstore.SQLite("./sqlkube.db"),
+		"sqlite:///var/lib/x.db":                sqlstore.SQLite("/var/lib/x.db"),
+		"postgres://postgres@db:5432/kube":      sqlstore.Postgres("postgres://postgres@db:5432/kube"),
+		"postgresql://u@db/kube?sslmode=verify": sqlstore.Postgres("postgresql://u@db/kube?sslmode=verify"),
+	} {
+		if got, err := Database(dsn); err != nil || got != want {
+			t.Errorf("Database(%q) = %+v, %v; want %+v", dsn, got, err, want)
+		}
+	}
+	for dsn, want := range map[string]string{
+		"mysql://localhost/db":  `unsupported database scheme "mysql": accepted schemes are sqlite://, postgres:// and postgresql://`,
+		"./sqlkube.db":          `invalid database DSN "./sqlkube.db": expected sqlite://PATH, postgres://... or postgresql://...`,
+		"sqlite://":             `invalid SQLite DSN "sqlite://": expected sqlite://PATH`,
+		"sqlite://x.db?mode=ro": `invalid SQLite DSN "sqlite://x.db?mode=ro": the path may not contain '?' or '#'`,
+	} {
+		if _, err := Database(dsn); err == nil || err.Error() != want {
+			t.Errorf("Database(%q): %v; want %s", dsn, err, want)
+		}
 	}
 }

@@ -80,7 +80,7 @@ func (s panickingGets) Get(ctx context.Context, key sqlstore.Key) (sqlstore.Obje
 func TestAuditPanic(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	store, err := sqlstore.Open(ctx, sqlstore.Options{DSN: sqltest.SQLiteDSN(t)})
+	store, err := sqlstore.Open(ctx, sqlstore.SQLite(sqltest.SQLitePath(t)), sqlstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

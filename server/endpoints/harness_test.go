@@ -31,7 +31,7 @@ type testAPI struct {
 func newTestAPI(t testing.TB, dsn string, opts apiserver.Options) *testAPI {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	store, err := sqlstore.Open(ctx, sqlstore.Options{DSN: dsn})
+	store, err := sqlstore.Open(ctx, sqltest.Database(t, dsn, sqlstore.SQLite, sqlstore.Postgres), sqlstore.Options{})
 	if err != nil {
 		t.Fatalf("opening store: %v", err)
 	}

@@ -468,12 +468,12 @@ func TestWatchBadInput(t *testing.T) {
 	api.do(http.MethodGet, configMapsPath+"?watch=1", "", "Accept: application/yaml").expect(t, http.StatusNotAcceptable)
 }
 
-// newStoreAPI is a Server over a store opened with storeOpts (a small watch buffer, say). It
+// newStoreAPI is a Server over a store of db opened with storeOpts (a small watch buffer, say). It
 // also returns the remote addresses of the connections the server has closed.
-func newStoreAPI(t *testing.T, storeOpts sqlstore.Options) (*testAPI, *sync.Map) {
+func newStoreAPI(t *testing.T, db sqlstore.Database, storeOpts sqlstore.Options) (*testAPI, *sync.Map) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	store, err := sqlstore.Open(ctx, storeOpts)
+	store, err := sqlstore.Open(ctx, db, storeOpts)
 	if err != nil {
 		t.Fatalf("opening store: %v", err)
 	}
@@ -547,7 +547,7 @@ func (r idleTimeoutReader) Read(p []byte) (int, error) {
 
 func TestWatchSlowConsumerIsDisconnected(t *testing.T) {
 	defer endpoints.SetWatchWriteTimeout(time.Second)()
-	api, closedConns := newStoreAPI(t, sqlstore.Options{DSN: sqltest.SQLiteDSN(t), WatchBuffer: 16})
+	api, closedConns := newStoreAPI(t, sqlstore.SQLite(sqltest.SQLitePath(t)), sqlstore.Options{WatchBuffer: 16})
 	path := configMapsPath + "?watch=1&resourceVersion=" + api.listRV()
 	slow := rawWatch(t, api, path)
 	fast := api.watch(path)

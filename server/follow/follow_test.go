@@ -145,7 +145,7 @@ func TestQueue(t *testing.T) {
 
 func openStore(t *testing.T, dsn string) *sqlstore.Store {
 	t.Helper()
-	store, err := sqlstore.Open(t.Context(), sqlstore.Options{DSN: dsn})
+	store, err := sqlstore.Open(t.Context(), sqltest.Database(t, dsn, sqlstore.SQLite, sqlstore.Postgres), sqlstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

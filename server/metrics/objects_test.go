@@ -29,7 +29,7 @@ var countedTypes = storedTypes{
 // openStore is a store on dsn holding that many ConfigMaps, in two namespaces, and one widget.
 func openStore(t *testing.T, dsn string, configmaps int) *sqlstore.Store {
 	t.Helper()
-	store, err := sqlstore.Open(t.Context(), sqlstore.Options{DSN: dsn})
+	store, err := sqlstore.Open(t.Context(), sqltest.Database(t, dsn, sqlstore.SQLite, sqlstore.Postgres), sqlstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func newTestRegistry(t *testing.T, dsn string) *testRegistry {
 // openStore opens a store on dsn, closed when the test ends.
 func openStore(t *testing.T, dsn string) *sqlstore.Store {
 	t.Helper()
-	store, err := sqlstore.Open(t.Context(), sqlstore.Options{DSN: dsn})
+	store, err := sqlstore.Open(t.Context(), sqltest.Database(t, dsn, sqlstore.SQLite, sqlstore.Postgres), sqlstore.Options{})
 	if err != nil {
 		t.Fatalf("opening the store: %v", err)
 	}

@@ -204,7 +204,7 @@ func TestNamespaceCheckAnswersFromCache(t *testing.T) {
 // openTestStore opens a real store on dsn, closed when the test ends.
 func openTestStore(t *testing.T, dsn string) *sqlstore.Store {
 	t.Helper()
-	store, err := sqlstore.Open(context.Background(), sqlstore.Options{DSN: dsn})
+	store, err := sqlstore.Open(context.Background(), sqltest.Database(t, dsn, sqlstore.SQLite, sqlstore.Postgres), sqlstore.Options{})
 	if err != nil {
 		t.Fatalf("opening the store: %v", err)
 	}

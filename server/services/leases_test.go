@@ -19,7 +19,7 @@ import (
 func TestStoredLeases(t *testing.T) {
 	sqltest.Backends(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		store, err := sqlstore.Open(ctx, sqlstore.Options{DSN: dsn})
+		store, err := sqlstore.Open(ctx, sqltest.Database(t, dsn, sqlstore.SQLite, sqlstore.Postgres), sqlstore.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func assertLeases(t *testing.T, l *storedLeases, want ...string) {
 // accepted once that lease has expired, beside one of its own CA, or when it mints nothing.
 func TestCheckSharedCA(t *testing.T) {
 	ctx := context.Background()
-	store, err := sqlstore.Open(ctx, sqlstore.Options{DSN: sqltest.SQLiteDSN(t)})
+	store, err := sqlstore.Open(ctx, sqlstore.SQLite(sqltest.SQLitePath(t)), sqlstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func newRange(store Storage, size int) *storedRange {
 // the range full when it is.
 func TestStoredRangeSharedByReplicas(t *testing.T) {
 	sqltest.Backends(t, func(t *testing.T, dsn string) {
-		store, err := sqlstore.Open(context.Background(), sqlstore.Options{DSN: dsn})
+		store, err := sqlstore.Open(context.Background(), sqltest.Database(t, dsn, sqlstore.SQLite, sqlstore.Postgres), sqlstore.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -127,16 +127,16 @@ func Verify(path string) (Status, error) {
 	return readFile(path, func(header, func() (sqlstore.SnapshotObject, error)) error { return nil })
 }
 
-// Restore verifies the snapshot at path, then restores it into the empty database dsn names (see
+// Restore verifies the snapshot at path, then restores it into the empty database d names (see
 // sqlstore.Restore): nothing is written unless the whole file is intact.
-func Restore(ctx context.Context, dsn, path string) (Status, error) {
+func Restore(ctx context.Context, d sqlstore.Database, path string) (Status, error) {
 	if _, err := Verify(path); err != nil {
 		return Status{}, err
 	}
 	// The file is read a second time to restore it, and checked again: should it change in
 	// between, the restore's transaction is rolled back.
 	return readFile(path, func(h header, next func() (sqlstore.SnapshotObject, error)) error {
-		return sqlstore.Restore(ctx, dsn, sqlstore.SnapshotHeader{Revision: h.Revision, Objects: h.Objects},
+		return sqlstore.Restore(ctx, d, sqlstore.SnapshotHeader{Revision: h.Revision, Objects: h.Objects},
 			func(each func(sqlstore.SnapshotObject) error) error {
 				for range h.Objects {
 					obj, err := next()

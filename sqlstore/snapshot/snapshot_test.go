@@ -16,7 +16,7 @@ import (
 // savedSnapshot writes n configmaps to a new SQLite store and saves it; it returns the file.
 func savedSnapshot(t *testing.T, n int) (string, snapshot.Status) {
 	t.Helper()
-	s, err := sqlstore.Open(context.Background(), sqlstore.Options{DSN: sqltest.SQLiteDSN(t)})
+	s, err := sqlstore.Open(context.Background(), sqlstore.SQLite(sqltest.SQLitePath(t)), sqlstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,11 +84,11 @@ func TestDamagedFilesAreRefused(t *testing.T) {
 			if _, err := snapshot.Verify(damaged); !errors.As(err, &corrupt) {
 				t.Fatalf("Verify: %v; want a CorruptError", err)
 			}
-			target := sqltest.SQLiteDSN(t)
-			if _, err := snapshot.Restore(context.Background(), target, damaged); !errors.As(err, &corrupt) {
+			target := sqltest.SQLitePath(t)
+			if _, err := snapshot.Restore(context.Background(), sqlstore.SQLite(target), damaged); !errors.As(err, &corrupt) {
 				t.Fatalf("Restore: %v; want a CorruptError", err)
 			}
-			if _, err := os.Stat(target[len("sqlite://"):]); !errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("Restore of a damaged file touched the target: %v", err)
 			}
 		})
@@ -104,12 +104,12 @@ func TestDamagedFilesAreRefused(t *testing.T) {
 
 func TestRestoreFromFile(t *testing.T) {
 	file, saved := savedSnapshot(t, 3)
-	target := sqltest.SQLiteDSN(t)
+	target := sqlstore.SQLite(sqltest.SQLitePath(t))
 	restored, err := snapshot.Restore(context.Background(), target, file)
 	if err != nil || restored != saved {
 		t.Fatalf("Restore = %+v, %v; want %+v", restored, err, saved)
 	}
-	s, err := sqlstore.Open(context.Background(), sqlstore.Options{DSN: target})
+	s, err := sqlstore.Open(context.Background(), target, sqlstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

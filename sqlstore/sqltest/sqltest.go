@@ -18,6 +18,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
+
+	"github.com/sqlkube/sqlkube/dialects"
+	"github.com/sqlkube/sqlkube/dialects/sqlite"
 )
 
 // PostgresEnv overrides the DSN of the PostgreSQL server tests create their databases on; the
@@ -36,7 +39,44 @@ func Backends(t *testing.T, fn func(t *testing.T, dsn string)) {
 // SQLiteDSN names a new database file in the test's temporary directory.
 func SQLiteDSN(t testing.TB) string {
 	t.Helper()
-	return "sqlite://" + filepath.Join(t.TempDir(), "sqlkube.db")
+	return "sqlite://" + SQLitePath(t)
+}
+
+// SQLitePath is the path of a new database file in the test's temporary directory (for
+// sqlstore.SQLite).
+func SQLitePath(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(t.TempDir(), "sqlkube.db")
+}
+
+// Database is the database dsn names as sqlstore.Open takes it, its dialect picked as the server
+// picks it (dialects.Parse): sqlite called with the SQLite file's path, or postgres with dsn.
+// Tests pass sqlstore.SQLite and sqlstore.Postgres (sqltest cannot import sqlstore, whose own
+// tests use it). The test fails if dsn names no database.
+func Database[D any](t testing.TB, dsn string, sqlite, postgres func(string) D) D {
+	t.Helper()
+	name, address := parse(t, dsn)
+	if name == dialects.SQLite {
+		return sqlite(address)
+	}
+	return postgres(address)
+}
+
+// parse is the dialect of dsn and what it is opened with: the SQLite file's path, or dsn itself.
+func parse(t testing.TB, dsn string) (dialects.Name, string) {
+	t.Helper()
+	name, err := dialects.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name != dialects.SQLite {
+		return name, dsn
+	}
+	path, err := sqlite.Path(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return name, path
 }
 
 // PostgresDSN creates a uniquely named database and drops it when the test ends, first ending
@@ -144,9 +184,10 @@ func randomSuffix(t testing.TB) string {
 // store's back (a newer schema version, terminated backends). It is closed when the test ends.
 func Open(t testing.TB, dsn string) *sql.DB {
 	t.Helper()
-	driver, source := "pgx", dsn
-	if path, ok := strings.CutPrefix(dsn, "sqlite://"); ok {
-		driver, source = "sqlite", path
+	driver := "pgx"
+	name, source := parse(t, dsn)
+	if name == dialects.SQLite {
+		driver = "sqlite"
 	}
 	db, err := sql.Open(driver, source)
 	if err != nil {

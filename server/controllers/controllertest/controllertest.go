@@ -38,7 +38,7 @@ func Backends(t *testing.T, fn func(t *testing.T, env *Env)) {
 // starts no controller: the test runs those it tests.
 func New(t testing.TB, dsn string) *Env {
 	t.Helper()
-	store, err := sqlstore.Open(t.Context(), sqlstore.Options{DSN: dsn})
+	store, err := sqlstore.Open(t.Context(), sqltest.Database(t, dsn, sqlstore.SQLite, sqlstore.Postgres), sqlstore.Options{})
 	if err != nil {
 		t.Fatalf("opening the store: %v", err)
 	}
