@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sqlkube/sqlkube/server/endpoints/filters"
+
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
@@ -23,7 +25,6 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
 
-	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/server/admission"
 	"github.com/sqlkube/sqlkube/server/auth"
 	"github.com/sqlkube/sqlkube/server/builtin"
@@ -38,6 +39,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/controllers/priorityclasses"
 	rbaccontroller "github.com/sqlkube/sqlkube/server/controllers/rbac"
 	"github.com/sqlkube/sqlkube/server/discovery"
+	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/server/loopback"
 	"github.com/sqlkube/sqlkube/server/metrics"
 	"github.com/sqlkube/sqlkube/server/pods"
@@ -407,7 +409,7 @@ type fairness struct {
 // objects are written, and the library's configuration controller follows them through the
 // loopback client and shares the server's concurrency (both in-flight limits together) out to
 // the priority levels.
-func startPriorityAndFairness(ctx context.Context, deps controllers.Deps, lb *loopback.Client, limits endpoints.Limits, opts Options) fairness {
+func startPriorityAndFairness(ctx context.Context, deps controllers.Deps, lb *loopback.Client, limits filters.Limits, opts Options) fairness {
 	if !limits.PriorityAndFairness {
 		genericfilters.StartMaxInFlightWatermarkMaintenance(ctx.Done())
 		return fairness{}

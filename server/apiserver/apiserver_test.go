@@ -15,10 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sqlkube/sqlkube/server/endpoints"
+	"github.com/sqlkube/sqlkube/server/endpoints/filters"
+
 	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/server/auth"
 	"github.com/sqlkube/sqlkube/server/controllers"
+	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
@@ -127,7 +129,7 @@ func TestAssembledWithSecurity(t *testing.T) {
 	}
 	s := start(t, sqltest.SQLiteDSN(t), apiserver.Options{
 		Security: &apiserver.Security{Authentication: auth.Authentication{TokenAuthFile: tokens}, AuthorizationModes: []string{auth.ModeRBAC}},
-		Options:  endpoints.Options{Limits: &endpoints.Limits{MaxRequestsInFlight: 10, MaxMutatingRequestsInFlight: 10, RequestTimeout: time.Minute}},
+		Options:  endpoints.Options{Limits: &filters.Limits{MaxRequestsInFlight: 10, MaxMutatingRequestsInFlight: 10, RequestTimeout: time.Minute}},
 	})
 	ready := s.waitFor("/readyz?verbose", "admin-token", http.StatusOK)
 	if !strings.Contains(ready, "[+]poststarthook/rbac/bootstrap-roles ok") || strings.Contains(ready, "flowcontrol") {

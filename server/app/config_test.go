@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlkube/sqlkube/server/endpoints/filters"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/server/controllers"
 )
 
@@ -41,7 +42,7 @@ func TestParseServeDefaults(t *testing.T) {
 			SASigningKeyFile:   "sqlkube-pki/sa.key",
 		},
 		Operations: operationsConfig{
-			Limits: endpoints.Limits{MaxRequestsInFlight: 400, MaxMutatingRequestsInFlight: 200, PriorityAndFairness: true,
+			Limits: filters.Limits{MaxRequestsInFlight: 400, MaxMutatingRequestsInFlight: 200, PriorityAndFairness: true,
 				RequestTimeout: time.Minute, MinRequestTimeout: 30 * time.Minute},
 			RequestLogLevel: slog.LevelDebug,
 			Profiling:       true,
@@ -96,7 +97,7 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 			SASigningKeyFile:   "/pki/sa.key",
 		},
 		Operations: operationsConfig{
-			Limits: endpoints.Limits{MaxRequestsInFlight: 10, MaxMutatingRequestsInFlight: 200,
+			Limits: filters.Limits{MaxRequestsInFlight: 10, MaxMutatingRequestsInFlight: 200,
 				RequestTimeout: time.Minute, MinRequestTimeout: time.Minute},
 			RequestLogLevel: slog.LevelInfo,
 			Profiling:       true,

@@ -5,15 +5,15 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/sqlkube/sqlkube/server/endpoints/filters"
 
-	"github.com/sqlkube/sqlkube/server/endpoints"
+	"github.com/spf13/pflag"
 )
 
 // operationsConfig is how the server protects itself and how it is operated: request limits and
 // timeouts, the request log, profiling and shutdown, with kube-apiserver's flag names.
 type operationsConfig struct {
-	Limits                endpoints.Limits
+	Limits                filters.Limits
 	RequestLogLevel       slog.Level
 	Profiling             bool
 	ShutdownDelayDuration time.Duration
@@ -22,7 +22,7 @@ type operationsConfig struct {
 }
 
 func addOperationsFlags(fs *pflag.FlagSet, c *operationsConfig) {
-	defaults := endpoints.DefaultLimits()
+	defaults := filters.DefaultLimits()
 	fs.IntVar(&c.Limits.MaxRequestsInFlight, "max-requests-inflight", defaults.MaxRequestsInFlight,
 		"most non-mutating requests served at once (watches are not counted); beyond it, 429 with Retry-After; 0 is no limit. With priority and fairness, this plus --max-mutating-requests-inflight is the server's concurrency")
 	fs.IntVar(&c.Limits.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", defaults.MaxMutatingRequestsInFlight,

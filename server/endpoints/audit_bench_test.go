@@ -12,9 +12,9 @@ import (
 	auditinternal "k8s.io/apiserver/pkg/apis/audit"
 	"k8s.io/apiserver/pkg/audit/policy"
 
-	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/server/auditlog"
+	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 

@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
+	"github.com/sqlkube/sqlkube/server/endpoints"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/discovery"
+	"github.com/sqlkube/sqlkube/server/endpoints/filters"
 	"github.com/sqlkube/sqlkube/server/pods"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/server/reviews"
@@ -25,7 +26,7 @@ const (
 var (
 	ErrDatabaseFault    = errDatabaseFault
 	ErrPanicked         = errPanicked
-	RequestInfoResolver = requestInfoResolver
+	RequestInfoResolver = filters.RequestInfoResolver
 	ProtobufScheme      = protobufScheme
 	ProtobufDecoder     = protobufDecoder
 )
@@ -74,7 +75,8 @@ func ServeRoutesOnly(s *Server) { s.handler = s.routes }
 
 // Limited is inner behind s's request limits and timeouts.
 func Limited(s *Server, inner http.Handler) http.Handler {
-	return s.withTimeouts(s.withOverloadProtection(inner))
+	c := s.filterConfig()
+	return filters.Timeouts(filters.OverloadProtection(inner, c), c)
 }
 
 // MatchRoute finds the route s serves r with, as its router does before each request.

@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/server/apiserver"
+	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )

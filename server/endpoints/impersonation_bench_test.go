@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/sqlkube/sqlkube/server/endpoints/filters"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	"k8s.io/apiserver/pkg/endpoints/filters/impersonation"
 )
@@ -13,7 +14,7 @@ import (
 // impersonates nobody: issue 19 asks for no cost then.
 func BenchmarkImpersonationWithoutHeaders(b *testing.B) {
 	next := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
-	filter := impersonation.WithConstrainedImpersonation(next, authorizerfactory.NewAlwaysAllowAuthorizer(), statusCodecs)
+	filter := impersonation.WithConstrainedImpersonation(next, authorizerfactory.NewAlwaysAllowAuthorizer(), filters.StatusCodecs)
 	req := httptest.NewRequest(http.MethodPost, "/api/v1/namespaces/bench/configmaps", nil)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")

@@ -10,14 +10,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlkube/sqlkube/server/endpoints/filters"
+
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
 	genericfilters "k8s.io/apiserver/pkg/endpoints/filters"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 
-	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
+	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -44,7 +46,7 @@ func get(t *testing.T, url string) (int, http.Header, string) {
 }
 
 func TestInFlightLimitRefusesBeyondItButNotWatches(t *testing.T) {
-	api := newTestAPI(t, sqltest.SQLiteDSN(t), apiserver.Options{Options: endpoints.Options{Limits: &endpoints.Limits{MaxRequestsInFlight: 1, MaxMutatingRequestsInFlight: 1, RequestTimeout: time.Minute}}})
+	api := newTestAPI(t, sqltest.SQLiteDSN(t), apiserver.Options{Options: endpoints.Options{Limits: &filters.Limits{MaxRequestsInFlight: 1, MaxMutatingRequestsInFlight: 1, RequestTimeout: time.Minute}}})
 	inside, release := make(chan struct{}), make(chan struct{})
 	srv := limitedChain(api.server, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("block") != "" {
@@ -77,7 +79,7 @@ func TestInFlightLimitRefusesBeyondItButNotWatches(t *testing.T) {
 }
 
 func TestRequestTimeout(t *testing.T) {
-	api := newTestAPI(t, sqltest.SQLiteDSN(t), apiserver.Options{Options: endpoints.Options{Limits: &endpoints.Limits{RequestTimeout: 100 * time.Millisecond}}})
+	api := newTestAPI(t, sqltest.SQLiteDSN(t), apiserver.Options{Options: endpoints.Options{Limits: &filters.Limits{RequestTimeout: 100 * time.Millisecond}}})
 	abandoned := make(chan error, 2)
 	srv := limitedChain(api.server, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done() // the handler's context ends at the deadline, abandoning its work

@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/server/builtin"
+	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/server/resource"
 )
 

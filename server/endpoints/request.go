@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/gorilla/mux"
+	"github.com/sqlkube/sqlkube/server/endpoints/filters"
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -291,7 +292,7 @@ func requestVerb(method string, collection bool) string {
 }
 
 // IsWatch reports whether r asks for a watch, as kube-apiserver's request-info resolver (the
-// filters' requestInfoResolver) reads it: a legacy /watch/ path, or a GET of a collection whose
+// filters' RequestInfoResolver) reads it: a legacy /watch/ path, or a GET of a collection whose
 // watch parameter is true by apimachinery's conversion of a query value to a bool (absent, "0"
 // and "false" in any letter case are false; anything else is true: "True", the Python client's,
 // "yes", and an empty value too; the first of repeated values counts). The routes read the
@@ -301,7 +302,7 @@ func IsWatch(r *http.Request) bool {
 	info, resolved := genericrequest.RequestInfoFrom(r.Context())
 	if !resolved {
 		var err error
-		if info, err = requestInfoResolver.NewRequestInfo(r); err != nil {
+		if info, err = filters.RequestInfoResolver.NewRequestInfo(r); err != nil {
 			return false
 		}
 	}

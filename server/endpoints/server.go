@@ -13,6 +13,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/server/auth"
+	"github.com/sqlkube/sqlkube/server/endpoints/filters"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
@@ -33,7 +34,7 @@ type Options struct {
 	// Audit records requests in an audit log (--audit-policy-file and its backends).
 	Audit auditlog.Config
 	// Limits protect the server against overload; nil applies kube-apiserver's defaults.
-	Limits *Limits
+	Limits *filters.Limits
 	// RequestLogLevel is the level of the line logged for each request answered below 500
 	// (those at 500 and above are errors).
 	RequestLogLevel slog.Level
@@ -42,11 +43,11 @@ type Options struct {
 }
 
 // EffectiveLimits are the limits the server applies: Limits, or kube-apiserver's defaults.
-func (o Options) EffectiveLimits() Limits {
+func (o Options) EffectiveLimits() filters.Limits {
 	if o.Limits != nil {
 		return *o.Limits
 	}
-	return DefaultLimits()
+	return filters.DefaultLimits()
 }
 
 // API is what the HTTP layer serves, assembled by server/apiserver.
@@ -88,7 +89,7 @@ type Server struct {
 	api     API
 	opts    Options
 	log     *slog.Logger
-	limits  Limits
+	limits  filters.Limits
 	handler http.Handler
 	// routes are the API's routes without the filter chain, for the in-process client.
 	routes http.Handler
@@ -114,14 +115,14 @@ func New(api API, opts Options) *Server {
 	s := &Server{api: api, opts: opts, log: opts.Logger, limits: opts.EffectiveLimits()}
 	s.routes = s.route()
 	// Outermost, as in kube-apiserver: every answer carries an Audit-Id header, audited or not.
-	s.handler = withGrownStack(genericapifilters.WithAuditInit(s.withRecovery(s.withFilters(metrics.WithRequests(genericapifilters.WithWarningRecorder(s.routes), longRunning)))), growStackTo16KiB)
+	s.handler = filters.WithGrownStack(genericapifilters.WithAuditInit(s.withRecovery(filters.Chain(metrics.WithRequests(genericapifilters.WithWarningRecorder(s.routes), filters.LongRunning), s.filterConfig()))), filters.GrowStackTo16KiB)
 	return s
 }
 
 // InProcess serves the in-process client (server/loopback): the routes, with the request's
 // information resolved, without the filter chain.
 func (s *Server) InProcess() http.Handler {
-	return genericapifilters.WithRequestInfo(s.routes, requestInfoResolver)
+	return genericapifilters.WithRequestInfo(s.routes, filters.RequestInfoResolver)
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
@@ -156,5 +157,13 @@ func serveBytes(body []byte, contentType string) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", contentType)
 		_, _ = w.Write(body)
+	}
+}
+
+// filterConfig is what the filter chain needs of the server.
+func (s *Server) filterConfig() filters.Config {
+	return filters.Config{
+		Log: s.log, RequestLogLevel: s.opts.RequestLogLevel, Audit: s.opts.Audit, Limits: s.limits,
+		Authenticator: s.api.Authenticator, Audiences: s.api.Audiences, Authorizer: s.api.Authorizer, FlowControl: s.api.FlowControl,
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sqlkube/sqlkube/server/auditlog"
+	"github.com/sqlkube/sqlkube/server/endpoints/filters"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -71,7 +72,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	st := apiStatus(err)
-	if st.Code >= 500 && !clientGone(r) {
+	if st.Code >= 500 && !filters.ClientGone(r) {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {

@@ -11,9 +11,9 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 
-	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/server/auth"
+	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/server/serviceaccount"
 	"github.com/sqlkube/sqlkube/server/serviceaccount/tokenrequest"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"

@@ -1,4 +1,4 @@
-package endpoints
+package filters
 
 import (
 	"net/http"
@@ -45,32 +45,32 @@ func DefaultLimits() Limits {
 	}
 }
 
-// longRunning tells the requests no in-flight limit or request timeout applies to: watches, as
+// LongRunning tells the requests no in-flight limit or request timeout applies to: watches, as
 // kube-apiserver's check (the proxy, exec and log verbs it also names are not served here).
-var longRunning = genericfilters.BasicLongRunningRequestCheck(
+var LongRunning = genericfilters.BasicLongRunningRequestCheck(
 	sets.NewString("watch", "proxy"),
 	sets.NewString("attach", "exec", "proxy", "log", "portforward"),
 )
 
-// withTimeouts gives each request that is not long-running a deadline of RequestTimeout, or the
+// Timeouts gives each request that is not long-running a deadline of RequestTimeout, or the
 // shorter ?timeout= it asks for, and answers kube's 504 Timeout Status when it is passed; the
 // handler's context ends with it, which rolls back its transaction.
-func (s *Server) withTimeouts(next http.Handler) http.Handler {
-	h := genericfilters.WithTimeoutForNonLongRunningRequests(withGrownStackUnlessLongRunning(next), longRunning)
-	audit := s.opts.Audit // a request refused for a bad ?timeout= is audited, as in kube-apiserver
-	return genericapifilters.WithRequestDeadline(h, audit.Backend, audit.Policy, longRunning, statusCodecs, s.limits.RequestTimeout)
+func Timeouts(next http.Handler, c Config) http.Handler {
+	h := genericfilters.WithTimeoutForNonLongRunningRequests(withGrownStackUnlessLongRunning(next), LongRunning)
+	audit := c.Audit // a request refused for a bad ?timeout= is audited, as in kube-apiserver
+	return genericapifilters.WithRequestDeadline(h, audit.Backend, audit.Policy, LongRunning, StatusCodecs, c.Limits.RequestTimeout)
 }
 
-// withOverloadProtection bounds the requests served at once: by priority and fairness, or by
+// OverloadProtection bounds the requests served at once: by priority and fairness, or by
 // kube-apiserver's two plain in-flight limits.
-func (s *Server) withOverloadProtection(next http.Handler) http.Handler {
-	l := s.limits
-	if s.api.FlowControl != nil {
+func OverloadProtection(next http.Handler, c Config) http.Handler {
+	l := c.Limits
+	if c.FlowControl != nil {
 		estimate := flowcontrolrequest.NewWorkEstimator(unknownObjectCount, noWatchCount,
-			flowcontrolrequest.DefaultWorkEstimatorConfig(), s.api.FlowControl.GetMaxSeats)
-		return genericfilters.WithPriorityAndFairness(next, longRunning, s.api.FlowControl, estimate, l.RequestTimeout/4)
+			flowcontrolrequest.DefaultWorkEstimatorConfig(), c.FlowControl.GetMaxSeats)
+		return genericfilters.WithPriorityAndFairness(next, LongRunning, c.FlowControl, estimate, l.RequestTimeout/4)
 	}
-	return genericfilters.WithMaxInFlightLimit(next, l.MaxRequestsInFlight, l.MaxMutatingRequestsInFlight, longRunning)
+	return genericfilters.WithMaxInFlightLimit(next, l.MaxRequestsInFlight, l.MaxMutatingRequestsInFlight, LongRunning)
 }
 
 // unknownObjectCount makes priority and fairness give a list the fewest seats: sqlkube streams a

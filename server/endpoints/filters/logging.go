@@ -1,8 +1,7 @@
-package endpoints
+package filters
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -53,24 +52,24 @@ type requestLogKey struct{}
 // withLogging logs one structured line per request (verb, path, user, status, latency, audit
 // ID): at the server's request log level for answers below 500 and for requests the client
 // abandoned, at error for the rest.
-func (s *Server) withLogging(next http.Handler) http.Handler {
+func withLogging(next http.Handler, c Config) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
 		entry := &requestLogEntry{}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestLogKey{}, entry)))
-		level := s.opts.RequestLogLevel
-		if rec.status >= 500 && !clientGone(r) && !isHealthCheck(r.URL.Path) {
+		level := c.RequestLogLevel
+		if rec.status >= 500 && !ClientGone(r) && !isHealthCheck(r.URL.Path) {
 			level = slog.LevelError
 		}
-		if !s.log.Enabled(r.Context(), level) {
+		if !c.Log.Enabled(r.Context(), level) {
 			return
 		}
 		verb := r.Method
 		if info, ok := genericrequest.RequestInfoFrom(r.Context()); ok {
 			verb = info.Verb
 		}
-		s.log.LogAttrs(r.Context(), level, "request", slog.String("verb", verb), slog.String("path", r.URL.Path),
+		c.Log.LogAttrs(r.Context(), level, "request", slog.String("verb", verb), slog.String("path", r.URL.Path),
 			slog.String("user", entry.user), slog.Int("status", rec.status), slog.Duration("latency", time.Since(start)),
 			slog.String("auditID", audit.GetAuditIDTruncated(r.Context())))
 	})
@@ -99,34 +98,8 @@ func withLoggedUser(next http.Handler) http.Handler {
 	})
 }
 
-// errPanicked is the answer to a request whose handler panicked. It says no more, as
-// kube-apiserver: the panic's value and stack (which the request timeout filter adds) are for the
-// log, not for the client.
-var errPanicked = errors.New("this request caused sqlkube to panic; look in the logs for details")
-
-// withRecovery turns a panic into a logged 500 Status instead of a dropped connection. A handler
-// that already started streaming aborts with http.ErrAbortHandler, which is passed through so
-// the client sees a broken response rather than a truncated but well-formed one.
-func (s *Server) withRecovery(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer func() {
-			v := recover()
-			if v == nil {
-				return
-			}
-			if v == http.ErrAbortHandler {
-				panic(v)
-			}
-			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v,
-				"auditID", audit.GetAuditIDTruncated(r.Context()))
-			s.writeError(w, r, errPanicked)
-		}()
-		next.ServeHTTP(w, r)
-	})
-}
-
-// clientGone reports whether the client closed the request before it was answered: a failure
+// ClientGone reports whether the client closed the request before it was answered: a failure
 // that follows is the client's doing, not a server error worth an error log.
-func clientGone(r *http.Request) bool {
+func ClientGone(r *http.Request) bool {
 	return r.Context().Err() != nil
 }

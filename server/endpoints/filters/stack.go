@@ -1,4 +1,4 @@
-package endpoints
+package filters
 
 import (
 	"net/http"
@@ -6,12 +6,12 @@ import (
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 )
 
-// withGrownStack grows the stack of the goroutine that serves a request, with grow, to what the
+// WithGrownStack grows the stack of the goroutine that serves a request, with grow, to what the
 // request will need, in one step, before it goes deeper. Such goroutines are new for every request
 // (net/http's for each HTTP/2 stream, and the timeout filter's, as in kube-apiserver) and start
 // with a small stack; without this they grow it by doubling as the request descends, each time
 // copying every frame above: a tenth of the server's CPU on gets (docs/benchmarks.md).
-func withGrownStack(next http.Handler, grow func()) http.Handler {
+func WithGrownStack(next http.Handler, grow func()) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		grow()
 		next.ServeHTTP(w, r)
@@ -24,17 +24,17 @@ func withGrownStack(next http.Handler, grow func()) http.Handler {
 // grown here, 10,000 idle watches held twice the stack they use (docs/benchmarks.md).
 func withGrownStackUnlessLongRunning(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if info, ok := genericrequest.RequestInfoFrom(r.Context()); !ok || !longRunning(r, info) {
+		if info, ok := genericrequest.RequestInfoFrom(r.Context()); !ok || !LongRunning(r, info) {
 			growStackTo32KiB()
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// growStackTo16KiB makes room for the filters outside the timeout filter, which then waits.
+// GrowStackTo16KiB makes room for the filters outside the timeout filter, which then waits.
 //
 //go:noinline
-func growStackTo16KiB() {
+func GrowStackTo16KiB() {
 	var frame [12 << 10]byte
 	touch(frame[:])
 }
