@@ -10,9 +10,9 @@ import (
 
 	"github.com/sqlkube/sqlkube/dialects"
 	"github.com/sqlkube/sqlkube/dialects/sqlite"
-	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/server/app/encryption"
+	"github.com/sqlkube/sqlkube/server/endpoints"
 	"github.com/sqlkube/sqlkube/server/metrics"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
