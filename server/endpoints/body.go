@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/sqlkube/sqlkube/server/auditlog"
+	"github.com/sqlkube/sqlkube/server/endpoints/wire"
 	"github.com/sqlkube/sqlkube/server/registry/decode"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -44,7 +45,7 @@ func (s *Server) readRequestBody(r *http.Request, protobufOK bool) (body []byte,
 		return nil, false, err
 	}
 	if format == bodyProtobuf && len(body) > 0 {
-		body, err = protobufToJSON(body)
+		body, err = wire.ProtobufToJSON(body)
 	}
 	return body, format == bodyYAML, err
 }

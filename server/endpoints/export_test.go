@@ -10,6 +10,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/discovery"
 	"github.com/sqlkube/sqlkube/server/endpoints/filters"
+	"github.com/sqlkube/sqlkube/server/endpoints/wire"
 	"github.com/sqlkube/sqlkube/server/pods"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/server/reviews"
@@ -20,15 +21,15 @@ import (
 const (
 	AuthorizationPrefix  = "/apis/authorization.k8s.io/v1/"
 	AuthenticationPrefix = "/apis/authentication.k8s.io/v1/"
-	MediaTypeProtobuf    = mediaTypeProtobuf
+	MediaTypeProtobuf    = wire.MediaTypeProtobuf
 )
 
 var (
 	ErrDatabaseFault    = errDatabaseFault
 	ErrPanicked         = errPanicked
 	RequestInfoResolver = filters.RequestInfoResolver
-	ProtobufScheme      = protobufScheme
-	ProtobufDecoder     = protobufDecoder
+	ProtobufScheme      = wire.ProtobufScheme
+	ProtobufDecoder     = wire.ProtobufDecoder
 )
 
 // SetWatchWriteTimeout changes how long a watch event's write may take until the test ends.

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sqlkube/sqlkube/server/auditlog"
+	"github.com/sqlkube/sqlkube/server/endpoints/wire"
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
@@ -59,7 +60,7 @@ func (s *Server) startList(w http.ResponseWriter, r *http.Request, req *request)
 // gzip. YAML is the exception: it is converted from the whole JSON at the end.
 type listWriter struct {
 	out     output
-	resp    *deferredResponse
+	resp    *wire.DeferredResponse
 	dst     io.Writer
 	yamlBuf *bytes.Buffer
 	opening []byte
@@ -78,7 +79,7 @@ type listWriter struct {
 }
 
 func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *request, out output) (*listWriter, error) {
-	lw := &listWriter{out: out, resp: newDeferredResponse(w, r, out.contentType()), res: req.res, failures: registry.NewListFailures(req.res)}
+	lw := &listWriter{out: out, resp: wire.NewDeferredResponse(w, r, http.StatusOK, out.contentType()), res: req.res, failures: registry.NewListFailures(req.res)}
 	lw.dst = lw.resp
 	if out.yaml {
 		lw.yamlBuf = &bytes.Buffer{}
@@ -97,22 +98,22 @@ func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *requ
 			// kube-apiserver's lists of built-in types carry no type metadata on their items.
 			var buf []byte // reused: each item is written out before the next is encoded
 			lw.encode = func(_, value []byte) ([]byte, error) {
-				buf = appendWithoutTypeMeta(buf[:0], value)
+				buf = wire.AppendWithoutTypeMeta(buf[:0], value)
 				return buf, nil
 			}
 		}
 	case viewPartial:
 		lw.opening = listOpening("PartialObjectMetadataList", metaAPIVersion, "items", nil)
-		lw.encode = func(_, value []byte) ([]byte, error) { return partialMetadataJSON(value, out.metaVersion) }
+		lw.encode = func(_, value []byte) ([]byte, error) { return registry.PartialMetadataJSON(value, out.metaVersion) }
 	case viewTable:
-		tc, err := s.newTableConverter(r, req, out.metaVersion)
+		tc, err := newTable(r, req, out.metaVersion)
 		if err != nil {
 			return nil, err
 		}
-		columns, _ := json.Marshal(tc.columns)
+		columns, _ := json.Marshal(tc.Columns())
 		lw.opening = listOpening("Table", metaAPIVersion, "rows", columns)
 		lw.encode = func(stored, served []byte) ([]byte, error) {
-			row, _, err := tc.row(r.Context(), stored, served)
+			row, _, err := tc.Row(r.Context(), stored, served)
 			if err != nil {
 				return nil, err
 			}
@@ -198,7 +199,7 @@ type unstructuredListMeta struct {
 // cannot change: the connection is aborted so that the client sees a broken response, never a
 // short list that looks complete.
 func (lw *listWriter) fail(err error) error {
-	if lw.resp.sent() {
+	if lw.resp.Sent() {
 		panic(http.ErrAbortHandler)
 	}
 	return err

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/munnerz/goautoneg"
+	"github.com/sqlkube/sqlkube/server/endpoints/wire"
 	"github.com/sqlkube/sqlkube/server/registry"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -17,7 +18,7 @@ const (
 // listedMediaTypes are the media types 406 and 415 answers list, as kube-apiserver lists its
 // serializers' for built-in and custom resources alike: protobuf among them, though sqlkube reads
 // it only for the built-in types and writes it for none.
-var listedMediaTypes = []string{mediaTypeJSON, mediaTypeYAML, mediaTypeProtobuf}
+var listedMediaTypes = []string{mediaTypeJSON, mediaTypeYAML, wire.MediaTypeProtobuf}
 
 // view is what shape of answer the client asked for.
 type view int
@@ -126,7 +127,7 @@ func requestBodyFormat(r *http.Request, protobufOK bool) (bodyFormat, error) {
 		return bodyJSON, nil
 	case mediaType == mediaTypeYAML:
 		return bodyYAML, nil
-	case mediaType == mediaTypeProtobuf && protobufOK:
+	case mediaType == wire.MediaTypeProtobuf && protobufOK:
 		return bodyProtobuf, nil
 	}
 	return bodyJSON, registry.UnsupportedMediaType(listedMediaTypes)

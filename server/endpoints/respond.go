@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/sqlkube/sqlkube/server/auditlog"
+	"github.com/sqlkube/sqlkube/server/endpoints/wire"
 	"github.com/sqlkube/sqlkube/server/registry"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -18,8 +19,7 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, req *reques
 		return err
 	}
 	auditlog.Response(r.Context(), nil, body)
-	resp := newDeferredResponse(w, r, out.contentType())
-	resp.code = code
+	resp := wire.NewDeferredResponse(w, r, code, out.contentType())
 	_, _ = resp.Write(inEncoding(out, body))
 	return resp.Close()
 }
@@ -61,38 +61,20 @@ func (s *Server) encodeObject(r *http.Request, req *request, out output, stored 
 	}
 	switch out.view {
 	case viewPartial:
-		return partialMetadataJSON(value, out.metaVersion)
+		return registry.PartialMetadataJSON(value, out.metaVersion)
 	case viewTable:
-		tc, err := s.newTableConverter(r, req, out.metaVersion)
+		tc, err := newTable(r, req, out.metaVersion)
 		if err != nil {
 			return nil, err
 		}
-		row, obj, err := tc.row(r.Context(), stored, value)
+		row, obj, err := tc.Row(r.Context(), stored, value)
 		if err != nil {
 			return nil, err
 		}
-		table := tc.table()
+		table := tc.Empty()
 		table.Rows = []metav1.TableRow{row}
 		table.ResourceVersion = obj.GetResourceVersion()
 		return json.Marshal(table)
 	}
 	return value, nil
-}
-
-// partialMetadataJSON encodes a stored object as a meta.k8s.io PartialObjectMetadata of the given
-// version.
-func partialMetadataJSON(value []byte, version string) ([]byte, error) {
-	var obj registry.MetadataOnly
-	if err := registry.UnmarshalStored(value, &obj); err != nil {
-		return nil, err
-	}
-	return partialMetadataOf(obj.Metadata, version)
-}
-
-// partialMetadataOf is objMeta as a meta.k8s.io PartialObjectMetadata of version.
-func partialMetadataOf(objMeta metav1.ObjectMeta, version string) ([]byte, error) {
-	return json.Marshal(metav1.PartialObjectMetadata{
-		TypeMeta:   metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: metav1.GroupName + "/" + version},
-		ObjectMeta: objMeta,
-	})
 }

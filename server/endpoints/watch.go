@@ -9,7 +9,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	compbasemetrics "k8s.io/component-base/metrics"
 
+	"github.com/sqlkube/sqlkube/server/endpoints/wire"
 	"github.com/sqlkube/sqlkube/server/metrics"
 	"github.com/sqlkube/sqlkube/server/registry"
 )
@@ -146,7 +146,7 @@ func (s *Server) newWatchStream(ctx context.Context, w http.ResponseWriter, r *h
 		return nil, err
 	}
 	ws := &watchStream{s: s, w: w, rc: http.NewResponseController(w), req: req, watch: watch, encode: encode,
-		fullObjects: out.view == viewObject, gzip: isWatchList(opts) && acceptsGzip(r)}
+		fullObjects: out.view == viewObject, gzip: isWatchList(opts) && wire.AcceptsGzip(r)}
 	labels := []string{req.res.Group, req.res.Version, req.res.Name}
 	ws.events = endpointsmetrics.WatchEvents.WithLabelValues(labels...)
 	ws.eventSizes = endpointsmetrics.WatchEventsSizes.WithLabelValues(labels...)
@@ -158,19 +158,19 @@ func (s *Server) newWatchStream(ctx context.Context, w http.ResponseWriter, r *h
 func (s *Server) watchEncoder(r *http.Request, req *request, out output) (func(stored, served []byte) ([]byte, error), error) {
 	switch out.view {
 	case viewPartial:
-		return func(_, served []byte) ([]byte, error) { return partialMetadataJSON(served, out.metaVersion) }, nil
+		return func(_, served []byte) ([]byte, error) { return registry.PartialMetadataJSON(served, out.metaVersion) }, nil
 	case viewTable:
-		tc, err := s.newTableConverter(r, req, out.metaVersion)
+		tc, err := newTable(r, req, out.metaVersion)
 		if err != nil {
 			return nil, err
 		}
 		headers := true
 		return func(stored, served []byte) ([]byte, error) {
-			row, obj, err := tc.row(r.Context(), stored, served)
+			row, obj, err := tc.Row(r.Context(), stored, served)
 			if err != nil {
 				return nil, err
 			}
-			table := tc.table()
+			table := tc.Empty()
 			if !headers {
 				table.ColumnDefinitions = nil
 			}
@@ -354,16 +354,6 @@ var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
 // isWatchList reports whether a watch is a watch list: initial events ended by a bookmark.
 func isWatchList(opts *internalversion.ListOptions) bool {
 	return opts.SendInitialEvents != nil && *opts.SendInitialEvents && opts.AllowWatchBookmarks
-}
-
-// acceptsGzip reads Accept-Encoding as kube-apiserver does: any "gzip" token.
-func acceptsGzip(r *http.Request) bool {
-	for token := range strings.SplitSeq(r.Header.Get("Accept-Encoding"), ",") {
-		if strings.TrimSpace(token) == "gzip" {
-			return true
-		}
-	}
-	return false
 }
 
 // setWriteDeadline gives the writes that follow watchWriteTimeout to complete. Setting a

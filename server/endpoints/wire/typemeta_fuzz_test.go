@@ -1,4 +1,4 @@
-package endpoints
+package wire
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ func FuzzWithoutTypeMeta(f *testing.F) {
 		delete(obj, "kind")
 		delete(obj, "apiVersion")
 		want, _ := json.Marshal(obj)
-		cut := appendWithoutTypeMeta([]byte("prefix"), encoded)[len("prefix"):] // appends to what is there
+		cut := AppendWithoutTypeMeta([]byte("prefix"), encoded)[len("prefix"):] // appends to what is there
 		var got map[string]any
 		if err := json.Unmarshal(cut, &got); err != nil {
 			t.Fatalf("%s became invalid JSON %s: %v", encoded, cut, err)

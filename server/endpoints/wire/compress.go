@@ -1,10 +1,14 @@
-package endpoints
+// Package wire is what the HTTP layer puts on the wire beyond JSON encoding: answers compressed
+// as kube-apiserver compresses them (gzip past 128 KiB), protobuf bodies transcoded, and list
+// items without their type metadata as kube-apiserver lists built-ins.
+package wire
 
 import (
 	"bufio"
 	"compress/gzip"
 	"io"
 	"net/http"
+	"strings"
 )
 
 const (
@@ -20,10 +24,10 @@ const (
 	streamBuffer = 32 << 10
 )
 
-// deferredResponse holds the start of a response until it knows whether the response is large
+// DeferredResponse holds the start of a response until it knows whether the response is large
 // enough to compress, as kube-apiserver's deferred response writer does. At most gzipThreshold
 // bytes are held; past that everything streams.
-type deferredResponse struct {
+type DeferredResponse struct {
 	w           http.ResponseWriter
 	code        int
 	contentType string
@@ -35,11 +39,12 @@ type deferredResponse struct {
 	gz       *gzip.Writer
 }
 
-func newDeferredResponse(w http.ResponseWriter, r *http.Request, contentType string) *deferredResponse {
-	return &deferredResponse{w: w, code: http.StatusOK, contentType: contentType, gzipOK: acceptsGzip(r)}
+// NewDeferredResponse starts an answer with code, of contentType, to r on w.
+func NewDeferredResponse(w http.ResponseWriter, r *http.Request, code int, contentType string) *DeferredResponse {
+	return &DeferredResponse{w: w, code: code, contentType: contentType, gzipOK: AcceptsGzip(r)}
 }
 
-func (d *deferredResponse) Write(p []byte) (int, error) {
+func (d *DeferredResponse) Write(p []byte) (int, error) {
 	if d.out != nil {
 		return d.out.Write(p)
 	}
@@ -55,7 +60,7 @@ func (d *deferredResponse) Write(p []byte) (int, error) {
 
 // stream sends the headers and what is held, and sends the rest of the body gzip-compressed if
 // the client accepts it, buffered otherwise.
-func (d *deferredResponse) stream() error {
+func (d *DeferredResponse) stream() error {
 	if d.gzipOK {
 		d.w.Header().Set("Content-Encoding", "gzip")
 		d.w.Header().Add("Vary", "Accept-Encoding")
@@ -71,18 +76,18 @@ func (d *deferredResponse) stream() error {
 	return err
 }
 
-func (d *deferredResponse) writeHeader() {
+func (d *DeferredResponse) writeHeader() {
 	d.w.Header().Set("Content-Type", d.contentType)
 	d.w.WriteHeader(d.code)
 }
 
-// sent reports whether any of the response has reached the client: until then an error can
+// Sent reports whether any of the response has reached the client: until then an error can
 // still be answered instead.
-func (d *deferredResponse) sent() bool { return d.out != nil }
+func (d *DeferredResponse) Sent() bool { return d.out != nil }
 
 // Close sends a response held whole (small enough to go uncompressed) as it is, or ends the
 // stream.
-func (d *deferredResponse) Close() error {
+func (d *DeferredResponse) Close() error {
 	switch {
 	case d.out == nil:
 		d.writeHeader()
@@ -92,4 +97,14 @@ func (d *deferredResponse) Close() error {
 		return d.gz.Close()
 	}
 	return d.buffered.Flush()
+}
+
+// AcceptsGzip reads Accept-Encoding as kube-apiserver does: any "gzip" token.
+func AcceptsGzip(r *http.Request) bool {
+	for token := range strings.SplitSeq(r.Header.Get("Accept-Encoding"), ",") {
+		if strings.TrimSpace(token) == "gzip" {
+			return true
+		}
+	}
+	return false
 }

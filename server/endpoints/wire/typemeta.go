@@ -1,12 +1,12 @@
-package endpoints
+package wire
 
 import "bytes"
 
-// appendWithoutTypeMeta appends to dst a JSON object without its top-level kind and apiVersion
+// AppendWithoutTypeMeta appends to dst a JSON object without its top-level kind and apiVersion
 // members. The items of a built-in type's list carry neither in kube-apiserver's answers, while
 // stored objects have both (a get returns them); cutting them out of the stored bytes keeps a list
 // from decoding every item. The input is JSON this server encoded: compact, with unescaped keys.
-func appendWithoutTypeMeta(dst, obj []byte) []byte {
+func AppendWithoutTypeMeta(dst, obj []byte) []byte {
 	open, end := bytes.IndexByte(obj, '{'), bytes.LastIndexByte(obj, '}')
 	if open < 0 || end < open {
 		return append(dst, obj...)

@@ -1,4 +1,4 @@
-package endpoints
+package wire
 
 import (
 	"encoding/json"
@@ -30,6 +30,6 @@ func BenchmarkWithoutTypeMeta(b *testing.B) {
 	b.SetBytes(int64(len(stored)))
 	var buf []byte
 	for b.Loop() {
-		buf = appendWithoutTypeMeta(buf[:0], stored)
+		buf = AppendWithoutTypeMeta(buf[:0], stored)
 	}
 }

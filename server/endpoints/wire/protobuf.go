@@ -1,4 +1,4 @@
-package endpoints
+package wire
 
 import (
 	"encoding/json"
@@ -14,15 +14,15 @@ import (
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
-// mediaTypeProtobuf is Kubernetes' protobuf encoding. kubectl and client-go's typed clients send
+// MediaTypeProtobuf is Kubernetes' protobuf encoding. kubectl and client-go's typed clients send
 // built-in objects in it; as in kube-apiserver, custom resources are JSON and YAML only.
-const mediaTypeProtobuf = "application/vnd.kubernetes.protobuf"
+const MediaTypeProtobuf = "application/vnd.kubernetes.protobuf"
 
-// protobufScheme knows the built-in types we serve, and the option types (DeleteOptions) clients
-// send with them; protobufDecoder reads their protobuf envelopes.
+// ProtobufScheme knows the built-in types we serve, and the option types (DeleteOptions) clients
+// send with them; ProtobufDecoder reads their protobuf envelopes.
 var (
-	protobufScheme  = newProtobufScheme()
-	protobufDecoder = protobuf.NewSerializer(protobufScheme, protobufScheme)
+	ProtobufScheme  = newProtobufScheme()
+	ProtobufDecoder = protobuf.NewSerializer(ProtobufScheme, ProtobufScheme)
 )
 
 func newProtobufScheme() *runtime.Scheme {
@@ -36,10 +36,10 @@ func newProtobufScheme() *runtime.Scheme {
 	return scheme
 }
 
-// protobufToJSON transcodes a protobuf body to the JSON the rest of the write path reads, so that
+// ProtobufToJSON transcodes a protobuf body to the JSON the rest of the write path reads, so that
 // every format goes through the same decoding, defaulting and validation.
-func protobufToJSON(body []byte) ([]byte, error) {
-	obj, gvk, err := protobufDecoder.Decode(body, nil, nil)
+func ProtobufToJSON(body []byte) ([]byte, error) {
+	obj, gvk, err := ProtobufDecoder.Decode(body, nil, nil)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("unable to decode protobuf body: %v", err))
 	}
