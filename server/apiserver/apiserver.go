@@ -251,7 +251,7 @@ func installServices(ctx context.Context, types *catalog.Catalog, store Storage,
 	if !ok {
 		return nil, errors.New("the catalog serves no services")
 	}
-	return services.Install(ctx, svc, store, lb.Client, lb.Informers, opts)
+	return services.Install(ctx, svc, types.Access().BindServiceAllocations, store, lb.Client, lb.Informers, opts)
 }
 
 // security is what secure builds: the API's authentication and authorization, the reviews,

@@ -22,6 +22,8 @@ import (
 type Access struct {
 	bound  atomic.Pointer[access]
 	checks atomic.Pointer[func(context.Context) []resource.Check]
+	// serviceAllocations are the services type's Allocations (BindServiceAllocations).
+	serviceAllocations boundAllocations
 }
 
 type access struct {

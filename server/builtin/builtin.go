@@ -116,7 +116,7 @@ func Resources(bindCRDHooks func(*resource.Resource), access *Access) []*resourc
 		appsResources(),
 		coreResources(),
 		policyResources(),
-		networkResources(),
+		networkResources(access),
 		batchResources(),
 		autoscalingResources(),
 		eventsResources(),

@@ -28,7 +28,7 @@ const (
 // rules (kube), with the names, categories and subresources kube's storage of each gives them.
 // What kube's service storage adds around its strategy (cluster IPs and node ports) is the
 // Allocations hook the assembly sets on services (package services).
-func networkResources() []*resource.Resource {
+func networkResources(access *Access) []*resource.Resource {
 	return []*resource.Resource{
 		builtin("", "v1", "services", "Service", true, verbsAll, kube[corev1.Service](kubeRules{
 			strategy: service.Strategy, status: service.StatusStrategy,
@@ -36,6 +36,7 @@ func networkResources() []*resource.Resource {
 		}), func(r *resource.Resource) {
 			workload("svc")(r)
 			r.Subresources = []resource.Subresource{proxySubresource("Service")}
+			r.Allocations = &access.serviceAllocations
 		}),
 		builtin("", "v1", "endpoints", "Endpoints", true, verbsAll, kube[corev1.Endpoints](kubeRules{
 			strategy: endpoint.Strategy,

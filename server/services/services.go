@@ -65,11 +65,11 @@ type Services struct {
 	ready atomic.Bool
 }
 
-// Install sets the services resource's Allocations: kube's service storage hooks on cluster
-// IP allocators that follow the ServiceCIDR and IPAddress objects through factory (which the
-// caller starts) and write IPAddresses through client, and a node port allocator kept in
-// store. Allocation stops when ctx ends.
-func Install(ctx context.Context, services *resource.Resource, store Storage, client kubernetes.Interface, factory informers.SharedInformerFactory, opts Options) (*Services, error) {
+// Install binds (with bind) the services resource's Allocations: kube's service storage hooks
+// on cluster IP allocators that follow the ServiceCIDR and IPAddress objects through factory
+// (which the caller starts) and write IPAddresses through client, and a node port allocator
+// kept in store. Allocation stops when ctx ends.
+func Install(ctx context.Context, services *resource.Resource, bind func(resource.Allocations), store Storage, client kubernetes.Interface, factory informers.SharedInformerFactory, opts Options) (*Services, error) {
 	opts = withDefaults(opts)
 	ips := map[api.IPFamily]ipallocator.Interface{}
 	var primary *ipallocator.MetaAllocator
@@ -95,7 +95,7 @@ func Install(ctx context.Context, services *resource.Resource, store Storage, cl
 	if err != nil {
 		return nil, err
 	}
-	services.Allocations = hooks
+	bind(hooks)
 	// Not ctx: this replica's lease is removed after ctx has ended.
 	leases := &storedLeases{ctx: context.WithoutCancel(ctx), store: store, now: time.Now, ca: CAFingerprint(opts.ClientCA)}
 	return &Services{opts: opts, leases: leases, primary: primary}, nil
