@@ -69,6 +69,24 @@ type Statement struct {
 	Row  func(scan func(dest ...any) error) error
 }
 
+// Rows are a statement's result rows: *sql.Rows, pgx.Rows.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ReadRows hands each of rows to row and returns the first failure, row's or the rows'. The
+// caller closes rows.
+func ReadRows(rows Rows, row func(scan func(dest ...any) error) error) error {
+	for rows.Next() {
+		if err := row(rows.Scan); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 // Key names a row of the objects table.
 type Key struct{ Resource, Namespace, Name string }
 

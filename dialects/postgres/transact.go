@@ -130,12 +130,7 @@ func readResult(results pgx.BatchResults, q Query) error {
 		return err
 	}
 	defer rows.Close()
-	for rows.Next() {
-		if err := q.Row(rows.Scan); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return dialects.ReadRows(rows, q.Row)
 }
 
 // endTransaction rolls back what a failure or an empty write left open, so that the connection

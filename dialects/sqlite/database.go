@@ -85,16 +85,10 @@ func (c *stmtCache) readRows(ctx context.Context, tx *sql.Tx, q dialects.Stateme
 		return err
 	}
 	defer rows.Close()
-	for rows.Next() {
-		if err := q.Row(rows.Scan); err != nil {
-			return err
-		}
+	if err := dialects.ReadRows(rows, q.Row); err != nil {
+		return err
 	}
-	err = rows.Err()
-	if closeErr := rows.Close(); err == nil {
-		err = closeErr
-	}
-	return err
+	return rows.Close()
 }
 
 // batchStatements inserts the log rows and brings the live set to the batch's final state of each
