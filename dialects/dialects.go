@@ -1,5 +1,7 @@
 // Package dialects holds what differs between the SQL databases sqlkube runs on: DSN parsing,
-// opening connections, and classifying driver errors. It knows nothing about Kubernetes.
+// classifying driver errors, and the Database each dialect's package builds for sqlstore (pools,
+// SQL differences, how a write batch is written and a transaction run). It knows nothing about
+// Kubernetes.
 package dialects
 
 import (

@@ -2,10 +2,10 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
+
+	"github.com/sqlkube/sqlkube/dialects"
 )
 
 // batchOutcome is what a committed batch answers: results[i] belongs to the batch's i-th write
@@ -56,9 +56,9 @@ func (plan batchPlan) markRows(mark func(value []byte) bool) {
 func (s *Store) applyBatch(ctx context.Context, batch []*pendingWrite) (batchOutcome, error) {
 	current := int64(-1)
 	revisions := make(map[Key]int64, len(batch))
-	reads := []query{lockCurrent(&current), liveRevisions(batch, revisions)}
+	reads := []dialects.Statement{lockCurrent(&current), liveRevisions(batch, revisions)}
 	var outcome batchOutcome
-	err := s.transact(ctx, reads, func() ([]statement, error) {
+	err := s.db.Transact(ctx, reads, func() ([]dialects.Statement, error) {
 		if current < 0 {
 			return nil, errors.New("sqlstore: the meta row is missing")
 		}
@@ -69,7 +69,7 @@ func (s *Store) applyBatch(ctx context.Context, batch []*pendingWrite) (batchOut
 			return nil, nil
 		}
 		outcome.current = plan.log[len(plan.log)-1].Revision
-		return s.db.writeBatch(plan, outcome.current), nil
+		return s.db.WriteBatch(plan.rows(), outcome.current), nil
 	})
 	if err != nil {
 		return batchOutcome{}, err
@@ -77,79 +77,18 @@ func (s *Store) applyBatch(ctx context.Context, batch []*pendingWrite) (batchOut
 	return outcome, nil
 }
 
-// commitError is a failed COMMIT: unlike a failure before it, the batch may have been written,
-// so it must not be run again.
-type commitError struct{ err error }
-
-func (e *commitError) Error() string { return "commit: " + e.err.Error() }
-func (e *commitError) Unwrap() error { return e.err }
-
-// query is a statement whose rows row reads, one call per row, with a function that scans the
-// row's columns into dest.
-type query struct {
-	statement
-	row func(scan func(dest ...any) error) error
-}
-
-// transact runs a write transaction: the reads, then the statements that write returns (none:
-// the transaction ends without writing), then COMMIT. The dialect's own transact, where it has
-// one, saves round trips.
-func (s *Store) transact(ctx context.Context, reads []query, write func() ([]statement, error)) error {
-	if s.db.transact != nil {
-		return s.db.transact(ctx, reads, write)
-	}
-	tx, err := s.db.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	for _, q := range reads {
-		if err := s.readRows(ctx, tx, q); err != nil {
-			return err
-		}
-	}
-	writes, err := write()
-	if err != nil || len(writes) == 0 {
-		return err
-	}
-	for _, st := range writes {
-		if err := s.writeStmts.exec(ctx, tx, s.db.rebind(st.sql), st.args...); err != nil {
-			return err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return &commitError{err: err}
-	}
-	return nil
-}
-
-// readRows runs q in tx and hands its rows to q.row.
-func (s *Store) readRows(ctx context.Context, tx *sql.Tx, q query) error {
-	rows, err := s.writeStmts.query(ctx, tx, s.db.rebind(q.sql), q.args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := q.row(rows.Scan); err != nil {
-			return err
-		}
-	}
-	return closeRows(rows)
-}
-
 // lockCurrent locks the counter row and reads the current revision into current (left as it
 // was if the row is missing).
-func lockCurrent(current *int64) query {
-	return query{
-		statement: statement{sql: `UPDATE meta SET current = current WHERE id = 1 RETURNING current`},
-		row:       func(scan func(...any) error) error { return scan(current) },
+func lockCurrent(current *int64) dialects.Statement {
+	return dialects.Statement{
+		SQL: `UPDATE meta SET current = current WHERE id = 1 RETURNING current`,
+		Row: func(scan func(...any) error) error { return scan(current) },
 	}
 }
 
 // liveRevisions reads the live revision of every key the batch touches into revisions, in one
 // query.
-func liveRevisions(batch []*pendingWrite, revisions map[Key]int64) query {
+func liveRevisions(batch []*pendingWrite, revisions map[Key]int64) dialects.Statement {
 	seen := make(map[Key]bool, len(batch))
 	keys := make([]Key, 0, len(batch))
 	for _, p := range batch {
@@ -158,25 +97,24 @@ func liveRevisions(batch []*pendingWrite, revisions map[Key]int64) query {
 			keys = append(keys, p.write.Key)
 		}
 	}
-	return query{
-		statement: selectLive(keys),
-		row: func(scan func(...any) error) error {
-			var k Key
-			var rev int64
-			if err := scan(&k.Resource, &k.Namespace, &k.Name, &rev); err != nil {
-				return err
-			}
-			revisions[k] = rev
-			return nil
-		},
+	lookup := selectLive(keys)
+	lookup.Row = func(scan func(...any) error) error {
+		var k Key
+		var rev int64
+		if err := scan(&k.Resource, &k.Namespace, &k.Name, &rev); err != nil {
+			return err
+		}
+		revisions[k] = rev
+		return nil
 	}
+	return lookup
 }
 
 // selectLive selects the live rows of keys, with a row of placeholders per key. Repeating the
 // last key up to a power of two keeps the statement to a few shapes, which statement caches hold.
 // (Taking the keys as unnest() arrays, as the writes do on PostgreSQL, cost PostgreSQL ~15 µs
 // more CPU per write.)
-func selectLive(keys []Key) statement {
+func selectLive(keys []Key) dialects.Statement {
 	lookups := 1
 	for lookups < len(keys) {
 		lookups *= 2
@@ -186,10 +124,10 @@ func selectLive(keys []Key) statement {
 		k := keys[min(i, len(keys)-1)]
 		args = append(args, k.Resource, k.Namespace, k.Name)
 	}
-	return statement{
-		sql: `SELECT resource, namespace, name, revision FROM objects WHERE (resource, namespace, name) IN (VALUES ` +
-			placeholderRows(lookups, 3) + `)`,
-		args: args,
+	return dialects.Statement{
+		SQL: `SELECT resource, namespace, name, revision FROM objects WHERE (resource, namespace, name) IN (VALUES ` +
+			dialects.Placeholders(lookups, 3) + `)`,
+		Args: args,
 	}
 }
 
@@ -271,47 +209,18 @@ func render(w Write, revision int64) (value []byte, err error) {
 	return value, err
 }
 
-// statement is one SQL statement, with '?' placeholders, and its arguments.
-type statement struct {
-	sql  string
-	args []any
-}
-
-// statements inserts the log rows and brings the live set to the batch's final state of each
-// key: one upsert for the keys that exist after the batch, one delete for those that do not.
-func (plan batchPlan) statements() []statement {
-	log := statement{sql: `INSERT INTO revisions (revision, resource, namespace, name, op, prev_revision, value) VALUES ` +
-		placeholderRows(len(plan.log), 7)}
-	for _, r := range plan.log {
-		log.args = append(log.args, r.Revision, r.Resource, r.Namespace, r.Name, int(r.op), r.prev, r.stored)
+// rows is the plan as the dialect writes it.
+func (plan batchPlan) rows() dialects.Batch {
+	b := dialects.Batch{Log: make([]dialects.LogRow, len(plan.log))}
+	for i, r := range plan.log {
+		b.Log[i] = dialects.LogRow{Key: dialects.Key(r.Key), Revision: r.Revision, Op: int64(r.op), Prev: r.prev, Value: r.stored}
 	}
-	statements := []statement{log}
-	var upserts, deletes []any
 	for _, k := range plan.order {
 		if i := plan.live[k]; i >= 0 {
-			upserts = append(upserts, k.Resource, k.Namespace, k.Name, plan.log[i].Revision, plan.log[i].marked)
+			b.Live = append(b.Live, dialects.LiveRow{Key: dialects.Key(k), Revision: plan.log[i].Revision, Marked: plan.log[i].marked})
 		} else {
-			deletes = append(deletes, k.Resource, k.Namespace, k.Name)
+			b.Gone = append(b.Gone, dialects.Key(k))
 		}
 	}
-	if len(upserts) > 0 {
-		statements = append(statements, statement{
-			sql: `INSERT INTO objects (resource, namespace, name, revision, marked) VALUES ` + placeholderRows(len(upserts)/5, 5) +
-				` ON CONFLICT (resource, namespace, name) DO UPDATE SET revision = excluded.revision, marked = excluded.marked`,
-			args: upserts,
-		})
-	}
-	if len(deletes) > 0 {
-		statements = append(statements, statement{
-			sql:  `DELETE FROM objects WHERE (resource, namespace, name) IN (VALUES ` + placeholderRows(len(deletes)/3, 3) + `)`,
-			args: deletes,
-		})
-	}
-	return statements
-}
-
-// placeholderRows renders "(?, ?), (?, ?)" for rows rows of width placeholders.
-func placeholderRows(rows, width int) string {
-	row := "(" + strings.Repeat("?, ", width-1) + "?)"
-	return strings.Repeat(row+", ", rows-1) + row
+	return b
 }

@@ -42,7 +42,7 @@ func (s *Store) CompactAll(ctx context.Context) (int64, error) {
 	if err := s.Compact(ctx, revision); err != nil {
 		return 0, err
 	}
-	if err := s.db.rewrite(ctx); err != nil {
+	if err := s.db.Rewrite(ctx); err != nil {
 		return 0, s.dbError(ctx, "rewriting the database", err)
 	}
 	return revision, nil
@@ -53,16 +53,16 @@ func (s *Store) CompactAll(ctx context.Context) (int64, error) {
 func (s *Store) withCompactionLock(ctx context.Context, wait bool, compact func(context.Context, txStarter) error) (bool, error) {
 	s.compactMu.Lock()
 	defer s.compactMu.Unlock()
-	if s.db.lockCompaction == nil {
-		return true, compact(ctx, s.db.writer)
+	if s.db.LockCompaction == nil {
+		return true, compact(ctx, s.db.Writer)
 	}
 	// The advisory lock belongs to a session: keep one connection for the lock and the work.
-	conn, err := s.db.writer.Conn(ctx)
+	conn, err := s.db.Writer.Conn(ctx)
 	if err != nil {
 		return false, s.dbError(ctx, "connecting to compact", err)
 	}
 	defer conn.Close()
-	locked, unlock, err := s.db.lockCompaction(ctx, conn, wait)
+	locked, unlock, err := s.db.LockCompaction(ctx, conn, wait)
 	if err != nil {
 		return false, s.dbError(ctx, "taking the compaction lock", err)
 	}
@@ -92,8 +92,8 @@ func (s *Store) compactLocked(ctx context.Context, db txStarter, revision int64)
 		}
 		progress = next
 	}
-	if removed > 0 && s.db.afterCompaction != "" {
-		if _, err := db.ExecContext(ctx, s.db.afterCompaction); err != nil {
+	if removed > 0 && s.db.AfterCompaction != "" {
+		if _, err := db.ExecContext(ctx, s.db.AfterCompaction); err != nil {
 			return s.dbError(ctx, "reclaiming compacted rows", err)
 		}
 	}
@@ -121,7 +121,7 @@ func (s *Store) raiseCompacted(ctx context.Context, db txStarter, revision int64
 	}
 	if revision > compacted {
 		compacted = revision
-		if _, err := tx.ExecContext(ctx, s.db.rebind(`UPDATE meta SET compacted = ? WHERE id = 1 AND compacted < ?`),
+		if _, err := tx.ExecContext(ctx, s.db.Rebind(`UPDATE meta SET compacted = ? WHERE id = 1 AND compacted < ?`),
 			revision, revision); err != nil {
 			return 0, 0, s.dbError(ctx, "raising the compacted revision", err)
 		}
@@ -147,14 +147,14 @@ func (s *Store) deleteHistory(ctx context.Context, db txStarter, from, to int64)
 		`DELETE FROM revisions WHERE revision > ? AND revision <= ? AND op = 3`,
 	}
 	for _, statement := range statements {
-		res, err := tx.ExecContext(ctx, s.db.rebind(statement), from, to)
+		res, err := tx.ExecContext(ctx, s.db.Rebind(statement), from, to)
 		if err != nil {
 			return 0, s.dbError(ctx, "compacting", err)
 		}
 		rows, _ := res.RowsAffected() // both drivers report it; a count is only for metrics
 		removed += rows
 	}
-	if _, err := tx.ExecContext(ctx, s.db.rebind(`UPDATE meta SET compact_progress = ? WHERE id = 1`), to); err != nil {
+	if _, err := tx.ExecContext(ctx, s.db.Rebind(`UPDATE meta SET compact_progress = ? WHERE id = 1`), to); err != nil {
 		return 0, s.dbError(ctx, "compacting", err)
 	}
 	if err := tx.Commit(); err != nil {

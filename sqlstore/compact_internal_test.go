@@ -36,7 +36,7 @@ func TestCompactionDeletesHistory(t *testing.T) {
 		if err := s.Compact(ctx, 5); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := s.db.reader.QueryContext(ctx, `SELECT revision FROM revisions ORDER BY revision`)
+		rows, err := s.db.Reader.QueryContext(ctx, `SELECT revision FROM revisions ORDER BY revision`)
 		if err != nil {
 			t.Fatal(err)
 		}

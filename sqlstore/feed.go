@@ -72,9 +72,9 @@ type feed struct {
 
 func newFeed(s *Store) *feed {
 	var listen listenFunc
-	if s.db.name == dialects.Postgres {
+	if s.db.Name == dialects.Postgres {
 		listen = func(ctx context.Context, notify func(string)) error {
-			return postgres.Listen(ctx, s.database.address, notifyChannel, notify)
+			return postgres.Listen(ctx, s.database.address, dialects.NotifyChannel, notify)
 		}
 	}
 	f := newFeedOn(newSQLLog(s.db, s.dbError, s.fromStorage), listen, s.logger(), s.opts.WatchBuffer)

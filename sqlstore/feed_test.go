@@ -106,7 +106,7 @@ func writeUntilNotified(t testing.TB, env *feedEnv, write func(name string) int6
 func killListeners(t testing.TB, s *Store) {
 	t.Helper()
 	var killed int
-	err := s.db.writer.QueryRowContext(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+	err := s.db.Writer.QueryRowContext(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 		WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`).Scan(&killed)
 	if err != nil {
 		t.Fatalf("terminating the listeners: %v", err)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+
+	"github.com/sqlkube/sqlkube/dialects"
 )
 
 // sqlLog reads the revision log for the feed and for watchers replaying history.
 type sqlLog struct {
-	db *database
+	db *dialects.Database
 	// dbError classifies a failure (ErrUnavailable for the retryable ones) and says what failed.
 	dbError func(ctx context.Context, doing string, err error) error
 	// fromStorage gives back a value as written from what the database keeps.
@@ -28,20 +30,20 @@ const logOrder = ` ORDER BY r.revision LIMIT ?`
 // The selections compare r.resource || ” rather than r.resource so that no index on the key
 // applies: reading the revision range through the primary key costs the range once, where the
 // key index would read and sort the resource's whole history for every page.
-func newSQLLog(db *database, dbError func(context.Context, string, error) error, fromStorage storageForm) *sqlLog {
+func newSQLLog(db *dialects.Database, dbError func(context.Context, string, error) error, fromStorage storageForm) *sqlLog {
 	return &sqlLog{
 		db:             db,
 		dbError:        dbError,
 		fromStorage:    fromStorage,
-		allQuery:       db.rebind(logColumns + logOrder),
-		resourceQuery:  db.rebind(logColumns + ` AND r.resource || '' = ?` + logOrder),
-		namespaceQuery: db.rebind(logColumns + ` AND r.resource || '' = ? AND r.namespace = ?` + logOrder),
-		boundsQuery:    db.rebind(`SELECT current, compacted FROM meta WHERE id = 1`),
+		allQuery:       db.Rebind(logColumns + logOrder),
+		resourceQuery:  db.Rebind(logColumns + ` AND r.resource || '' = ?` + logOrder),
+		namespaceQuery: db.Rebind(logColumns + ` AND r.resource || '' = ? AND r.namespace = ?` + logOrder),
+		boundsQuery:    db.Rebind(`SELECT current, compacted FROM meta WHERE id = 1`),
 	}
 }
 
 func (l *sqlLog) bounds(ctx context.Context) (current, compacted int64, err error) {
-	if err := l.db.reader.QueryRowContext(ctx, l.boundsQuery).Scan(&current, &compacted); err != nil {
+	if err := l.db.Reader.QueryRowContext(ctx, l.boundsQuery).Scan(&current, &compacted); err != nil {
 		return 0, 0, l.dbError(ctx, "reading the current revision", err)
 	}
 	return current, compacted, nil
@@ -58,7 +60,7 @@ func (l *sqlLog) read(ctx context.Context, resource, namespace string, after, th
 	case resource != "":
 		query, args = l.resourceQuery, append(args, resource)
 	}
-	rows, err := l.db.reader.QueryContext(ctx, query, append(args, limit)...)
+	rows, err := l.db.Reader.QueryContext(ctx, query, append(args, limit)...)
 	if err != nil {
 		return nil, l.dbError(ctx, "reading the revision log", err)
 	}

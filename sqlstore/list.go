@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/sqlkube/sqlkube/dialects"
 )
 
 // listChunk is how many rows one query of a list reads. A list runs as a series of keyset-paged
@@ -19,17 +21,17 @@ const listChunk = 1000
 // the newest log row at or below it, skipping keys whose newest such row is a delete.
 func (s *Store) List(ctx context.Context, opts ListOptions, each func(Object) error) (ListResult, error) {
 	opts = s.inProcessValueContains(opts)
-	db := s.db.reader
+	db := s.db.Reader
 	if opts.Bulk {
-		db = s.db.scanner
+		db = s.db.Scanner
 	}
-	tx, err := db.BeginTx(ctx, s.db.readTx)
+	tx, err := db.BeginTx(ctx, s.db.ReadTx)
 	if err != nil {
 		return ListResult{}, s.dbError(ctx, "starting a list", err)
 	}
 	defer tx.Rollback()
 
-	current, compacted, err := s.readMetaIn(ctx, tx, db != s.db.reader)
+	current, compacted, err := s.readMetaIn(ctx, tx, db != s.db.Reader)
 	if err != nil {
 		return ListResult{}, err
 	}
@@ -81,7 +83,7 @@ func (l *lister) run(ctx context.Context, each func(Object) error) (ListResult, 
 	var last Key
 	for {
 		chunk := l.chunkSize(matched)
-		rows, err := l.tx.QueryContext(ctx, l.s.db.rebind(l.query.selectRows(after)), l.query.args(after, chunk)...)
+		rows, err := l.tx.QueryContext(ctx, l.s.db.Rebind(l.query.selectRows(after)), l.query.args(after, chunk)...)
 		if err != nil {
 			return ListResult{}, l.s.dbError(ctx, "listing", err)
 		}
@@ -145,7 +147,7 @@ func (l *lister) stoppedAt(ctx context.Context, last Key, returned int64) (ListR
 		return ListResult{More: true, Remaining: remaining}, nil
 	}
 	var remaining int64
-	err := l.tx.QueryRowContext(ctx, l.s.db.rebind(l.query.count(last)), l.query.args(last, 0)...).Scan(&remaining)
+	err := l.tx.QueryRowContext(ctx, l.s.db.Rebind(l.query.count(last)), l.query.args(last, 0)...).Scan(&remaining)
 	if err != nil {
 		return ListResult{}, l.s.dbError(ctx, "counting the rest of a list", err)
 	}
@@ -172,13 +174,13 @@ type listQuery struct {
 }
 
 // db gives the dialect's conditions and table hints.
-func newListQuery(opts ListOptions, revision int64, latest bool, db *database) listQuery {
+func newListQuery(opts ListOptions, revision int64, latest bool, db *dialects.Database) listQuery {
 	q := listQuery{namespace: opts.Namespace}
 	var where strings.Builder
 	if latest {
 		q.from = ` FROM objects r`
 		if opts.Marked {
-			q.from = ` FROM objects r` + db.markedIndexHint
+			q.from = ` FROM objects r` + db.MarkedIndexHint
 		}
 		q.withValue, q.value = ` JOIN revisions v ON v.revision = r.revision`, `v.value`
 		where.WriteString(` WHERE r.resource = ?`)
@@ -201,7 +203,7 @@ func newListQuery(opts ListOptions, revision int64, latest bool, db *database) l
 	if len(opts.ValueContains) > 0 {
 		conditions := make([]string, len(opts.ValueContains))
 		for i, part := range opts.ValueContains {
-			conditions[i] = db.contains(q.value)
+			conditions[i] = db.Contains(q.value)
 			q.fixedArgs = append(q.fixedArgs, part)
 		}
 		where.WriteString(` AND (` + strings.Join(conditions, ` OR `) + `)`)

@@ -17,7 +17,7 @@ func TestMarkedListUsesItsIndex(t *testing.T) {
 	}
 	defer s.Close()
 	q := newListQuery(ListOptions{Resource: "widgets", Marked: true}, 1, true, s.db)
-	rows, err := s.db.reader.Query(`EXPLAIN QUERY PLAN `+q.selectRows(Key{}), q.args(Key{}, 10)...)
+	rows, err := s.db.Reader.Query(`EXPLAIN QUERY PLAN `+q.selectRows(Key{}), q.args(Key{}, 10)...)
 	if err != nil {
 		t.Fatal(err)
 	}

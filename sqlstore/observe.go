@@ -50,7 +50,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	}
 	st := Stats{
 		CurrentRevision: current, CompactedRevision: compacted, PublishedRevision: s.feed.last.Load(),
-		Writer: s.db.writer.Stats(), Reader: s.db.reader.Stats(), WALBytes: s.walFrames.Load() * sqlitePageSize,
+		Writer: s.db.Writer.Stats(), Reader: s.db.Reader.Stats(), WALBytes: s.walFrames.Load() * sqlitePageSize,
 	}
 	st.WindowEvents, st.WindowBytes, st.Watchers = s.feed.hub.size()
 	return st, nil

@@ -77,10 +77,10 @@ func addHistory(b testing.TB, s *Store, n int) {
 // generate runs insert, which reads the integers 1..n from table g(i), inside the database.
 func generate(t testing.TB, s *Store, n int, insert string, args ...any) {
 	series := `WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < ?) `
-	if s.db.name == dialects.Postgres {
+	if s.db.Name == dialects.Postgres {
 		series = `WITH g(i) AS (SELECT generate_series(1, ?::bigint)) `
 	}
-	_, err := s.db.writer.ExecContext(context.Background(), s.db.rebind(series+insert), append([]any{n}, args...)...)
+	_, err := s.db.Writer.ExecContext(context.Background(), s.db.Rebind(series+insert), append([]any{n}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func generate(t testing.TB, s *Store, n int, insert string, args ...any) {
 
 // padded is SQL for the integer expression zero-padded to width digits.
 func padded(s *Store, expr string, width int) string {
-	if s.db.name == dialects.Postgres {
+	if s.db.Name == dialects.Postgres {
 		return fmt.Sprintf("lpad((%s)::text, %d, '0')", expr, width)
 	}
 	return fmt.Sprintf("substr('%0*d' || (%s), -%d, %d)", width, 0, expr, width, width)
@@ -107,7 +107,7 @@ func openWithObjects(t testing.TB, dsn string, n int) *Store {
 	generate(t, s, n, `INSERT INTO revisions (revision, resource, namespace, name, op, prev_revision, value) `+
 		`SELECT i, 'configmaps', 'ns-' || (i % 10), `+name+`, 1, 0, `+value+` FROM g`)
 	generate(t, s, n, `INSERT INTO objects (resource, namespace, name, revision) SELECT 'configmaps', 'ns-' || (i % 10), `+name+`, i FROM g`)
-	if _, err := s.db.writer.ExecContext(ctx, s.db.rebind(`UPDATE meta SET current = ?`), n); err != nil {
+	if _, err := s.db.Writer.ExecContext(ctx, s.db.Rebind(`UPDATE meta SET current = ?`), n); err != nil {
 		t.Fatal(err)
 	}
 	// Reopen, so that the change feed starts after the generated rows instead of keeping them
@@ -123,7 +123,7 @@ func openWithObjects(t testing.TB, dsn string, n int) *Store {
 }
 
 func blob(s *Store) string {
-	if s.db.name == dialects.Postgres {
+	if s.db.Name == dialects.Postgres {
 		return "BYTEA"
 	}
 	return "BLOB"

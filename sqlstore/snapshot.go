@@ -4,7 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
+
+	"github.com/sqlkube/sqlkube/dialects"
 )
 
 // SnapshotHeader describes a snapshot: every object that existed at Revision, and nothing else.
@@ -32,13 +33,13 @@ type SnapshotObject struct {
 // and deletes) is not read. An error from header or each stops the snapshot and is returned.
 func (s *Store) Snapshot(ctx context.Context, header func(SnapshotHeader) error, each func(SnapshotObject) error) error {
 	// The scanners keep no memory map or large cache: a snapshot reads every row once.
-	tx, err := s.db.scanner.BeginTx(ctx, s.db.readTx)
+	tx, err := s.db.Scanner.BeginTx(ctx, s.db.ReadTx)
 	if err != nil {
 		return s.dbError(ctx, "starting a snapshot", err)
 	}
 	defer tx.Rollback()
 	// The first statement fixes the transaction's snapshot: the revision and rows agree.
-	current, _, err := s.readMetaIn(ctx, tx, s.db.scanner != s.db.reader)
+	current, _, err := s.readMetaIn(ctx, tx, s.db.Scanner != s.db.Reader)
 	if err != nil {
 		return err
 	}
@@ -106,8 +107,8 @@ func Restore(ctx context.Context, d Database, header SnapshotHeader, objects fun
 	if err != nil {
 		return err
 	}
-	defer db.close()
-	tx, err := db.writer.BeginTx(ctx, nil)
+	defer db.Close()
+	tx, err := db.Writer.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlstore: starting a restore: %w", err)
 	}
@@ -129,7 +130,7 @@ func Restore(ctx context.Context, d Database, header SnapshotHeader, objects fun
 	if r.restored != header.Objects {
 		return fmt.Errorf("sqlstore: the snapshot holds %d objects, its header says %d", r.restored, header.Objects)
 	}
-	if _, err := tx.ExecContext(ctx, db.rebind(`UPDATE meta SET current = ?, compacted = ?, compact_progress = ? WHERE id = 1`),
+	if _, err := tx.ExecContext(ctx, db.Rebind(`UPDATE meta SET current = ?, compacted = ?, compact_progress = ? WHERE id = 1`),
 		header.Revision, header.Revision, header.Revision); err != nil {
 		return fmt.Errorf("sqlstore: setting the restored revision: %w", err)
 	}
@@ -144,7 +145,7 @@ func Restore(ctx context.Context, d Database, header SnapshotHeader, objects fun
 type restorer struct {
 	ctx      context.Context
 	tx       *sql.Tx
-	db       *database
+	db       *dialects.Database
 	header   SnapshotHeader
 	pending  []SnapshotObject
 	restored int64
@@ -185,22 +186,16 @@ func (r *restorer) flush() error {
 		args []any
 	}{
 		{`INSERT INTO revisions (revision, resource, namespace, name, op, prev_revision, value) VALUES ` +
-			valueRows(len(r.pending), 7), logArgs},
+			dialects.Placeholders(len(r.pending), 7), logArgs},
 		{`INSERT INTO objects (resource, namespace, name, revision, marked) VALUES ` +
-			valueRows(len(r.pending), 5), liveArgs},
+			dialects.Placeholders(len(r.pending), 5), liveArgs},
 	}
 	for _, insert := range inserts {
-		if _, err := r.tx.ExecContext(r.ctx, r.db.rebind(insert.sql), insert.args...); err != nil {
+		if _, err := r.tx.ExecContext(r.ctx, r.db.Rebind(insert.sql), insert.args...); err != nil {
 			return fmt.Errorf("sqlstore: restoring objects: %w", err)
 		}
 	}
 	r.restored += int64(len(r.pending))
 	r.pending = r.pending[:0]
 	return nil
-}
-
-// valueRows is the VALUES list of rows rows of columns parameters each.
-func valueRows(rows, columns int) string {
-	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", columns), ", ") + ")"
-	return strings.TrimSuffix(strings.Repeat(row+", ", rows), ", ")
 }

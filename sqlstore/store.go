@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/sqlkube/sqlkube/dialects"
+	"github.com/sqlkube/sqlkube/dialects/postgres"
+	"github.com/sqlkube/sqlkube/dialects/sqlite"
 )
 
 // defaultRetention keeps five minutes of history, as kube-apiserver's etcd compaction does.
@@ -47,20 +49,19 @@ type Options struct {
 
 // Store is an open database with its change feed and compactor running.
 //
-// For the change feed (feed.go, watch.go): db.reader runs reads, with SQL written with '?'
-// placeholders and passed through db.rebind; when db.name is dialects.Postgres, database.address
-// (the DSN) is what postgres.Listen connects to and notifyChannel is what every write transaction
-// notifies with its new current revision; opts.WatchBuffer sizes watcher queues; logger() logs.
+// For the change feed (feed.go, watch.go): db.Reader runs reads, with SQL written with '?'
+// placeholders and passed through db.Rebind; when db.Name is dialects.Postgres, database.address
+// (the DSN) is what postgres.Listen connects to and dialects.NotifyChannel is what every write
+// transaction notifies with its new current revision; opts.WatchBuffer sizes watcher queues;
+// logger() logs.
 type Store struct {
-	db       *database
+	db       *dialects.Database
 	database Database
 	opts     Options
 	feed     *feed
 	// getStmt and metaStmt are the most frequent reads, prepared once per reader connection
 	// rather than parsed on every call.
 	getStmt, metaStmt *sql.Stmt
-	// writeStmts prepares the statements of write batches on the writer.
-	writeStmts *stmtCache
 
 	writes        chan *pendingWrite
 	closing       chan struct{} // closed by Close: no new writes, background work stops
@@ -85,15 +86,15 @@ func Open(ctx context.Context, d Database, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	getStmt, err := db.reader.PrepareContext(ctx, db.rebind(
+	getStmt, err := db.Reader.PrepareContext(ctx, db.Rebind(
 		`SELECT o.revision, r.value FROM objects o JOIN revisions r ON r.revision = o.revision`+
 			` WHERE o.resource = ? AND o.namespace = ? AND o.name = ?`))
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("sqlstore: preparing reads: %w", err), db.close())
+		return nil, errors.Join(fmt.Errorf("sqlstore: preparing reads: %w", err), db.Close())
 	}
-	metaStmt, err := db.reader.PrepareContext(ctx, metaQuery)
+	metaStmt, err := db.Reader.PrepareContext(ctx, metaQuery)
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("sqlstore: preparing reads: %w", err), getStmt.Close(), db.close())
+		return nil, errors.Join(fmt.Errorf("sqlstore: preparing reads: %w", err), getStmt.Close(), db.Close())
 	}
 	bg, stop := context.WithCancel(context.Background())
 	s := &Store{
@@ -101,7 +102,6 @@ func Open(ctx context.Context, d Database, opts Options) (*Store, error) {
 		database:      d,
 		getStmt:       getStmt,
 		metaStmt:      metaStmt,
-		writeStmts:    newStmtCache(db.writer, db.preparedWrites),
 		opts:          opts,
 		writes:        make(chan *pendingWrite, maxBatchWrites),
 		closing:       make(chan struct{}),
@@ -112,10 +112,21 @@ func Open(ctx context.Context, d Database, opts Options) (*Store, error) {
 	s.goBackground(func() { s.feed.run(bg) })
 	s.goBackground(s.commitLoop)
 	s.goBackground(func() { s.compactLoop(bg) })
-	if db.checkpoint != nil {
+	if db.Checkpoint != nil {
 		s.goBackground(func() { s.checkpointLoop(bg) })
 	}
 	return s, nil
+}
+
+// openDatabase opens the database d names, in its dialect, and brings its schema up to date.
+func openDatabase(ctx context.Context, d Database, maxConns int) (*dialects.Database, error) {
+	switch d.dialect {
+	case dialects.SQLite:
+		return sqlite.OpenDatabase(ctx, d.address)
+	case dialects.Postgres:
+		return postgres.OpenDatabase(ctx, d.address, maxConns)
+	}
+	return nil, ErrNoDatabase
 }
 
 func withDefaults(opts Options) Options {
@@ -158,7 +169,7 @@ func (s *Store) checkpointLoop(ctx context.Context) {
 		case <-ticker.C:
 		}
 		start := time.Now()
-		walFrames, err := s.db.checkpoint(ctx)
+		walFrames, err := s.db.Checkpoint(ctx)
 		if err != nil && ctx.Err() == nil {
 			s.logger().Warn("sqlstore: checkpoint failed; will retry", "err", err)
 		}
@@ -179,7 +190,7 @@ func (s *Store) Close() error {
 		close(s.closing)
 		s.stop()
 		s.background.Wait()
-		s.closeErr = errors.Join(s.getStmt.Close(), s.metaStmt.Close(), s.writeStmts.close(), s.db.close())
+		s.closeErr = errors.Join(s.getStmt.Close(), s.metaStmt.Close(), s.db.Close())
 	})
 	return s.closeErr
 }
@@ -187,7 +198,7 @@ func (s *Store) Close() error {
 // Ready reports whether the database answers.
 func (s *Store) Ready(ctx context.Context) error {
 	var one int
-	if err := s.db.reader.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+	if err := s.db.Reader.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
 		return s.dbError(ctx, "checking the database", err)
 	}
 	return nil
@@ -264,7 +275,7 @@ func (s *Store) dbError(ctx context.Context, doing string, err error) error {
 		return fmt.Errorf("%w: %s", ErrClosed, doing)
 	default:
 	}
-	switch s.db.classify(err) {
+	switch s.db.Classify(err) {
 	case dialects.Retry, dialects.Unavailable:
 		return fmt.Errorf("%w: %s: %v", ErrUnavailable, doing, err)
 	}

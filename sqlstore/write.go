@@ -154,7 +154,7 @@ func (s *Store) restartWALIfDue() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
-	restarted, err := s.db.restartWAL(ctx)
+	restarted, err := s.db.RestartWAL(ctx)
 	if err != nil {
 		s.logger().Warn("sqlstore: restarting the WAL failed; will retry", "err", err)
 	}
@@ -164,11 +164,14 @@ func (s *Store) restartWALIfDue() {
 }
 
 // prepareWriteStatements prepares the statement shapes the last batch ran unprepared, after its
-// writes were answered.
+// writes were answered (on dialects that prepare them).
 func (s *Store) prepareWriteStatements() {
+	if s.db.PrepareWrites == nil {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
-	if err := s.writeStmts.prepare(ctx); err != nil {
+	if err := s.db.PrepareWrites(ctx); err != nil {
 		s.logger().Debug("sqlstore: preparing write statements failed", "err", err)
 	}
 }
@@ -221,7 +224,7 @@ func (s *Store) commit(batch []*pendingWrite) (left []*pendingWrite) {
 			time.Sleep(time.Duration(attempt) * retryBackoff)
 			continue
 		}
-		if len(batch) > 1 && s.db.classify(err) != dialects.Unavailable {
+		if len(batch) > 1 && s.db.Classify(err) != dialects.Unavailable {
 			// Something in one write broke the transaction: commit each on its own, so that
 			// only the culprit fails.
 			for _, p := range batch {
@@ -242,8 +245,8 @@ func (s *Store) commit(batch []*pendingWrite) (left []*pendingWrite) {
 // one if it lost a race, or if its connection failed before COMMIT (after a failed COMMIT the
 // batch may have been written, so it must not run again).
 func (s *Store) attemptsFor(err error) int {
-	var ambiguous *commitError
-	switch s.db.classify(err) {
+	var ambiguous *dialects.CommitError
+	switch s.db.Classify(err) {
 	case dialects.Retry:
 		return maxBatchAttempts
 	case dialects.Unavailable:

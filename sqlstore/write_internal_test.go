@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
+	"github.com/sqlkube/sqlkube/dialects"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -19,11 +21,11 @@ func TestBrokenWriteFailsAlone(t *testing.T) {
 		}
 		defer s.Close()
 		poison := Key{Resource: "r", Namespace: "ns", Name: "poison"}
-		writeBatch := s.db.writeBatch
-		s.db.writeBatch = func(plan batchPlan, current int64) []statement {
-			statements := writeBatch(plan, current)
-			if _, poisoned := plan.live[poison]; poisoned {
-				statements = append(statements, statement{sql: `INSERT INTO no_such_table VALUES (1)`})
+		writeBatch := s.db.WriteBatch
+		s.db.WriteBatch = func(b dialects.Batch, current int64) []dialects.Statement {
+			statements := writeBatch(b, current)
+			if slices.ContainsFunc(b.Live, func(r dialects.LiveRow) bool { return r.Key == dialects.Key(poison) }) {
+				statements = append(statements, dialects.Statement{SQL: `INSERT INTO no_such_table VALUES (1)`})
 			}
 			return statements
 		}

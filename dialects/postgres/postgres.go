@@ -1,5 +1,6 @@
 // Package postgres opens PostgreSQL databases with pgx/v5 (through database/sql, so the SQL shared
 // with SQLite runs unchanged), classifies errors by SQLSTATE, and listens for notifications.
+// OpenDatabase builds the dialects.Database sqlstore uses.
 package postgres
 
 import (

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/sqlkube/sqlkube/dialects"
 )
 
 // Query is one statement of a Transact, with $n placeholders. Row, when set, is called for each
@@ -18,12 +19,6 @@ type Query struct {
 	Args []any
 	Row  func(scan func(dest ...any) error) error
 }
-
-// CommitError is a failure once COMMIT was sent, where the transaction may have been committed.
-type CommitError struct{ Err error }
-
-func (e *CommitError) Error() string { return "commit: " + e.Err.Error() }
-func (e *CommitError) Unwrap() error { return e.Err }
 
 // rollbackTimeout bounds the ROLLBACK that returns a connection to the pool clean after a failure.
 const rollbackTimeout = 5 * time.Second
@@ -36,7 +31,7 @@ const rollbackTimeout = 5 * time.Second
 // before the lock was granted.
 //
 // A failure before COMMIT leaves nothing written. A failure of COMMIT, or of the connection while
-// the writes and COMMIT were on their way, is a *CommitError: the transaction may have committed.
+// the writes and COMMIT were on their way, is a *dialects.CommitError: the transaction may have committed.
 func Transact(ctx context.Context, db *sql.DB, reads []Query, write func() ([]Query, error)) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -79,7 +74,7 @@ func transact(ctx context.Context, c *pgx.Conn, reads []Query, write func() ([]Q
 		return closeResults(results, err)
 	}
 	if err = closeResults(results, err); err != nil && !pgconn.SafeToRetry(err) {
-		return &CommitError{Err: err}
+		return &dialects.CommitError{Err: err}
 	}
 	return err
 }
@@ -135,12 +130,7 @@ func readResult(results pgx.BatchResults, q Query) error {
 		return err
 	}
 	defer rows.Close()
-	for rows.Next() {
-		if err := q.Row(rows.Scan); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return dialects.ReadRows(rows, q.Row)
 }
 
 // endTransaction rolls back what a failure or an empty write left open, so that the connection

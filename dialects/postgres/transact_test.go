@@ -105,7 +105,7 @@ func TestTransactRefusedWrite(t *testing.T) {
 	db := openOne(t)
 	exec(t, db, `INSERT INTO t VALUES (1, 'a')`)
 	err := postgres.Transact(context.Background(), db, nil, insert(2, 1))
-	var commitErr *postgres.CommitError
+	var commitErr *dialects.CommitError
 	if postgres.Classify(err) != dialects.UniqueViolation || errors.As(err, &commitErr) {
 		t.Fatalf("refused write: %v, want a unique violation that is not a commit error", err)
 	}
@@ -124,7 +124,7 @@ func TestTransactFailedCommit(t *testing.T) {
 	err := postgres.Transact(context.Background(), db, nil, func() ([]postgres.Query, error) {
 		return []postgres.Query{{SQL: `INSERT INTO deferred VALUES (1), (1)`}}, nil
 	})
-	var commitErr *postgres.CommitError
+	var commitErr *dialects.CommitError
 	if !errors.As(err, &commitErr) || postgres.Classify(err) != dialects.UniqueViolation {
 		t.Fatalf("failed COMMIT: %v, want a *CommitError for a unique violation", err)
 	}
@@ -155,7 +155,7 @@ func TestTransactBackendKilled(t *testing.T) {
 	}
 	kill()
 	err = postgres.Transact(context.Background(), db, nil, insert(1))
-	var commitErr *postgres.CommitError
+	var commitErr *dialects.CommitError
 	if postgres.Classify(err) != dialects.Unavailable || errors.As(err, &commitErr) {
 		t.Fatalf("transaction on a killed connection: %v, want unavailable before COMMIT", err)
 	}

@@ -1,5 +1,6 @@
 // Package sqlite opens SQLite databases (modernc.org/sqlite, pure Go) the way sqlkube needs them:
 // WAL, a busy timeout, synchronous=FULL, one writer connection and a pool of readers.
+// OpenDatabase builds the dialects.Database sqlstore uses.
 package sqlite
 
 import (

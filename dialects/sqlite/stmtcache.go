@@ -1,4 +1,4 @@
-package sqlstore
+package sqlite
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// maxCachedStatements bounds the statements a cache prepares on SQLite; beyond it statements run
+// maxCachedStatements bounds the statements a cache prepares; beyond it statements run
 // unprepared. Batch statements have one shape per batch size, so a few hundred cover them.
 const maxCachedStatements = 512
 
@@ -25,8 +25,7 @@ type stmtCache struct {
 	missing  map[string]bool
 }
 
-// newStmtCache prepares up to capacity statements on db (0: none, when the driver caches
-// statements itself, as pgx does).
+// newStmtCache prepares up to capacity statements on db.
 func newStmtCache(db *sql.DB, capacity int) *stmtCache {
 	return &stmtCache{db: db, capacity: capacity, stmts: map[string]*sql.Stmt{}, missing: map[string]bool{}}
 }
