@@ -23,6 +23,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/endpoints/wire"
 	"github.com/sqlkube/sqlkube/server/metrics"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/views"
 )
 
 // watchWriteTimeout bounds each write to a watch client. A client that stops reading is
@@ -158,7 +159,7 @@ func (s *Server) newWatchStream(ctx context.Context, w http.ResponseWriter, r *h
 func (s *Server) watchEncoder(r *http.Request, req *request, out output) (func(stored, served []byte) ([]byte, error), error) {
 	switch out.view {
 	case viewPartial:
-		return func(_, served []byte) ([]byte, error) { return registry.PartialMetadataJSON(served, out.metaVersion) }, nil
+		return func(_, served []byte) ([]byte, error) { return views.PartialMetadataJSON(served, out.metaVersion) }, nil
 	case viewTable:
 		tc, err := newTable(r, req, out.metaVersion)
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/sqlkube/sqlkube/server/registry/selection"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -200,11 +201,11 @@ func (w *Watch) start(yield func(WatchEvent) bool) error {
 	} else if w.floor == 0 {
 		// sendInitialEvents=false: start from the latest state, without it.
 		if w.floor, err = w.reg.store.CurrentRevision(w.ctx); err != nil {
-			return storageError(err, w.req.gr, "")
+			return storedobj.StorageError(err, w.req.gr, "")
 		}
 	}
 	if w.watcher, err = w.watchAfter(w.floor); err != nil {
-		return storageError(err, w.req.gr, "")
+		return storedobj.StorageError(err, w.req.gr, "")
 	}
 	return nil
 }
@@ -238,7 +239,7 @@ func (w *Watch) sendInitialEvents(minRevision int64, yield func(WatchEvent) bool
 		return 0, stopped
 	}
 	if err != nil {
-		return 0, storageError(err, w.req.gr, "")
+		return 0, storedobj.StorageError(err, w.req.gr, "")
 	}
 	if w.opts.AllowWatchBookmarks {
 		if err := w.sendBookmark(result.Revision, true, yield); err != nil {
@@ -312,7 +313,7 @@ func (w *Watch) end() (WatchEvent, bool) {
 	if err == nil || errors.Is(err, sqlstore.ErrWatcherTooSlow) || errors.Is(err, sqlstore.ErrClosed) {
 		return WatchEvent{}, false
 	}
-	return errorEvent(storageError(err, schema.GroupResource{}, "")), true
+	return errorEvent(storedobj.StorageError(err, schema.GroupResource{}, "")), true
 }
 
 func errorEvent(err error) WatchEvent { return WatchEvent{Type: watch.Error, Err: err} }
@@ -331,7 +332,7 @@ func (w *Watch) change(ev *sqlstore.Event) (out WatchEvent, ok bool) {
 		return WatchEvent{}, false
 	}
 	if ev.Err != nil { // as kube-apiserver's storage ends a watch at an event it cannot read
-		return errorEvent(storageError(ev.Err, w.req.gr, "")), true
+		return errorEvent(storedobj.StorageError(ev.Err, w.req.gr, "")), true
 	}
 	eventType, stored, err := w.selectedChange(ev)
 	var served []byte
@@ -347,8 +348,8 @@ func (w *Watch) change(ev *sqlstore.Event) (out WatchEvent, ok bool) {
 // served is a stored object in the version the watch serves. An object that cannot be
 // converted is a 500, as kube-apiserver's storage answers an event it cannot decode.
 func (w *Watch) served(value []byte) ([]byte, error) {
-	served, err := ServedJSON(w.req.res, value)
-	if errors.As(err, new(*NotDecodableError)) {
+	served, err := storedobj.ServedJSON(w.req.res, value)
+	if errors.As(err, new(*storedobj.NotDecodableError)) {
 		return nil, apierrors.NewInternalError(err)
 	}
 	return served, err
@@ -440,7 +441,7 @@ func decodeEventMeta(res *resource.Resource, ev *sqlstore.Event) any {
 // withResourceVersion is a stored object with its resourceVersion replaced: the state an object
 // had before it left a watch's selection, sent at the revision it left.
 func withResourceVersion(value []byte, revision int64) ([]byte, error) {
-	obj, err := DecodeStored(value)
+	obj, err := storedobj.DecodeStored(value)
 	if err != nil {
 		return nil, err
 	}
