@@ -24,6 +24,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/metrics"
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/registry/views"
+	"github.com/sqlkube/sqlkube/server/registry/watchevents"
 )
 
 // watchWriteTimeout bounds each write to a watch client. A client that stops reading is
@@ -254,7 +255,7 @@ func (ws *watchStream) sendFailed(err error) {
 }
 
 // send sends one event, encoded for the client's view.
-func (ws *watchStream) send(ev registry.WatchEvent) error {
+func (ws *watchStream) send(ev watchevents.Event) error {
 	if ev.Type == watch.Bookmark && ws.fullObjects {
 		return ws.sendEncoded(ev.Type, ev.Object)
 	}
