@@ -33,6 +33,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/rbac"
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/registry/decode"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
@@ -192,7 +193,7 @@ func (h *harness) store(manifest string) *unstructured.Unstructured {
 // decodeStored is an object of res as stored, with its apiVersion and kind.
 func decodeStored(t *testing.T, res *resource.Resource, stored sqlstore.Object) *unstructured.Unstructured {
 	t.Helper()
-	obj, err := registry.DecodeServed(res, stored.Value)
+	obj, err := storedobj.DecodeServed(res, stored.Value)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func (h *harness) create(ctx context.Context, gvr schema.GroupVersionResource, m
 	if err != nil {
 		return nil, err
 	}
-	return registry.DecodeStored(stored.Value)
+	return storedobj.DecodeStored(stored.Value)
 }
 
 // createAs creates manifest in res (in its namespace, or default), decoded (and defaulted) as a request body is.

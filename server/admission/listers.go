@@ -23,6 +23,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -164,5 +165,5 @@ func (i registryIndexer) GetByKey(key string) (any, bool, error) {
 // decode is a stored object as example's type.
 func (i registryIndexer) decode(value []byte) (runtime.Object, error) {
 	item := reflect.New(reflect.TypeOf(i.example).Elem()).Interface().(runtime.Object)
-	return item, registry.UnmarshalStored(value, item)
+	return item, storedobj.UnmarshalStored(value, item)
 }

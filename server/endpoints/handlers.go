@@ -12,6 +12,7 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -26,7 +27,7 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, req *request) 
 	if err != nil {
 		return err
 	}
-	return registry.ReadFailed(req.ref(), s.writeObject(w, r, req, out, http.StatusOK, obj.Value))
+	return storedobj.ReadFailed(req.res, req.namespace, req.name, s.writeObject(w, r, req, out, http.StatusOK, obj.Value))
 }
 
 // serveCreate answers POST on a collection.
@@ -121,8 +122,8 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req *reques
 // deletedStatus is kube-apiserver's answer to an immediate delete: a Success Status naming the
 // object (its kind being, as there, the resource).
 func deletedStatus(req *request, stored sqlstore.Object) metav1.Status {
-	var deleted registry.MetadataOnly
-	_ = registry.UnmarshalStored(stored.Value, &deleted) // only the uid is missing if this fails
+	var deleted storedobj.MetadataOnly
+	_ = storedobj.UnmarshalStored(stored.Value, &deleted) // only the uid is missing if this fails
 	return metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusSuccess,

@@ -18,6 +18,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/registry/scales"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -92,7 +93,7 @@ func (s *Server) readPatch(r *http.Request, req *request) (*patchRequest, output
 		accepted = scales.PatchTypes
 	}
 	if !slices.Contains(accepted, mediaType) {
-		return nil, output{}, registry.UnsupportedMediaType(accepted)
+		return nil, output{}, storedobj.UnsupportedMediaType(accepted)
 	}
 	p.patchType = types.PatchType(mediaType)
 	out, err := negotiateOutput(r, false)

@@ -11,7 +11,8 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/server/endpoints/wire"
-	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
+	"github.com/sqlkube/sqlkube/server/registry/views"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
@@ -75,11 +76,11 @@ type listWriter struct {
 	encode func(stored, served []byte) ([]byte, error)
 	// failures are the objects that could not be converted to the version listed: the list
 	// goes on without them, then fails naming them all, as kube-apiserver's does.
-	failures *registry.ListFailures
+	failures *storedobj.ListFailures
 }
 
 func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *request, out output) (*listWriter, error) {
-	lw := &listWriter{out: out, resp: wire.NewDeferredResponse(w, r, http.StatusOK, out.contentType()), res: req.res, failures: registry.NewListFailures(req.res)}
+	lw := &listWriter{out: out, resp: wire.NewDeferredResponse(w, r, http.StatusOK, out.contentType()), res: req.res, failures: storedobj.NewListFailures(req.res)}
 	lw.dst = lw.resp
 	if out.yaml {
 		lw.yamlBuf = &bytes.Buffer{}
@@ -104,7 +105,7 @@ func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *requ
 		}
 	case viewPartial:
 		lw.opening = listOpening("PartialObjectMetadataList", metaAPIVersion, "items", nil)
-		lw.encode = func(_, value []byte) ([]byte, error) { return registry.PartialMetadataJSON(value, out.metaVersion) }
+		lw.encode = func(_, value []byte) ([]byte, error) { return views.PartialMetadataJSON(value, out.metaVersion) }
 	case viewTable:
 		tc, err := newTable(r, req, out.metaVersion)
 		if err != nil {
@@ -150,7 +151,7 @@ func (lw *listWriter) start() {
 
 // item writes one object; it is the callback storage streams the list into.
 func (lw *listWriter) item(o sqlstore.Object) error {
-	value, err := registry.ServedJSON(lw.res, o.Value)
+	value, err := storedobj.ServedJSON(lw.res, o.Value)
 	if err != nil {
 		return lw.failures.Add(o, err)
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/munnerz/goautoneg"
 	"github.com/sqlkube/sqlkube/server/endpoints/wire"
-	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -120,7 +120,7 @@ func requestBodyFormat(r *http.Request, protobufOK bool) (bodyFormat, error) {
 	}
 	mediaType, _, err := mime.ParseMediaType(header)
 	if err != nil {
-		return bodyJSON, registry.UnsupportedMediaType(listedMediaTypes)
+		return bodyJSON, storedobj.UnsupportedMediaType(listedMediaTypes)
 	}
 	switch {
 	case mediaType == mediaTypeJSON:
@@ -130,5 +130,5 @@ func requestBodyFormat(r *http.Request, protobufOK bool) (bodyFormat, error) {
 	case mediaType == wire.MediaTypeProtobuf && protobufOK:
 		return bodyProtobuf, nil
 	}
-	return bodyJSON, registry.UnsupportedMediaType(listedMediaTypes)
+	return bodyJSON, storedobj.UnsupportedMediaType(listedMediaTypes)
 }

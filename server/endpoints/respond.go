@@ -6,7 +6,8 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/server/endpoints/wire"
-	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
+	"github.com/sqlkube/sqlkube/server/registry/views"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -55,13 +56,13 @@ func inEncoding(out output, jsonBody []byte) []byte {
 
 // encodeObject turns a stored object into the JSON of the view the client asked for.
 func (s *Server) encodeObject(r *http.Request, req *request, out output, stored []byte) ([]byte, error) {
-	value, err := registry.ServedJSON(req.res, stored)
+	value, err := storedobj.ServedJSON(req.res, stored)
 	if err != nil {
 		return nil, err
 	}
 	switch out.view {
 	case viewPartial:
-		return registry.PartialMetadataJSON(value, out.metaVersion)
+		return views.PartialMetadataJSON(value, out.metaVersion)
 	case viewTable:
 		tc, err := newTable(r, req, out.metaVersion)
 		if err != nil {

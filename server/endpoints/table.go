@@ -7,16 +7,16 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/views"
 )
 
 // newTable reads the includeObject option and starts the table of req's type.
-func newTable(r *http.Request, req *request, metaVersion string) (*registry.Table, error) {
+func newTable(r *http.Request, req *request, metaVersion string) (*views.Table, error) {
 	include, err := includeObjectPolicy(r)
 	if err != nil {
 		return nil, err
 	}
-	return registry.NewTable(r.Context(), req.res, include, metaVersion)
+	return views.NewTable(r.Context(), req.res, include, metaVersion)
 }
 
 // includeObjectPolicy reads includeObject: Metadata (the default), None or Object.

@@ -23,6 +23,8 @@ import (
 	"github.com/sqlkube/sqlkube/server/endpoints/wire"
 	"github.com/sqlkube/sqlkube/server/metrics"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/views"
+	"github.com/sqlkube/sqlkube/server/registry/watchevents"
 )
 
 // watchWriteTimeout bounds each write to a watch client. A client that stops reading is
@@ -158,7 +160,7 @@ func (s *Server) newWatchStream(ctx context.Context, w http.ResponseWriter, r *h
 func (s *Server) watchEncoder(r *http.Request, req *request, out output) (func(stored, served []byte) ([]byte, error), error) {
 	switch out.view {
 	case viewPartial:
-		return func(_, served []byte) ([]byte, error) { return registry.PartialMetadataJSON(served, out.metaVersion) }, nil
+		return func(_, served []byte) ([]byte, error) { return views.PartialMetadataJSON(served, out.metaVersion) }, nil
 	case viewTable:
 		tc, err := newTable(r, req, out.metaVersion)
 		if err != nil {
@@ -253,7 +255,7 @@ func (ws *watchStream) sendFailed(err error) {
 }
 
 // send sends one event, encoded for the client's view.
-func (ws *watchStream) send(ev registry.WatchEvent) error {
+func (ws *watchStream) send(ev watchevents.Event) error {
 	if ev.Type == watch.Bookmark && ws.fullObjects {
 		return ws.sendEncoded(ev.Type, ev.Object)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/registry/fieldmanagers"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -168,7 +169,7 @@ func (s *Subresources) budgetsOf(ctx context.Context, pod *api.Pod) ([]policyv1.
 }
 
 func decodeBudget(ref registry.Ref, stored sqlstore.Object) (*policyv1.PodDisruptionBudget, error) {
-	obj, err := registry.DecodeServed(ref.Resource, stored.Value)
+	obj, err := storedobj.DecodeServed(ref.Resource, stored.Value)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 )
 
@@ -81,7 +82,7 @@ func (s *Subresources) getObject(ctx context.Context, ref registry.Ref) (*unstru
 	if err != nil {
 		return nil, err
 	}
-	return registry.DecodeServed(ref.Resource, stored.Value)
+	return storedobj.DecodeServed(ref.Resource, stored.Value)
 }
 
 // internalPod reads a pod as kube's internal type, which kube's location functions take.

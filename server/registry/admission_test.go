@@ -12,6 +12,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -59,7 +60,7 @@ func TestAdmissionOfWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := DecodeStored(stored.Value); got.GetLabels()["mutated"] != "yes" {
+	if got, _ := storedobj.DecodeStored(stored.Value); got.GetLabels()["mutated"] != "yes" {
 		t.Errorf("stored %v, want the mutation stored", got)
 	}
 	if _, _, _, err := r.Patch(ctx, ref, types.MergePatchType, []byte(`{"data":{"a":"b"}}`), &metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/registry/fieldmanagers"
 	"github.com/sqlkube/sqlkube/server/registry/scales"
 	"github.com/sqlkube/sqlkube/server/registry/selection"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -45,7 +46,7 @@ func (r *Registry) Get(ctx context.Context, ref Ref, opts *metav1.GetOptions) (s
 	req := newRequest(ref, nil, "", nil)
 	obj, err := r.store.Get(ctx, req.key())
 	if err != nil {
-		return sqlstore.Object{}, storageError(err, req.gr, req.name)
+		return sqlstore.Object{}, storedobj.StorageError(err, req.gr, req.name)
 	}
 	return obj, nil
 }
@@ -165,7 +166,7 @@ func (r *Registry) selectedObjects(ctx context.Context, ref Ref, sel *selection.
 		return nil
 	})
 	if err != nil {
-		return nil, 0, listStorageError(err, ref.Resource)
+		return nil, 0, storedobj.ListStorageError(err, ref.Resource)
 	}
 	return objects, result.Revision, nil
 }
@@ -243,7 +244,7 @@ func (r *Registry) GetScale(ctx context.Context, ref Ref, opts *metav1.GetOption
 	}
 	scale, found, err := scaleOfStored(ref.Resource, current.Value)
 	if err != nil {
-		return nil, ReadFailed(ref, err)
+		return nil, storedobj.ReadFailed(ref.Resource, ref.Namespace, ref.Name, err)
 	}
 	if !found {
 		return nil, apierrors.NewInternalError(fmt.Errorf("the spec replicas field %q does not exist", ref.Resource.Scale.SpecReplicasPath))

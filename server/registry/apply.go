@@ -14,6 +14,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/registry/decode"
 	"github.com/sqlkube/sqlkube/server/registry/fieldmanagers"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -49,7 +50,7 @@ func (p *patchRequest) applyTo(res *resource.Resource, subresource string, live 
 	}
 	applied, err := fm.Apply(live, config, p.opts.FieldManager, p.forced())
 	if err != nil {
-		return nil, unclassified(err)
+		return nil, storedobj.Unclassified(err)
 	}
 	if err := p.checkApplyStrictness(); err != nil {
 		return nil, err

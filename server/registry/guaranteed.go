@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -20,11 +21,11 @@ func (r *Registry) GuaranteedUpdate(ctx context.Context, ref Ref, dryRun bool, c
 	for {
 		current, err := r.store.Get(ctx, req.key())
 		if err != nil {
-			return sqlstore.Object{}, storageError(err, req.gr, req.name)
+			return sqlstore.Object{}, storedobj.StorageError(err, req.gr, req.name)
 		}
-		obj, err := DecodeServed(req.res, current.Value)
+		obj, err := storedobj.DecodeServed(req.res, current.Value)
 		if err != nil {
-			return sqlstore.Object{}, ReadFailed(ref, err)
+			return sqlstore.Object{}, storedobj.ReadFailed(ref.Resource, ref.Namespace, ref.Name, err)
 		}
 		if err := change(obj); err != nil {
 			return sqlstore.Object{}, err
@@ -34,7 +35,7 @@ func (r *Registry) GuaranteedUpdate(ctx context.Context, ref Ref, dryRun bool, c
 			continue
 		}
 		if err != nil {
-			return sqlstore.Object{}, storageError(err, req.gr, req.name)
+			return sqlstore.Object{}, storedobj.StorageError(err, req.gr, req.name)
 		}
 		return stored, nil
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
@@ -190,7 +191,7 @@ func parseObject(ref registry.Ref, doc string) (*unstructured.Unstructured, erro
 // decode reads an object as the registry stored it.
 func decode(t testing.TB, stored sqlstore.Object) *unstructured.Unstructured {
 	t.Helper()
-	u, err := registry.DecodeStored(stored.Value)
+	u, err := storedobj.DecodeStored(stored.Value)
 	if err != nil {
 		t.Fatal(err)
 	}

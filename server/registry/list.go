@@ -12,6 +12,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/registry/continuetoken"
 	"github.com/sqlkube/sqlkube/server/registry/selection"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -80,11 +81,11 @@ func listError(err error, ref Ref, scope continuetoken.Scope, plan listPlan) err
 		// A token of ours never names such a key: the client made this one.
 		return apierrors.NewBadRequest(fmt.Sprintf("invalid continue token: %v", storage.ErrGenericInvalidKey))
 	}
-	return listStorageError(err, ref.Resource)
+	return storedobj.ListStorageError(err, ref.Resource)
 }
 
 // newSelection checks a list's or watch's selectors against what res supports; a custom
 // resource's selectable fields are read from its objects as served.
 func newSelection(res *resource.Resource, opts *internalversion.ListOptions) (*selection.Selection, error) {
-	return selection.New(res, opts, func(value []byte) (*unstructured.Unstructured, error) { return DecodeServed(res, value) })
+	return selection.New(res, opts, func(value []byte) (*unstructured.Unstructured, error) { return storedobj.DecodeServed(res, value) })
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -95,7 +96,7 @@ func (r *Registry) createInitialNamespace(ctx context.Context, req *request) err
 // lists and watches serve the stored bytes as they are. The rewrite is a new revision, so that
 // watchers that cached the object without its kind get it again.
 func (r *Registry) restoreKind(ctx context.Context, req *request, stored sqlstore.Object) error {
-	ns, err := DecodeStored(stored.Value)
+	ns, err := storedobj.DecodeStored(stored.Value)
 	if err != nil || ns.GetKind() != "" {
 		return err
 	}
@@ -151,7 +152,7 @@ func (r *Registry) readNamespaceTerminating(ctx context.Context, namespace strin
 		return false, apierrors.NewNotFound(namespacesGR, namespace)
 	}
 	if err != nil {
-		return false, storageError(err, namespacesGR, namespace)
+		return false, storedobj.StorageError(err, namespacesGR, namespace)
 	}
 	return namespaceTerminating(stored.Value)
 }
@@ -169,7 +170,7 @@ func namespaceTerminating(value []byte) (bool, error) {
 			Phase string `json:"phase"`
 		} `json:"status"`
 	}
-	if err := UnmarshalStored(value, &ns); err != nil {
+	if err := storedobj.UnmarshalStored(value, &ns); err != nil {
 		return false, err
 	}
 	return ns.Metadata.DeletionTimestamp != nil || ns.Status.Phase == "Terminating", nil

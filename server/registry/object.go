@@ -6,16 +6,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"strconv"
 
 	"github.com/sqlkube/sqlkube/server/resource"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -116,59 +112,4 @@ func placeholderAt(encoded []byte) int {
 		return -1
 	}
 	return at
-}
-
-// ServedJSON is a stored object as res serves it: the stored bytes themselves, unless the
-// object must be converted from the storage version.
-func ServedJSON(res *resource.Resource, value []byte) ([]byte, error) {
-	if !res.NeedsConversion() {
-		return value, nil
-	}
-	obj, err := DecodeServed(res, value)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(obj.Object)
-}
-
-// DecodeServed decodes a stored object into the version res serves.
-func DecodeServed(res *resource.Resource, value []byte) (*unstructured.Unstructured, error) {
-	obj, err := DecodeStored(value)
-	if err != nil {
-		return nil, err
-	}
-	if !res.NeedsConversion() {
-		return obj, nil
-	}
-	rv := obj.GetResourceVersion()
-	served, err := res.ReadStored(obj)
-	var conversion *resource.ConversionError
-	if errors.As(err, &conversion) {
-		return nil, &NotDecodableError{Revision: rv, Err: conversion}
-	}
-	return served, err
-}
-
-// DecodeStored decodes an object as stored; stored objects are always valid JSON objects.
-func DecodeStored(value []byte) (*unstructured.Unstructured, error) {
-	var content map[string]interface{}
-	if err := utiljson.Unmarshal(value, &content); err != nil {
-		return nil, fmt.Errorf("decoding stored object: %w", err)
-	}
-	return &unstructured.Unstructured{Object: content}, nil
-}
-
-// UnmarshalStored decodes (part of) a stored object; failing is an internal error, since the
-// server only stores what it encoded.
-func UnmarshalStored(value []byte, v any) error {
-	if err := json.Unmarshal(value, v); err != nil {
-		return apierrors.NewInternalError(fmt.Errorf("decoding stored object: %w", err))
-	}
-	return nil
-}
-
-// MetadataOnly decodes only the metadata of a stored object (with UnmarshalStored), for readers
-// that need nothing else.
-type MetadataOnly struct {
-	Metadata metav1.ObjectMeta `json:"metadata"`
 }

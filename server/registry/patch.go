@@ -23,6 +23,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/crdschema"
 	"github.com/sqlkube/sqlkube/server/registry/decode"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -85,14 +86,14 @@ func (r *Registry) patch(ctx context.Context, req *request, p *patchRequest, mod
 			return stored, err == nil, err
 		}
 		if err != nil {
-			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
+			return sqlstore.Object{}, false, storedobj.StorageError(err, req.gr, req.name)
 		}
 		stored, err := r.patchAttempt(ctx, req, p, mode, current)
 		if errors.Is(err, sqlstore.ErrConflict) {
 			continue
 		}
 		if err != nil {
-			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
+			return sqlstore.Object{}, false, storedobj.StorageError(err, req.gr, req.name)
 		}
 		return stored, false, nil
 	}
@@ -100,7 +101,7 @@ func (r *Registry) patch(ctx context.Context, req *request, p *patchRequest, mod
 
 // patchAttempt applies p to current and writes the result if current is still the latest.
 func (r *Registry) patchAttempt(ctx context.Context, req *request, p *patchRequest, mode updateMode, current sqlstore.Object) (sqlstore.Object, error) {
-	old, err := DecodeServed(req.res, current.Value)
+	old, err := storedobj.DecodeServed(req.res, current.Value)
 	if err != nil {
 		return sqlstore.Object{}, err
 	}
@@ -121,7 +122,7 @@ func (r *Registry) patchAttempt(ctx context.Context, req *request, p *patchReque
 	case rv == "" && !req.res.Strategy.AllowUnconditionalUpdate():
 		return sqlstore.Object{}, errResourceVersionRequired(req) // the patch removed it
 	case rv != "" && rv != old.GetResourceVersion():
-		return sqlstore.Object{}, apierrors.NewConflict(req.gr, req.name, errors.New(conflictMessage))
+		return sqlstore.Object{}, apierrors.NewConflict(req.gr, req.name, errors.New(storedobj.ConflictMessage))
 	}
 	return r.applyUpdate(ctx, req, current, obj, mode)
 }
@@ -219,7 +220,7 @@ func (p *patchRequest) checksFields() bool {
 func (p *patchRequest) strategicMerge(res *resource.Resource, old *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	goType := res.GoType()
 	if goType == nil {
-		return nil, UnsupportedMediaType(PatchTypes(res))
+		return nil, storedobj.UnsupportedMediaType(PatchTypes(res))
 	}
 	patchMap := map[string]any{}
 	var strictErrs []error
@@ -254,7 +255,7 @@ func strategicMergeError(err error) error {
 	case errors.Is(err, mergepatch.ErrNoListOfLists), errors.Is(err, mergepatch.ErrPatchContentNotMatchRetainKeys):
 		return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
 	}
-	return unclassified(err)
+	return storedobj.Unclassified(err)
 }
 
 // decodeAsType decodes a patched object as the type with decode. Unknown fields and the

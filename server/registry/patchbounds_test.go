@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -46,7 +47,7 @@ func patchBoundRegistry(t *testing.T, value string) (*Registry, Ref, *unstructur
 	if err != nil {
 		t.Fatal(err)
 	}
-	created, err := DecodeStored(stored.Value)
+	created, err := storedobj.DecodeStored(stored.Value)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func assertPatchRefused(t *testing.T, r *Registry, ref Ref, before *unstructured
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := DecodeStored(stored.Value)
+	after, err := storedobj.DecodeStored(stored.Value)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestJSONPatchCopiesWithinBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := DecodeStored(stored.Value)
+	got, _ := storedobj.DecodeStored(stored.Value)
 	if data, _, _ := unstructured.NestedStringMap(got.Object, "data"); !cmp.Equal(data, map[string]string{"a": "x", "b": "y", "c": "y"}) {
 		t.Errorf("data %v", data)
 	}

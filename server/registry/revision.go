@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/storage"
@@ -45,7 +46,7 @@ func (r *Registry) WaitForRevision(ctx context.Context, rev int64) error {
 		case err == nil:
 			current = latest
 		case ctx.Err() == nil:
-			return storageError(err, schema.GroupResource{}, "")
+			return storedobj.StorageError(err, schema.GroupResource{}, "")
 		}
 		if current >= rev {
 			return nil

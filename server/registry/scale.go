@@ -15,6 +15,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/registry/fieldmanagers"
 	"github.com/sqlkube/sqlkube/server/registry/scales"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -45,9 +46,9 @@ func (r *Registry) updateScale(ctx context.Context, req *request, change scaleCh
 	for {
 		current, err := r.store.Get(ctx, req.key())
 		if err != nil {
-			return sqlstore.Object{}, storageError(err, req.gr, req.name)
+			return sqlstore.Object{}, storedobj.StorageError(err, req.gr, req.name)
 		}
-		old, err := DecodeServed(req.res, current.Value)
+		old, err := storedobj.DecodeServed(req.res, current.Value)
 		if err != nil {
 			return sqlstore.Object{}, err
 		}
@@ -60,7 +61,7 @@ func (r *Registry) updateScale(ctx context.Context, req *request, change scaleCh
 			continue
 		}
 		if err != nil {
-			return sqlstore.Object{}, storageError(err, req.gr, req.name)
+			return sqlstore.Object{}, storedobj.StorageError(err, req.gr, req.name)
 		}
 		return stored, nil
 	}
@@ -98,7 +99,7 @@ func scaledObject(ctx context.Context, req *request, old *unstructured.Unstructu
 		}
 	}
 	if rv := scale.ResourceVersion; rv != "" && rv != resourceVersion {
-		return nil, false, apierrors.NewConflict(req.gr, req.name, errors.New(conflictMessage))
+		return nil, false, apierrors.NewConflict(req.gr, req.name, errors.New(storedobj.ConflictMessage))
 	}
 	obj = old.DeepCopy()
 	if err := unstructured.SetNestedField(obj.Object, int64(scale.Spec.Replicas), scales.FieldPath(paths.SpecReplicasPath)...); err != nil {
@@ -114,7 +115,7 @@ func scaledObject(ctx context.Context, req *request, old *unstructured.Unstructu
 
 // scaleOfStored is the Scale of a stored object, as served through res.
 func scaleOfStored(res *resource.Resource, value []byte) (*autoscalingv1.Scale, bool, error) {
-	obj, err := DecodeServed(res, value)
+	obj, err := storedobj.DecodeServed(res, value)
 	if err != nil {
 		return nil, false, err
 	}

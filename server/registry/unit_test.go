@@ -1,9 +1,7 @@
 package registry
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"testing"
 
 	"github.com/sqlkube/sqlkube/server/registry/continuetoken"
@@ -13,35 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
-
-func TestStorageErrorMapping(t *testing.T) {
-	gr := schema.GroupResource{Resource: "configmaps"}
-	tests := []struct {
-		err    error
-		code   int32
-		reason metav1.StatusReason
-	}{
-		{sqlstore.ErrNotFound, 404, metav1.StatusReasonNotFound},
-		{fmt.Errorf("wrapped: %w", sqlstore.ErrExists), 409, metav1.StatusReasonAlreadyExists},
-		{sqlstore.ErrConflict, 409, metav1.StatusReasonConflict},
-		{&sqlstore.CompactedError{Requested: 3, Compacted: 9}, 410, metav1.StatusReasonExpired},
-		{&sqlstore.FutureRevisionError{Requested: 30, Current: 9}, 504, metav1.StatusReasonTimeout},
-		{sqlstore.ErrUnavailable, 503, metav1.StatusReasonServiceUnavailable},
-		{context.DeadlineExceeded, 504, metav1.StatusReasonTimeout},
-		{errors.New("anything else"), 500, metav1.StatusReasonInternalError},
-	}
-	for _, tt := range tests {
-		st := statusOf(storageError(tt.err, gr, "x"))
-		if st.Code != tt.code || st.Reason != tt.reason {
-			t.Errorf("%v: got %d %s, want %d %s", tt.err, st.Code, st.Reason, tt.code, tt.reason)
-		}
-	}
-	if st := statusOf(storageError(&sqlstore.CompactedError{Requested: 3, Compacted: 9}, gr, "")); st.Message != "too old resource version: 3 (9)" {
-		t.Errorf("compacted message %q", st.Message)
-	}
-}
 
 func TestPlanList(t *testing.T) {
 	scope := continuetoken.Scope{Resource: "configmaps", Namespace: "default", Namespaced: true}

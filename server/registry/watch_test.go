@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -71,7 +72,7 @@ func TestWatchSeesChangesThroughItsSelector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj, _ = DecodeStored(stored.Value)
+	obj, _ = storedobj.DecodeStored(stored.Value)
 	obj.SetLabels(map[string]string{"app": "y"})
 	updated, _, err := r.Update(t.Context(), ref, obj, &metav1.UpdateOptions{})
 	if err != nil {
@@ -120,7 +121,7 @@ func wantEvent(t *testing.T, w *Watch, eventType watch.EventType, name string) m
 	if !ok || ev.Type != eventType {
 		t.Fatalf("event %s %s, ok %t, err %v; want %s", ev.Type, ev.Object, ok, ev.Err, eventType)
 	}
-	var obj MetadataOnly
+	var obj storedobj.MetadataOnly
 	if err := json.Unmarshal(ev.Object, &obj); err != nil {
 		t.Fatal(err)
 	}

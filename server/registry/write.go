@@ -18,7 +18,7 @@ import (
 	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/names"
 
-	"github.com/sqlkube/sqlkube/server/builtin"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -125,7 +125,7 @@ func (r *Registry) storeAllocated(ctx context.Context, req *request, obj *unstru
 	key := sqlstore.Key{Resource: req.res.StorageName, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpCreate, Key: key, Render: render(req.res, obj)})
 	if err != nil {
-		err = storageError(err, req.gr, obj.GetName())
+		err = storedobj.StorageError(err, req.gr, obj.GetName())
 		if apierrors.IsAlreadyExists(err) && r.beingDeleted(ctx, key) {
 			// kube-apiserver tells why the name is still taken.
 			status := err.(*apierrors.StatusError)
@@ -142,7 +142,7 @@ func (r *Registry) beingDeleted(ctx context.Context, key sqlstore.Key) bool {
 	if err != nil {
 		return false
 	}
-	obj, err := DecodeStored(current.Value)
+	obj, err := storedobj.DecodeStored(current.Value)
 	return err == nil && obj.GetDeletionTimestamp() != nil
 }
 
@@ -232,7 +232,7 @@ func (r *Registry) update(ctx context.Context, req *request, obj *unstructured.U
 			return stored, err == nil, err
 		}
 		if err != nil {
-			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
+			return sqlstore.Object{}, false, storedobj.StorageError(err, req.gr, req.name)
 		}
 		if err := checkUIDPrecondition(req, obj.GetUID(), current); err != nil {
 			return sqlstore.Object{}, false, err
@@ -241,14 +241,14 @@ func (r *Registry) update(ctx context.Context, req *request, obj *unstructured.U
 			return sqlstore.Object{}, false, errResourceVersionRequired(req)
 		}
 		if expected != "" && expected != revisionString(current.Revision) {
-			return sqlstore.Object{}, false, apierrors.NewConflict(req.gr, req.name, errors.New(conflictMessage))
+			return sqlstore.Object{}, false, apierrors.NewConflict(req.gr, req.name, errors.New(storedobj.ConflictMessage))
 		}
 		stored, err := r.applyUpdate(ctx, req, current, obj.DeepCopy(), mode)
 		if errors.Is(err, sqlstore.ErrConflict) && expected == "" {
 			continue
 		}
 		if err != nil {
-			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
+			return sqlstore.Object{}, false, storedobj.StorageError(err, req.gr, req.name)
 		}
 		return stored, false, nil
 	}
@@ -264,7 +264,7 @@ func errResourceVersionRequired(req *request) error {
 
 // applyUpdate makes one attempt at an update against the current stored object.
 func (r *Registry) applyUpdate(ctx context.Context, req *request, current sqlstore.Object, obj *unstructured.Unstructured, mode updateMode) (sqlstore.Object, error) {
-	old, err := DecodeServed(req.res, current.Value)
+	old, err := storedobj.DecodeServed(req.res, current.Value)
 	if err != nil {
 		return sqlstore.Object{}, err
 	}
@@ -400,11 +400,11 @@ func (r *Registry) delete(ctx context.Context, req *request, opts *metav1.Delete
 	for {
 		current, err := r.store.Get(ctx, req.key())
 		if err != nil {
-			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
+			return sqlstore.Object{}, false, storedobj.StorageError(err, req.gr, req.name)
 		}
-		obj, err := DecodeServed(req.res, current.Value)
+		obj, err := storedobj.DecodeServed(req.res, current.Value)
 		if err != nil {
-			return sqlstore.Object{}, false, ReadFailed(Ref{Resource: req.res, Namespace: req.namespace, Name: req.name}, err)
+			return sqlstore.Object{}, false, storedobj.ReadFailed(req.res, req.namespace, req.name, err)
 		}
 		if err := checkPreconditions(req, opts.Preconditions, obj); err != nil {
 			return sqlstore.Object{}, false, err
@@ -417,7 +417,7 @@ func (r *Registry) delete(ctx context.Context, req *request, opts *metav1.Delete
 			continue // preconditions are checked again against the newer object
 		}
 		if err != nil {
-			return sqlstore.Object{}, false, storageError(err, req.gr, req.name)
+			return sqlstore.Object{}, false, storedobj.StorageError(err, req.gr, req.name)
 		}
 		return stored, deleted, nil
 	}
@@ -520,25 +520,12 @@ func checkUIDPrecondition(req *request, uid types.UID, current sqlstore.Object) 
 			UID types.UID `json:"uid"`
 		} `json:"metadata"`
 	}
-	if err := UnmarshalStored(current.Value, &stored); err != nil {
+	if err := storedobj.UnmarshalStored(current.Value, &stored); err != nil {
 		return err
 	}
 	if stored.Metadata.UID == uid {
 		return nil
 	}
 	message := fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, stored.Metadata.UID)
-	return apierrors.NewConflict(req.gr, req.name, storage.NewInvalidObjError(etcdKey(req.res, req.namespace, req.name), message))
-}
-
-// etcdKey is where kube-apiserver would keep the object in etcd, which its storage errors name:
-// under /registry, by resource (custom resources and CRDs by group and resource too).
-func etcdKey(res *resource.Resource, namespace, name string) string {
-	prefix := "/registry/" + res.Name
-	if res.CRDName != "" || res.Group == builtin.APIExtensionsGroup {
-		prefix = "/registry/" + res.Group + "/" + res.Name
-	}
-	if namespace != "" {
-		return prefix + "/" + namespace + "/" + name
-	}
-	return prefix + "/" + name
+	return apierrors.NewConflict(req.gr, req.name, storage.NewInvalidObjError(storedobj.EtcdKey(req.res, req.namespace, req.name), message))
 }

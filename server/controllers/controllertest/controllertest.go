@@ -16,6 +16,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/controllers"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
@@ -165,7 +166,7 @@ func (e *Env) ServeWidgets() registry.Ref {
 // Decode reads a stored object.
 func Decode(t testing.TB, stored sqlstore.Object) *unstructured.Unstructured {
 	t.Helper()
-	obj, err := registry.DecodeStored(stored.Value)
+	obj, err := storedobj.DecodeStored(stored.Value)
 	if err != nil {
 		t.Fatalf("decoding %s: %v", stored.Value, err)
 	}

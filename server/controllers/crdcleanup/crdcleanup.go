@@ -23,6 +23,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/crdtype"
 	"github.com/sqlkube/sqlkube/server/follow"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -55,8 +56,8 @@ func (c *Controller) Run(ctx context.Context) {
 
 // NeedsSync reports whether the stored CRD o awaits its cleanup; only its metadata is read.
 func (c *Controller) NeedsSync(o sqlstore.Object) bool {
-	var m registry.MetadataOnly
-	return registry.UnmarshalStored(o.Value, &m) == nil && awaitsCleanup(&m.Metadata)
+	var m storedobj.MetadataOnly
+	return storedobj.UnmarshalStored(o.Value, &m) == nil && awaitsCleanup(&m.Metadata)
 }
 
 func awaitsCleanup(m *metav1.ObjectMeta) bool {

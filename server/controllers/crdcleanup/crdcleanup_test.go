@@ -16,6 +16,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
 	"github.com/sqlkube/sqlkube/server/crdtype"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
@@ -185,7 +186,7 @@ func get(t *testing.T, deps controllers.Deps, res *resource.Resource, name strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj, err := registry.DecodeStored(stored.Value)
+	obj, err := storedobj.DecodeStored(stored.Value)
 	if err != nil {
 		t.Fatal(err)
 	}

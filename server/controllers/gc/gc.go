@@ -12,6 +12,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/controllers"
 	"github.com/sqlkube/sqlkube/server/follow"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -215,7 +216,7 @@ func (gc *garbageCollector) observe(o sqlstore.Object) {
 		return
 	}
 	var obj ownershipObject
-	if err := registry.UnmarshalStored(o.Value, &obj); err != nil {
+	if err := storedobj.UnmarshalStored(o.Value, &obj); err != nil {
 		return
 	}
 	meta := &obj.Metadata
@@ -268,7 +269,7 @@ type ownershipObject struct {
 // may be waiting for it (foreground deletion).
 func (gc *garbageCollector) gone(o sqlstore.Object) {
 	var obj ownershipObject
-	if err := registry.UnmarshalStored(o.Value, &obj); err != nil {
+	if err := storedobj.UnmarshalStored(o.Value, &obj); err != nil {
 		return
 	}
 	gc.forget(o.Key)

@@ -8,6 +8,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/controllers"
 	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/sqlstore"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,7 +57,7 @@ func createIn(t *testing.T, deps controllers.Deps, resource, name string, owners
 	if err != nil {
 		t.Fatal(err)
 	}
-	created, err := registry.DecodeStored(stored.Value)
+	created, err := storedobj.DecodeStored(stored.Value)
 	if err != nil {
 		t.Fatal(err)
 	}

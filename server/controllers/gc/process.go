@@ -13,6 +13,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/controllers"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -149,8 +150,8 @@ func (gc *garbageCollector) checkNoOtherDependents(ctx context.Context, owner ty
 
 // refersTo says whether the stored object o has an ownerReference to owner.
 func (gc *garbageCollector) refersTo(o sqlstore.Object, owner types.UID) bool {
-	var obj registry.MetadataOnly
-	return registry.UnmarshalStored(o.Value, &obj) == nil &&
+	var obj storedobj.MetadataOnly
+	return storedobj.UnmarshalStored(o.Value, &obj) == nil &&
 		slices.ContainsFunc(obj.Metadata.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == owner })
 }
 
@@ -188,8 +189,8 @@ func (gc *garbageCollector) ownerState(ctx context.Context, dependent sqlstore.K
 	if err != nil {
 		return ownerSolid, err
 	}
-	var owner registry.MetadataOnly
-	if err := registry.UnmarshalStored(stored.Value, &owner); err != nil {
+	var owner storedobj.MetadataOnly
+	if err := storedobj.UnmarshalStored(stored.Value, &owner); err != nil {
 		return ownerSolid, err
 	}
 	switch {
@@ -229,7 +230,7 @@ func (gc *garbageCollector) read(ctx context.Context, key sqlstore.Key) (*resour
 	if err != nil {
 		return nil, nil, err
 	}
-	obj, err := registry.DecodeServed(res, stored.Value)
+	obj, err := storedobj.DecodeServed(res, stored.Value)
 	return res, obj, err
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/controllers"
 	"github.com/sqlkube/sqlkube/server/follow"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -44,7 +45,7 @@ func Run(ctx context.Context, deps controllers.Deps, namespaces *resource.Resour
 // NeedsSync reports whether the stored namespace o awaits the removal of its content.
 func (c *namespaceController) NeedsSync(o sqlstore.Object) bool {
 	var ns corev1.Namespace
-	return registry.UnmarshalStored(o.Value, &ns) == nil && awaitsContentRemoval(&ns)
+	return storedobj.UnmarshalStored(o.Value, &ns) == nil && awaitsContentRemoval(&ns)
 }
 
 // awaitsContentRemoval: the namespace is being deleted and still waits for this controller.
@@ -79,7 +80,7 @@ func (c *namespaceController) getNamespace(ctx context.Context, ref registry.Ref
 		return nil, err
 	}
 	ns := &corev1.Namespace{}
-	if err := registry.UnmarshalStored(stored.Value, ns); err != nil {
+	if err := storedobj.UnmarshalStored(stored.Value, ns); err != nil {
 		return nil, err
 	}
 	return ns, nil
@@ -135,8 +136,8 @@ func (c *namespaceController) countRemaining(ctx context.Context, res *resource.
 	left, held := 0, false
 	err := follow.Pages(ctx, c.deps.Store, res.StorageName, namespace, func(page []sqlstore.Object) error {
 		for _, o := range page {
-			var meta registry.MetadataOnly
-			if err := registry.UnmarshalStored(o.Value, &meta); err != nil {
+			var meta storedobj.MetadataOnly
+			if err := storedobj.UnmarshalStored(o.Value, &meta); err != nil {
 				return err
 			}
 			for _, f := range meta.Metadata.Finalizers {
@@ -170,7 +171,7 @@ func (c *namespaceController) updateConditions(ctx context.Context, ref registry
 		return nil, err
 	}
 	out := &corev1.Namespace{}
-	return out, registry.UnmarshalStored(stored.Value, out)
+	return out, storedobj.UnmarshalStored(stored.Value, out)
 }
 
 // finalize removes the kubernetes finalizer from spec.finalizers, as a PUT on /finalize does:

@@ -18,6 +18,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/controllers"
 	"github.com/sqlkube/sqlkube/server/follow"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -99,7 +100,7 @@ func (c *controller) desired(namespace string) *unstructured.Unstructured {
 }
 
 func (c *controller) holdsContent(stored sqlstore.Object) bool {
-	u, err := registry.DecodeStored(stored.Value)
+	u, err := storedobj.DecodeStored(stored.Value)
 	if err != nil {
 		return false
 	}
@@ -113,7 +114,7 @@ func (c *controller) holdsContent(stored sqlstore.Object) bool {
 
 // restored is the stored object with its content put back.
 func (c *controller) restored(stored sqlstore.Object) *unstructured.Unstructured {
-	u, _ := registry.DecodeStored(stored.Value)
+	u, _ := storedobj.DecodeStored(stored.Value)
 	maps.Copy(u.Object, c.obj.Content)
 	return u
 }
@@ -132,7 +133,7 @@ func (o namespaceObserver) Changed(ev *sqlstore.Event) {
 
 func (o namespaceObserver) observe(obj sqlstore.Object) {
 	var ns corev1.Namespace
-	if err := registry.UnmarshalStored(obj.Value, &ns); err == nil && ns.DeletionTimestamp == nil {
+	if err := storedobj.UnmarshalStored(obj.Value, &ns); err == nil && ns.DeletionTimestamp == nil {
 		o.c.queue.Add(obj.Name)
 	}
 }

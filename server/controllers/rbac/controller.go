@@ -18,7 +18,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/controllers"
 	"github.com/sqlkube/sqlkube/server/follow"
 	"github.com/sqlkube/sqlkube/server/rbac"
-	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
@@ -182,7 +182,7 @@ func (o *observer) delete(namespace, name string) {
 }
 
 func (o *observer) decode(obj sqlstore.Object, into any) bool {
-	if err := registry.UnmarshalStored(obj.Value, into); err != nil {
+	if err := storedobj.UnmarshalStored(obj.Value, into); err != nil {
 		o.c.deps.Log.Error("rbac: decoding a stored object", "kind", o.kind, "name", obj.Name, "err", err)
 		return false
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/controllers"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 )
 
@@ -135,7 +136,7 @@ func (o objects[T]) ensureNamespace(namespace string) error {
 
 func decode[T any](value []byte) (*T, error) {
 	obj := new(T)
-	if err := registry.UnmarshalStored(value, obj); err != nil {
+	if err := storedobj.UnmarshalStored(value, obj); err != nil {
 		return nil, err
 	}
 	return obj, nil

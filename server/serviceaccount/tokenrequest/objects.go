@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/server/serviceaccount"
 )
@@ -36,7 +37,7 @@ func NewRegistryObjects(types Resources, objects *registry.Registry) *RegistryOb
 
 // UID reads the uid of a core/v1 object, or its NotFound.
 func (o *RegistryObjects) UID(ctx context.Context, resource, namespace, name string) (string, error) {
-	var meta registry.MetadataOnly
+	var meta storedobj.MetadataOnly
 	err := o.read(ctx, resource, namespace, name, &meta)
 	return string(meta.Metadata.UID), err
 }
@@ -64,5 +65,5 @@ func (o *RegistryObjects) read(ctx context.Context, resource, namespace, name st
 	if err != nil {
 		return err
 	}
-	return registry.UnmarshalStored(stored.Value, into)
+	return storedobj.UnmarshalStored(stored.Value, into)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/catalog"
 	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
 	"github.com/sqlkube/sqlkube/server/registry"
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 )
 
 var _ Resources = (*catalog.Catalog)(nil)
@@ -26,8 +27,8 @@ func TestRegistryObjects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var meta registry.MetadataOnly
-		if err := registry.UnmarshalStored(created.Value, &meta); err != nil || meta.Metadata.UID == "" {
+		var meta storedobj.MetadataOnly
+		if err := storedobj.UnmarshalStored(created.Value, &meta); err != nil || meta.Metadata.UID == "" {
 			t.Fatalf("created %s: %v", created.Value, err)
 		}
 		objects := NewRegistryObjects(types, reg)
@@ -53,8 +54,8 @@ func TestRegistryPod(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var meta registry.MetadataOnly
-		if err := registry.UnmarshalStored(created.Value, &meta); err != nil {
+		var meta storedobj.MetadataOnly
+		if err := storedobj.UnmarshalStored(created.Value, &meta); err != nil {
 			t.Fatal(err)
 		}
 		got, err := NewRegistryObjects(env.Catalog, env.Registry).Pod(t.Context(), "default", "p")

@@ -1,4 +1,7 @@
-package registry
+// Package views renders stored objects as the views kube-apiserver answers besides the objects
+// themselves (Accept's as=Table and as=PartialObjectMetadata), by the type's rules. The HTTP
+// layer asks for them; the registry stores what they are made from.
+package views
 
 import (
 	"context"
@@ -10,11 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
 
+	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/resource"
 )
-
-// The views of objects kube-apiserver answers besides the objects themselves (Accept's as=Table
-// and as=PartialObjectMetadata), made from stored objects by the type's rules.
 
 // Table renders stored objects of one type as meta.k8s.io Table rows, with its columns.
 type Table struct {
@@ -58,7 +59,7 @@ func (t *Table) Empty() metav1.Table {
 // resource converts it).
 func (t *Table) Row(ctx context.Context, stored, served []byte) (metav1.TableRow, *unstructured.Unstructured, error) {
 	printed := t.printed(stored, served)
-	obj, err := DecodeStored(printed)
+	obj, err := storedobj.DecodeStored(printed)
 	if err != nil {
 		return metav1.TableRow{}, nil, err
 	}
@@ -111,8 +112,8 @@ func (t *Table) rowMetadata(printed runtime.Object, value []byte) ([]byte, error
 // PartialMetadataJSON encodes a stored object as a meta.k8s.io PartialObjectMetadata of the given
 // version.
 func PartialMetadataJSON(value []byte, version string) ([]byte, error) {
-	var obj MetadataOnly
-	if err := UnmarshalStored(value, &obj); err != nil {
+	var obj storedobj.MetadataOnly
+	if err := storedobj.UnmarshalStored(value, &obj); err != nil {
 		return nil, err
 	}
 	return partialMetadataOf(obj.Metadata, version)

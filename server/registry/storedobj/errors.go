@@ -1,4 +1,8 @@
-package registry
+// Package storedobj is the registry's view of objects as stored: decoding them, serving them
+// in a resource's version, and the API errors (Status codes and messages as kube-apiserver's)
+// for storage's failures and for objects that cannot be read. The registry and the HTTP layer
+// share it; it knows nothing of either.
+package storedobj
 
 import (
 	"context"
@@ -15,12 +19,12 @@ import (
 	"k8s.io/apiserver/pkg/storage"
 )
 
-// conflictMessage is kube-apiserver's wording for a stale resourceVersion.
-const conflictMessage = "the object has been modified; please apply your changes to the latest version and try again"
+// ConflictMessage is kube-apiserver's wording for a stale resourceVersion.
+const ConflictMessage = "the object has been modified; please apply your changes to the latest version and try again"
 
-// storageError turns a storage error about the object gr/name into the API error
+// StorageError turns a storage error about the object gr/name into the API error
 // kube-apiserver answers in the same situation.
-func storageError(err error, gr schema.GroupResource, name string) error {
+func StorageError(err error, gr schema.GroupResource, name string) error {
 	var compacted *sqlstore.CompactedError
 	var future *sqlstore.FutureRevisionError
 	var unreadable *sqlstore.UnreadableError
@@ -33,7 +37,7 @@ func storageError(err error, gr schema.GroupResource, name string) error {
 	case errors.Is(err, sqlstore.ErrExists):
 		return apierrors.NewAlreadyExists(gr, name)
 	case errors.Is(err, sqlstore.ErrConflict):
-		return apierrors.NewConflict(gr, name, errors.New(conflictMessage))
+		return apierrors.NewConflict(gr, name, errors.New(ConflictMessage))
 	case errors.As(err, &compacted):
 		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", compacted.Requested, compacted.Compacted))
 	case errors.As(err, &future):
@@ -61,15 +65,15 @@ func (e unavailable) Status() metav1.Status {
 	return apierrors.NewServiceUnavailable("the database is unavailable, try again later").Status()
 }
 
-// listStorageError is storageError for a list of res: a value the transformer cannot read is
+// ListStorageError is StorageError for a list of res: a value the transformer cannot read is
 // named by its etcd key, as kube-apiserver's storage names it.
-func listStorageError(err error, res *resource.Resource) error {
+func ListStorageError(err error, res *resource.Resource) error {
 	var unreadable *sqlstore.UnreadableError
 	if errors.As(err, &unreadable) {
-		key := etcdKey(res, unreadable.Key.Namespace, unreadable.Key.Name)
+		key := EtcdKey(res, unreadable.Key.Namespace, unreadable.Key.Name)
 		return apierrors.NewInternalError(fmt.Errorf("unable to transform key %q: %w", key, unreadable.Err))
 	}
-	return storageError(err, res.GroupResource(), "")
+	return StorageError(err, res.GroupResource(), "")
 }
 
 // NotDecodableError is a stored object that could not be turned into the version asked for:
@@ -92,14 +96,14 @@ func (e *NotDecodableError) Status() metav1.Status {
 	return metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: e.Error()}
 }
 
-// ReadFailed is err as a get or a delete of the object ref names answers it: a NotDecodableError
-// is kube-apiserver's InternalError about a corrupt object at its storage key.
-func ReadFailed(ref Ref, err error) error {
+// ReadFailed is err as a get or a delete of res's object namespace/name answers it: a
+// NotDecodableError is kube-apiserver's InternalError about a corrupt object at its storage key.
+func ReadFailed(res *resource.Resource, namespace, name string, err error) error {
 	var notDecodable *NotDecodableError
 	if !errors.As(err, &notDecodable) {
 		return err
 	}
-	return apierrors.NewInternalError(storage.NewCorruptObjError(storageKey(ref.Resource, ref.Namespace, ref.Name), notDecodable))
+	return apierrors.NewInternalError(storage.NewCorruptObjError(storageKey(res, namespace, name), notDecodable))
 }
 
 // storageKey is the key kube-apiserver's storage gives an object of res, as its errors name it.
@@ -135,7 +139,7 @@ func (f *ListFailures) Add(o sqlstore.Object, err error) error {
 		return err
 	}
 	// A list names objects by their etcd keys.
-	corrupt := storage.NewCorruptObjError(etcdKey(f.res, o.Namespace, o.Name), notDecodable)
+	corrupt := storage.NewCorruptObjError(EtcdKey(f.res, o.Namespace, o.Name), notDecodable)
 	if f.count == 0 {
 		f.first = corrupt.Error()
 	}
@@ -164,9 +168,9 @@ func (f *ListFailures) Err() error {
 	}}
 }
 
-// unclassified answers an error that is no API error as kube-apiserver does: a 500 with the
+// Unclassified answers an error that is no API error as kube-apiserver does: a 500 with the
 // error's text and no reason (not an InternalError, whose message would wrap the text).
-func unclassified(err error) error {
+func Unclassified(err error) error {
 	if _, ok := err.(apierrors.APIStatus); ok {
 		return err
 	}
