@@ -7,12 +7,15 @@ import (
 	"slices"
 	"strings"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	_ "k8s.io/kubernetes/pkg/apis/coordination/install" // coordination's defaults and conversions in legacyscheme.Scheme
+	"k8s.io/kubernetes/pkg/registry/coordination/lease"
+	"k8s.io/kubernetes/pkg/registry/core/configmap"
+	"k8s.io/kubernetes/pkg/registry/core/event"
+	"k8s.io/kubernetes/pkg/registry/core/secret"
+	"k8s.io/kubernetes/pkg/registry/core/serviceaccount"
 
 	"github.com/sqlkube/sqlkube/server/resource"
 )
@@ -32,8 +35,7 @@ var (
 )
 
 // Resources lists the built-in types, stored as opaque JSON beyond metadata, each with its
-// strategy (kube-apiserver's own for the workload, network, storage and other kube types, see
-// kube). customresourcedefinitions gets
+// strategy: kube-apiserver's own (see kube) for all but customresourcedefinitions, which gets
 // its rules from bindCRDHooks (the catalog's, which validate and establish CRDs against the
 // names already served) on top of its Go type's. access is what the strategies of some types ask
 // of the server (nil: never bound, for the tests that need none).
@@ -47,61 +49,20 @@ func Resources(bindCRDHooks func(*resource.Resource), access *Access) []*resourc
 			r.Status = true
 			r.Finalize = true
 		}),
-		builtin("", "v1", "configmaps", "ConfigMap", true, verbsAll, typed(rules[corev1.ConfigMap]{
-			validate: validateConfigMap, table: configMapTable, untracked: true,
-		}), func(r *resource.Resource) { r.ShortNames = []string{"cm"} }),
-		builtin("", "v1", "secrets", "Secret", true, verbsAll, typed(rules[corev1.Secret]{
-			adjust: decodeSecret, validate: validateSecret, table: secretTable, untracked: true,
-			fields: map[string][]string{"type": {"type"}},
+		builtin("", "v1", "configmaps", "ConfigMap", true, verbsAll, kube[corev1.ConfigMap](kubeRules{strategy: configmap.Strategy}),
+			shortName("cm")),
+		builtin("", "v1", "secrets", "Secret", true, verbsAll, kube[corev1.Secret](kubeRules{
+			strategy: secret.Strategy, fields: map[string][]string{"type": {"type"}},
 		}), nil),
-		builtin("", "v1", "serviceaccounts", "ServiceAccount", true, verbsAll, typed(rules[corev1.ServiceAccount]{
-			validate: validateServiceAccount, table: serviceAccountTable, untracked: true,
+		builtin("", "v1", "serviceaccounts", "ServiceAccount", true, verbsAll, kube[corev1.ServiceAccount](kubeRules{
+			strategy: serviceaccount.Strategy,
 		}), func(r *resource.Resource) {
 			r.ShortNames = []string{"sa"}
 			r.TokenRequest = true
 		}),
-		builtin("", "v1", "events", "Event", true, verbsAll, typed(rules[corev1.Event]{
-			validate: validateEvent, table: eventTable, untracked: true, createOnUpdate: true, fields: eventFields,
-		}), describe(shortName("ev"), storedAs(corev1.SchemeGroupVersion))),
-		builtin(CoordinationGroup, "v1", "leases", "Lease", true, verbsAll, typed(rules[coordinationv1.Lease]{
-			validate: validateLease, table: leaseTable, untracked: true, createOnUpdate: true, conditional: true,
-		}), nil),
-		builtin(FlowControlGroup, "v1", "flowschemas", "FlowSchema", false, verbsAll, typed(rules[flowcontrolv1.FlowSchema]{
-			validate: validateFlowSchema, table: flowSchemaTable,
-		}), withStatus),
-		builtin(FlowControlGroup, "v1", "prioritylevelconfigurations", "PriorityLevelConfiguration", false, verbsAll, typed(rules[flowcontrolv1.PriorityLevelConfiguration]{
-			validate: validatePriorityLevel, table: priorityLevelTable,
-		}), withStatus),
-		builtin(RBACGroup, "v1", "roles", "Role", true, verbsAll, typed(rules[rbacv1.Role]{
-			validate: validateRole, table: roleTable, untracked: true, createOnUpdate: true,
-		}), nil),
-		builtin(RBACGroup, "v1", "clusterroles", "ClusterRole", false, verbsAll, typed(rules[rbacv1.ClusterRole]{
-			validate: validateClusterRole, table: roleTable, untracked: true, createOnUpdate: true,
-		}), nil),
-		builtin(RBACGroup, "v1", "rolebindings", "RoleBinding", true, verbsAll, typed(rules[rbacv1.RoleBinding]{
-			adjust: defaultRoleBinding, validate: validateRoleBinding, table: bindingTable, untracked: true, createOnUpdate: true,
-		}), nil),
-		builtin(RBACGroup, "v1", "clusterrolebindings", "ClusterRoleBinding", false, verbsAll, typed(rules[rbacv1.ClusterRoleBinding]{
-			adjust: defaultClusterRoleBinding, validate: validateClusterRoleBinding, table: bindingTable, untracked: true, createOnUpdate: true,
-		}), nil),
-		builtin(AdmissionGroup, "v1", "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false, verbsAll, typed(rules[admissionregistrationv1.ValidatingWebhookConfiguration]{
-			adjust: defaultValidatingWebhookConfiguration, validate: validateValidatingWebhookConfiguration, table: validatingWebhookTable,
-		}), apiExtension),
-		builtin(AdmissionGroup, "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", false, verbsAll, typed(rules[admissionregistrationv1.MutatingWebhookConfiguration]{
-			adjust: defaultMutatingWebhookConfiguration, validate: validateMutatingWebhookConfiguration, table: mutatingWebhookTable,
-		}), apiExtension),
-		builtin(AdmissionGroup, "v1", "validatingadmissionpolicies", "ValidatingAdmissionPolicy", false, verbsAll, typed(rules[admissionregistrationv1.ValidatingAdmissionPolicy]{
-			adjust: defaultValidatingAdmissionPolicy, validate: validateValidatingAdmissionPolicy, table: validatingPolicyTable,
-		}), func(r *resource.Resource) { withStatus(r); apiExtension(r) }),
-		builtin(AdmissionGroup, "v1", "validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding", false, verbsAll, typed(rules[admissionregistrationv1.ValidatingAdmissionPolicyBinding]{
-			adjust: defaultValidatingAdmissionPolicyBinding, validate: validateValidatingAdmissionPolicyBinding, table: validatingPolicyBindingTable,
-		}), apiExtension),
-		builtin(AdmissionGroup, "v1", "mutatingadmissionpolicies", "MutatingAdmissionPolicy", false, verbsAll, typed(rules[admissionregistrationv1.MutatingAdmissionPolicy]{
-			adjust: defaultMutatingAdmissionPolicy, validate: validateMutatingAdmissionPolicy, table: mutatingPolicyTable,
-		}), apiExtension),
-		builtin(AdmissionGroup, "v1", "mutatingadmissionpolicybindings", "MutatingAdmissionPolicyBinding", false, verbsAll, typed(rules[admissionregistrationv1.MutatingAdmissionPolicyBinding]{
-			adjust: defaultMutatingAdmissionPolicyBinding, validate: validateMutatingAdmissionPolicyBinding, table: mutatingPolicyBindingTable,
-		}), apiExtension),
+		builtin("", "v1", "events", "Event", true, verbsAll, kube[corev1.Event](kubeRules{strategy: event.Strategy, fields: eventFields}),
+			describe(shortName("ev"), storedAs(corev1.SchemeGroupVersion))),
+		builtin(CoordinationGroup, "v1", "leases", "Lease", true, verbsAll, kube[coordinationv1.Lease](kubeRules{strategy: lease.Strategy}), nil),
 		builtin(APIExtensionsGroup, "v1", "customresourcedefinitions", "CustomResourceDefinition", false, verbsAll, typed(rules[apiextensionsv1.CustomResourceDefinition]{
 			adjust: apiextensionsv1.SetObjectDefaults_CustomResourceDefinition, conditional: true,
 		}), func(r *resource.Resource) {
@@ -121,6 +82,9 @@ func Resources(bindCRDHooks func(*resource.Resource), access *Access) []*resourc
 		eventsResources(),
 		storageResources(),
 		schedulingResources(),
+		rbacResources(),
+		flowControlResources(),
+		admissionResources(access),
 		nodeResources(),
 		certificatesResources(access),
 		resourceResources(access),
