@@ -3,6 +3,7 @@ package builtin
 import (
 	"encoding/json"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -79,4 +80,20 @@ func reencode(typed any) (map[string]any, error) {
 	}
 	content := map[string]any{}
 	return content, utiljson.Unmarshal(data, &content)
+}
+
+// decodeSecret applies what kube-apiserver does to a v1 Secret body: defaulting gives it type
+// Opaque, and conversion folds the write-only stringData into data (stringData wins over data for
+// the same key).
+func decodeSecret(s *corev1.Secret) {
+	if s.Type == "" {
+		s.Type = corev1.SecretTypeOpaque
+	}
+	for key, value := range s.StringData {
+		if s.Data == nil {
+			s.Data = map[string][]byte{}
+		}
+		s.Data[key] = []byte(value)
+	}
+	s.StringData = nil
 }

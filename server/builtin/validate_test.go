@@ -10,9 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// immutableWhenSetMsg is kube's detail for changing what an `immutable: true` object holds.
-const immutableWhenSetMsg = "field is immutable when `immutable` is set"
-
 // configKeyMsg is IsConfigMapKey's message for a key with characters it does not allow.
 const configKeyMsg = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
 
@@ -46,6 +43,7 @@ func TestBuiltinValidation(t *testing.T) {
 			want: field.ErrorList{
 				field.Invalid(field.NewPath("metadata", "labels"), "a b", "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"),
 				field.Invalid(field.NewPath("metadata", "generation"), int64(1), "must not be decremented"),
+				field.Invalid(field.NewPath("metadata", "labels"), "a b", "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"),
 				field.Invalid(data.Key("k!"), "k!", configKeyMsg),
 			}},
 		{name: "configmap: over 1 MiB in all", resource: "configmaps",
@@ -151,12 +149,13 @@ func TestBuiltinValidation(t *testing.T) {
 			}},
 
 		// leases
-		{name: "lease: bad duration, transitions, strategy", resource: "leases." + CoordinationGroup,
+		{name: "lease: bad duration, transitions, preferred holder, strategy", resource: "leases." + CoordinationGroup,
 			obj: `{metadata: {name: l}, spec: {leaseDurationSeconds: 0, leaseTransitions: -1, preferredHolder: p, strategy: Newest}}`,
 			want: field.ErrorList{
 				field.Invalid(field.NewPath("spec", "leaseDurationSeconds"), int32(0), "must be greater than 0"),
 				field.Invalid(field.NewPath("spec", "leaseTransitions"), int32(-1), "must be greater than or equal to 0"),
-				field.NotSupported(field.NewPath("spec", "strategy", "strategy"), "Newest", []string{"OldestEmulationVersion"}),
+				field.NotSupported(field.NewPath("spec", "strategy"), "Newest", []string{"OldestEmulationVersion"}),
+				field.Forbidden(field.NewPath("spec", "preferredHolder"), "may only be specified if `holderIdentity` is set"),
 			}},
 		// RBAC
 		{name: "role: rule without verbs, resources or groups; URLs in a Role", resource: "roles." + RBACGroup,
