@@ -20,7 +20,7 @@ import (
 )
 
 // The hand-written validation of the hot types kept as exceptions to kube's strategies
-// (configmaps, secrets, leases: see hotRules), kube's in its rules and messages.
+// (configmaps, secrets, core events, leases: see hotRules), kube's in its rules and messages.
 
 func fromUnstructured[T any](obj *unstructured.Unstructured) (*T, error) {
 	typed := new(T)
@@ -203,6 +203,78 @@ func validateKubeFinalizerNames(meta *metav1.ObjectMeta) field.ErrorList {
 		errs = append(errs, validateKubeFinalizerName(name, path.Index(i))...)
 	}
 	return errs
+}
+
+// The length limits kube puts on a core/v1 event's fields.
+const (
+	eventReportingInstanceMaxLength = 128
+	eventActionMaxLength            = 128
+	eventReasonMaxLength            = 128
+	eventNoteMaxLength              = 1024
+)
+
+// validateEvent checks a core/v1 event as kube does for that version, the same on create and
+// update: old-style events (no eventTime) need their involved object in the event's namespace;
+// new-style ones need the reporting fields.
+func validateEvent(ev, _ *corev1.Event) field.ErrorList {
+	var errs field.ErrorList
+	if ev.EventTime.IsZero() {
+		errs = validateLegacyEventNamespace(ev)
+	} else {
+		errs = validateEventSeries(ev)
+	}
+	for _, msg := range validation.IsDNS1123Subdomain(ev.Namespace) {
+		errs = append(errs, field.Invalid(field.NewPath("namespace"), ev.Namespace, msg))
+	}
+	return errs
+}
+
+// validateLegacyEventNamespace: an event about a cluster-scoped object may be in "default" (old
+// clients put it there); any other must be in its object's namespace.
+func validateLegacyEventNamespace(ev *corev1.Event) field.ErrorList {
+	involved := ev.InvolvedObject.Namespace
+	matches := ev.Namespace == involved || (involved == "" && ev.Namespace == metav1.NamespaceDefault)
+	if matches {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("involvedObject", "namespace"), involved, "does not match event.namespace")}
+}
+
+// validateEventSeries checks an event with eventTime set: the reporting fields it must have.
+func validateEventSeries(ev *corev1.Event) field.ErrorList {
+	var errs field.ErrorList
+	if ev.InvolvedObject.Namespace == "" && ev.Namespace != metav1.NamespaceDefault && ev.Namespace != metav1.NamespaceSystem {
+		errs = append(errs, field.Invalid(field.NewPath("involvedObject", "namespace"), "", "does not match event.namespace"))
+	}
+	// core/v1 calls reportingController reportingComponent, and kube's errors use that name.
+	controllerPath := field.NewPath("reportingComponent")
+	if ev.ReportingController == "" {
+		errs = append(errs, field.Required(controllerPath, ""))
+	}
+	errs = append(errs, validateQualifiedName(ev.ReportingController, controllerPath)...)
+	errs = append(errs, requiredAndBounded(field.NewPath("reportingInstance"), ev.ReportingInstance, eventReportingInstanceMaxLength)...)
+	errs = append(errs, requiredAndBounded(field.NewPath("action"), ev.Action, eventActionMaxLength)...)
+	errs = append(errs, requiredAndBounded(field.NewPath("reason"), ev.Reason, eventReasonMaxLength)...)
+	if len(ev.Message) > eventNoteMaxLength {
+		errs = append(errs, tooManyCharacters(field.NewPath("message"), eventNoteMaxLength))
+	}
+	return errs
+}
+
+func requiredAndBounded(path *field.Path, value string, maxLength int) field.ErrorList {
+	var errs field.ErrorList
+	if value == "" {
+		errs = append(errs, field.Required(path, ""))
+	}
+	if len(value) > maxLength {
+		errs = append(errs, tooManyCharacters(path, maxLength))
+	}
+	return errs
+}
+
+// tooManyCharacters is how kube words an event field over its limit: Invalid, value left out.
+func tooManyCharacters(path *field.Path, maxLength int) *field.Error {
+	return field.Invalid(path, "", fmt.Sprintf("can have at most %d characters", maxLength))
 }
 
 func validateQualifiedName(value string, path *field.Path) field.ErrorList {
