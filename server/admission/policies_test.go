@@ -73,7 +73,7 @@ func statusOf(t *testing.T, err error) metav1.Status {
 // A MutatingAdmissionPolicy's patch is stored.
 func TestMutatingAdmissionPolicyPatches(t *testing.T) {
 	h := newHarness(t, harnessConfig{objects: []string{
-		`{"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingAdmissionPolicy","metadata":{"name":"label"},"spec":{
+		`{"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingAdmissionPolicy","metadata":{"name":"label"},"spec":{"reinvocationPolicy":"Never",
 		"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["configmaps"]}]},
 		"mutations":[{"patchType":"ApplyConfiguration","applyConfiguration":{"expression":"Object{metadata: Object.metadata{labels: {'mutated': 'yes'}}}"}}]}}`,
 		`{"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingAdmissionPolicyBinding","metadata":{"name":"label"},"spec":{"policyName":"label"}}`}})

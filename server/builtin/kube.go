@@ -79,23 +79,30 @@ func kube[V any, PV interface {
 			rules:     r,
 			goType:    reflect.TypeFor[V](),
 			newObject: func() runtime.Object { return PV(new(V)) },
-			decode:    decodeAs(func(v *V) { defaultAndRoundTrip(PV(v), res) }),
+			decode: decodeAs(func(v *V) {
+				if internal := defaultedInternal(PV(v), res); internal != nil {
+					gvk := PV(v).GetObjectKind().GroupVersionKind()
+					*v = *new(V) // what only the version has (a Secret's stringData) is gone
+					_ = legacyscheme.Scheme.Convert(internal, PV(v), nil)
+					PV(v).GetObjectKind().SetGroupVersionKind(gvk)
+				}
+			}),
 			toContent: contentConverter(reflect.TypeFor[V]()),
 		}
 	}
 }
 
-// defaultAndRoundTrip applies to a decoded body what kube-apiserver's decoder does: the
-// version's defaults, then the conversion to the internal type, whose conversion back (here,
-// into versioned itself) is what its field manager and strategy see (a DaemonSet's template
-// generation annotation comes from it).
-func defaultAndRoundTrip(versioned runtime.Object, res *resource.Resource) {
+// defaultedInternal is what kube-apiserver's decoder makes of a decoded body: the version's
+// defaults, then the conversion to the internal type, whose conversion back is what its field
+// manager and strategy see (a DaemonSet's template generation annotation comes from it). nil if
+// it does not convert (cannot happen: the type is installed).
+func defaultedInternal(versioned runtime.Object, res *resource.Resource) runtime.Object {
 	legacyscheme.Scheme.Default(versioned)
 	internal, err := legacyscheme.Scheme.New(internalKind(res))
 	if err != nil || legacyscheme.Scheme.Convert(versioned, internal, nil) != nil {
-		return // cannot happen: the type is installed
+		return nil
 	}
-	_ = legacyscheme.Scheme.Convert(internal, versioned, nil)
+	return internal
 }
 
 // kubeTypeStrategy is the resource.TypedStrategy of a built-in served with kube's own rules

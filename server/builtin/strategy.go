@@ -14,16 +14,19 @@ import (
 	"github.com/sqlkube/sqlkube/server/resource"
 )
 
-// rules are what a built-in type whose Go type is T does beyond the rules every built-in shares;
-// typed turns them into the type's strategy.
+// rules are what a built-in type whose Go type is T, not served with kube's strategy (see kube),
+// does beyond the rules every built-in shares; typed turns them into the type's strategy. Two
+// kinds of types have them: CRDs, which get the catalog's rules on top, and the hot types whose
+// writes kube's strategy makes markedly dearer (hotRules).
 type rules[T any] struct {
 	// adjust applies what kube-apiserver's defaulting or conversion does to a decoded body.
 	adjust func(*T)
 	// validate is kube-apiserver's validation of the type beyond metadata; old is nil on
 	// create. nil: metadata only.
 	validate func(obj, old *T) field.ErrorList
-	// table prints the type; nil: kube-apiserver's default columns (Name, Created At).
-	table rest.TableConvertor
+	// printer is kube's strategy of the type, whose table printer (kube's) prints it; nil:
+	// kube-apiserver's default columns (Name, Created At).
+	printer newStrategy
 	// untracked: the type's kube-apiserver strategy never sets metadata.generation.
 	untracked bool
 	// createOnUpdate: a PUT of a missing object creates it.
@@ -43,9 +46,9 @@ func typed[T any, PT interface {
 	metav1.Object
 }](r rules[T]) newStrategy {
 	return func(res *resource.Resource) resource.TypedStrategy {
-		table := r.table
-		if table == nil {
-			table = rest.NewDefaultTableConvertor(res.GroupResource())
+		var table rest.TableConvertor = rest.NewDefaultTableConvertor(res.GroupResource())
+		if r.printer != nil {
+			table = r.printer(res)
 		}
 		return &typeStrategy[T, PT]{TableConvertor: table, res: res, rules: r, decode: decodeAs(r.adjust)}
 	}

@@ -19,6 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// The hand-written validation of the hot types kept as exceptions to kube's strategies
+// (configmaps, secrets, core events, leases: see hotRules), kube's in its rules and messages.
+
 func fromUnstructured[T any](obj *unstructured.Unstructured) (*T, error) {
 	typed := new(T)
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, typed); err != nil {
@@ -200,50 +203,6 @@ func validateKubeFinalizerNames(meta *metav1.ObjectMeta) field.ErrorList {
 		errs = append(errs, validateKubeFinalizerName(name, path.Index(i))...)
 	}
 	return errs
-}
-
-// validateFinalizerName is the full check of a finalizer in a namespace's spec.
-func validateFinalizerName(name string, path *field.Path) field.ErrorList {
-	errs := apivalidation.ValidateFinalizerName(name, path)
-	return append(errs, validateKubeFinalizerName(name, path)...)
-}
-
-// validateNamespace checks a namespace write. Updates of the namespace itself keep the stored
-// spec.finalizers and status (prepareNamespaceUpdate), so a change to either is a /finalize or
-// /status write, which kube checks by their own rules.
-func validateNamespace(ns, old *corev1.Namespace) field.ErrorList {
-	errs := validateKubeFinalizerNames(&ns.ObjectMeta)
-	switch {
-	case old == nil:
-		// kube names the list, not the item, on create.
-		for _, name := range ns.Spec.Finalizers {
-			errs = append(errs, validateFinalizerName(string(name), field.NewPath("spec", "finalizers"))...)
-		}
-	case !slices.Equal(ns.Spec.Finalizers, old.Spec.Finalizers):
-		for i, name := range ns.Spec.Finalizers {
-			errs = append(errs, validateFinalizerName(string(name), field.NewPath("spec", "finalizers").Index(i))...)
-		}
-	case !equality.Semantic.DeepEqual(ns.Status, old.Status):
-		errs = append(errs, validateNamespacePhase(ns)...)
-	}
-	return errs
-}
-
-// validateNamespacePhase requires the phase to follow deletionTimestamp.
-func validateNamespacePhase(ns *corev1.Namespace) field.ErrorList {
-	path := field.NewPath("status", "Phase") // sic: kube names the Go field
-	if ns.DeletionTimestamp == nil && ns.Status.Phase != corev1.NamespaceActive {
-		return field.ErrorList{field.Invalid(path, ns.Status.Phase, "may only be 'Active' if `deletionTimestamp` is empty")}
-	}
-	if ns.DeletionTimestamp != nil && ns.Status.Phase != corev1.NamespaceTerminating {
-		return field.ErrorList{field.Invalid(path, ns.Status.Phase, "may only be 'Terminating' if `deletionTimestamp` is not empty")}
-	}
-	return nil
-}
-
-// validateServiceAccount: kube checks nothing of a service account beyond its metadata.
-func validateServiceAccount(sa, _ *corev1.ServiceAccount) field.ErrorList {
-	return validateKubeFinalizerNames(&sa.ObjectMeta)
 }
 
 // The length limits kube puts on a core/v1 event's fields.

@@ -20,6 +20,7 @@ func TestBuiltinValidation(t *testing.T) {
 	for _, tc := range []struct {
 		name, resource string
 		obj, old       string // YAML bodies; old empty for a create
+		status         bool   // an update through /status
 		want           field.ErrorList
 	}{
 		// configmaps
@@ -116,9 +117,9 @@ func TestBuiltinValidation(t *testing.T) {
 		{name: "namespace: finalize writes a bad name", resource: "namespaces",
 			old: `{metadata: {name: nn}, spec: {finalizers: [kubernetes]}, status: {phase: Active}}`,
 			obj: `{metadata: {name: nn}, spec: {finalizers: [kubernetes, "a/b/c"]}, status: {phase: Active}}`,
-			want: field.ErrorList{field.Invalid(field.NewPath("spec", "finalizers").Index(1), "a/b/c",
+			want: field.ErrorList{field.Invalid(field.NewPath("spec", "finalizers"), "a/b/c",
 				"a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')")}},
-		{name: "namespace: status Terminating without deletionTimestamp", resource: "namespaces",
+		{name: "namespace: status Terminating without deletionTimestamp", resource: "namespaces", status: true,
 			old:  `{metadata: {name: nn}, status: {phase: Active}}`,
 			obj:  `{metadata: {name: nn}, status: {phase: Terminating}}`,
 			want: field.ErrorList{field.Invalid(field.NewPath("status", "Phase"), "Terminating", "may only be 'Active' if `deletionTimestamp` is empty")}},
@@ -160,9 +161,9 @@ func TestBuiltinValidation(t *testing.T) {
 		{name: "role: rule without verbs, resources or groups; URLs in a Role", resource: "roles." + RBACGroup,
 			obj: `{metadata: {name: "system:r", namespace: ns1}, rules: [{apiGroups: [""]}, {verbs: [get], nonResourceURLs: [/healthz]}]}`,
 			want: field.ErrorList{
-				field.Required(field.NewPath("rules").Index(0).Child("verbs"), "verbs must contain at least one value"),
 				field.Required(field.NewPath("rules").Index(0).Child("resources"), "resource rules must supply at least one resource"),
 				field.Invalid(field.NewPath("rules").Index(1).Child("nonResourceURLs"), []string{"/healthz"}, "namespaced rules cannot apply to non-resource URLs"),
+				field.Required(field.NewPath("rules").Index(0).Child("verbs"), ""),
 			}},
 		{name: "clusterrole: URLs mixed with resources", resource: "clusterroles." + RBACGroup,
 			obj:  `{metadata: {name: c}, rules: [{verbs: [get], apiGroups: [""], resources: [configmaps], nonResourceURLs: [/x]}]}`,
@@ -187,6 +188,8 @@ func TestBuiltinValidation(t *testing.T) {
 			var got field.ErrorList
 			if tc.old == "" {
 				got = res.Strategy.Validate(t.Context(), obj)
+			} else if tc.status {
+				got = res.Strategy.StatusStrategy().ValidateUpdate(t.Context(), obj, decodedForValidation(t, res, tc.old))
 			} else {
 				got = res.Strategy.ValidateUpdate(t.Context(), obj, decodedForValidation(t, res, tc.old))
 			}
