@@ -35,7 +35,7 @@ func hotBody(body string, n int) []byte {
 // hotRegistry is a registry on a new SQLite file serving the built-ins (it makes namespace
 // default).
 func hotRegistry(b *testing.B) (*registry.Registry, map[string]*resource.Resource) {
-	store, err := sqlstore.Open(b.Context(), sqlstore.Options{DSN: sqltest.SQLiteDSN(b)})
+	store, err := sqlstore.Open(b.Context(), sqlstore.SQLite(sqltest.SQLitePath(b)), sqlstore.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
