@@ -47,6 +47,7 @@ func Resources(bindCRDHooks func(*resource.Resource), access *Access) []*resourc
 		builtin("", "v1", "namespaces", "Namespace", false, verbsNoCollection, namespaceStrategy, func(r *resource.Resource) {
 			r.ShortNames = []string{"ns"}
 			r.Status = true
+			r.ReturnsDeletedObject = true
 			r.Finalize = true
 		}),
 		// Exceptions (hotRules): configmaps, secrets, events and leases, the hottest writes, keep their
@@ -59,7 +60,8 @@ func Resources(bindCRDHooks func(*resource.Resource), access *Access) []*resourc
 			fields: map[string][]string{"type": {"type"}},
 		}), nil),
 		builtin("", "v1", "serviceaccounts", "ServiceAccount", true, verbsAll, kube[corev1.ServiceAccount](kubeRules{
-			strategy: serviceaccount.Strategy,
+			returnsDeleted: true,
+			strategy:       serviceaccount.Strategy,
 		}), func(r *resource.Resource) {
 			r.ShortNames = []string{"sa"}
 			// kube's TokenRequest, served by the server's token issuer.
@@ -133,7 +135,6 @@ func builtin(group, version, plural, kind string, namespaced bool, verbs []strin
 		StorageName:    StorageName(plural, group),
 		StorageVersion: version,
 	}
-	r.ReturnsDeletedObject = returnsDeletedObject[r.StorageName]
 	r.Strategy = strategy(r)
 	if customize != nil {
 		customize(r)
@@ -146,17 +147,6 @@ func withStatus(r *resource.Resource) { r.Status = true }
 // apiExtension lists the type in the api-extensions category, as kube's storage of the types
 // that extend the API (CRDs, admission webhooks and policies) does.
 func apiExtension(r *resource.Resource) { r.Categories = []string{"api-extensions"} }
-
-// returnsDeletedObject are the types whose immediate delete kube-apiserver answers with the
-// deleted object rather than a Success Status (their storage's ReturnDeletedObject).
-var returnsDeletedObject = map[string]bool{
-	"pods": true, "podtemplates": true, "services": true, "serviceaccounts": true, "namespaces": true,
-	"persistentvolumes": true, "persistentvolumeclaims": true, "resourcequotas": true,
-	"storageclasses.storage.k8s.io": true, "volumeattachments.storage.k8s.io": true, "csidrivers.storage.k8s.io": true,
-	"csinodes.storage.k8s.io": true, "volumeattributesclasses.storage.k8s.io": true,
-	"deviceclasses.resource.k8s.io": true, "resourceclaims.resource.k8s.io": true,
-	"resourceclaimtemplates.resource.k8s.io": true, "resourceslices.resource.k8s.io": true,
-}
 
 // eventFields are the field selector labels of core/v1 events beyond metadata.
 var eventFields = map[string][]string{

@@ -39,16 +39,19 @@ func clusterResources(access *Access) []*resource.Resource {
 			r.Subresources = []resource.Subresource{proxySubresource("Node")}
 		}),
 		builtin("", "v1", "persistentvolumes", "PersistentVolume", false, verbsAll, kube[corev1.PersistentVolume](kubeRules{
-			strategy: persistentvolume.Strategy, status: persistentvolume.StatusStrategy,
+			returnsDeleted: true,
+			strategy:       persistentvolume.Strategy, status: persistentvolume.StatusStrategy,
 		}), withShortNameAndStatus("pv")),
 		builtin("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true, verbsAll, kube[corev1.PersistentVolumeClaim](kubeRules{
-			strategy: persistentvolumeclaim.Strategy, status: persistentvolumeclaim.StatusStrategy,
+			returnsDeleted: true,
+			strategy:       persistentvolumeclaim.Strategy, status: persistentvolumeclaim.StatusStrategy,
 		}), withShortNameAndStatus("pvc")),
 		builtin("", "v1", "limitranges", "LimitRange", true, verbsAll, kube[corev1.LimitRange](kubeRules{
 			strategy: limitrange.Strategy, table: rest.NewDefaultTableConvertor(corev1.Resource("limitranges")),
 		}), func(r *resource.Resource) { r.ShortNames = []string{"limits"} }),
 		builtin("", "v1", "resourcequotas", "ResourceQuota", true, verbsAll, kube[corev1.ResourceQuota](kubeRules{
-			strategy: resourcequota.Strategy, status: resourcequota.StatusStrategy,
+			returnsDeleted: true,
+			strategy:       resourcequota.Strategy, status: resourcequota.StatusStrategy,
 		}), withShortNameAndStatus("quota")),
 		componentStatuses(access),
 	}

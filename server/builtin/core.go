@@ -21,13 +21,15 @@ const PodsResource = "pods"
 func coreResources() []*resource.Resource {
 	return []*resource.Resource{
 		builtin("", "v1", PodsResource, "Pod", true, verbsAll, kube[corev1.Pod](kubeRules{
-			strategy: pod.Strategy, status: pod.StatusStrategy, fields: podFields,
+			returnsDeleted: true,
+			strategy:       pod.Strategy, status: pod.StatusStrategy, fields: podFields,
 		}), func(r *resource.Resource) {
 			workload("po")(r)
 			r.Subresources = podSubresources(r.Strategy.(*kubeTypeStrategy))
 		}),
 		builtin("", "v1", "podtemplates", "PodTemplate", true, verbsAll, kube[corev1.PodTemplate](kubeRules{
-			strategy: podtemplate.Strategy,
+			returnsDeleted: true,
+			strategy:       podtemplate.Strategy,
 		}), nil),
 		builtin("", "v1", "replicationcontrollers", "ReplicationController", true, verbsAll, kube[corev1.ReplicationController](kubeRules{
 			strategy: replicationcontroller.Strategy, status: replicationcontroller.StatusStrategy,

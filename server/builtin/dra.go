@@ -24,19 +24,23 @@ func resourceResources(access *Access) []*resource.Resource {
 	claims := resourceclaim.NewStrategy(access.namespaces(), access)
 	return []*resource.Resource{
 		builtin(ResourceGroup, "v1", "resourceclaims", "ResourceClaim", true, verbsAll, kube[resourcev1.ResourceClaim](kubeRules{
-			strategy: claims, status: resourceclaim.NewStatusStrategy(claims),
+			returnsDeleted: true,
+			strategy:       claims, status: resourceclaim.NewStatusStrategy(claims),
 		}), withStatus),
 		builtin(ResourceGroup, "v1", "resourceclaimtemplates", "ResourceClaimTemplate", true, verbsAll, kube[resourcev1.ResourceClaimTemplate](kubeRules{
-			strategy: resourceclaimtemplate.NewStrategy(access.namespaces()),
+			returnsDeleted: true,
+			strategy:       resourceclaimtemplate.NewStrategy(access.namespaces()),
 		}), nil),
 		builtin(ResourceGroup, "v1", "deviceclasses", "DeviceClass", false, verbsAll, kube[resourcev1.DeviceClass](kubeRules{
-			strategy: deviceclass.Strategy,
+			returnsDeleted: true,
+			strategy:       deviceclass.Strategy,
 		}), nil),
 		builtin(ResourceGroup, "v1", "devicetaintrules", "DeviceTaintRule", false, verbsAll, kube[resourcev1.DeviceTaintRule](kubeRules{
 			strategy: devicetaintrule.Strategy, status: devicetaintrule.StatusStrategy,
 		}), describe(withStatus, hashedAs("v1beta2"))),
 		builtin(ResourceGroup, "v1", "resourceslices", "ResourceSlice", false, verbsAll, kube[resourcev1.ResourceSlice](kubeRules{
-			strategy: resourceslice.Strategy,
+			returnsDeleted: true,
+			strategy:       resourceslice.Strategy,
 			fields: map[string][]string{
 				"spec.nodeName": {"spec", "nodeName"}, "spec.driver": {"spec", "driver"}, "spec.pool.name": {"spec", "pool", "name"},
 			},

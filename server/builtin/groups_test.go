@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -134,5 +135,24 @@ func TestAPIExtensionsCategory(t *testing.T) {
 	}
 	if seen != 7 {
 		t.Errorf("%d admission and CRD types, want 7", seen)
+	}
+}
+
+// TestReturnsDeletedObject: the types whose immediate delete kube-apiserver answers with the
+// deleted object (their storage's ReturnDeletedObject), each declared so with the type.
+func TestReturnsDeletedObject(t *testing.T) {
+	var got []string
+	for _, r := range Resources(func(*resource.Resource) {}, nil) {
+		if r.ReturnsDeletedObject {
+			got = append(got, r.StorageName)
+		}
+	}
+	slices.Sort(got)
+	want := []string{"csidrivers.storage.k8s.io", "csinodes.storage.k8s.io", "deviceclasses.resource.k8s.io", "namespaces",
+		"persistentvolumeclaims", "persistentvolumes", "pods", "podtemplates", "resourceclaims.resource.k8s.io",
+		"resourceclaimtemplates.resource.k8s.io", "resourcequotas", "resourceslices.resource.k8s.io", "serviceaccounts", "services",
+		"storageclasses.storage.k8s.io", "volumeattachments.storage.k8s.io", "volumeattributesclasses.storage.k8s.io"}
+	if !slices.Equal(got, want) {
+		t.Errorf("types returning the deleted object:\n got %v\nwant %v", got, want)
 	}
 }

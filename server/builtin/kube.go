@@ -54,6 +54,9 @@ type kubeRules struct {
 	internalTable rest.TableConvertor
 	// orphanWarning, when set, is the warning a delete that orphans by default gets (Jobs').
 	orphanWarning string
+	// returnsDeleted is set when kube's storage of the type answers an immediate delete with the
+	// deleted object rather than a Success Status (its ReturnDeletedObject).
+	returnsDeleted bool
 }
 
 // kubeStrategy is what kube's registry asks of a type's strategy for creates and updates.
@@ -74,6 +77,7 @@ func kube[V any, PV interface {
 	runtime.Object
 }](r kubeRules) newStrategy {
 	return func(res *resource.Resource) resource.TypedStrategy {
+		res.ReturnsDeletedObject = r.returnsDeleted
 		return &kubeTypeStrategy{
 			res:       res,
 			rules:     r,
@@ -384,24 +388,10 @@ func (s *kubeTypeStrategy) withRequestInfo(ctx context.Context) context.Context 
 // that does not convert (a mutating webhook made a field the wrong type) is left as it is:
 // validation then refuses it.
 func (s *kubeTypeStrategy) change(obj *unstructured.Unstructured, f func(internal runtime.Object)) {
-	_ = s.Internally(obj, func(internal runtime.Object) error {
+	_ = resource.Internally(s, obj, func(internal runtime.Object) error {
 		f(internal)
 		return nil
 	})
-}
-
-// Internally runs f on obj as an object of the type's internal Go type (api.Service) and, if
-// f succeeds, writes the result back to obj: what kube's store hooks of the type
-// (resource.Allocations) work on.
-func (s *kubeTypeStrategy) Internally(obj *unstructured.Unstructured, f func(internal runtime.Object) error) error {
-	internal, err := s.toInternal(obj)
-	if err != nil {
-		return err
-	}
-	if err := f(internal); err != nil {
-		return err
-	}
-	return s.FromInternal(internal, obj)
 }
 
 // ToInternal is obj as the type's internal Go type (core.Node), which kube's admission

@@ -31,7 +31,8 @@ const (
 func networkResources(access *Access) []*resource.Resource {
 	return []*resource.Resource{
 		builtin("", "v1", "services", "Service", true, verbsAll, kube[corev1.Service](kubeRules{
-			strategy: service.Strategy, status: service.StatusStrategy,
+			returnsDeleted: true,
+			strategy:       service.Strategy, status: service.StatusStrategy,
 			fields: map[string][]string{"spec.clusterIP": {"spec", "clusterIP"}, "spec.type": {"spec", "type"}},
 		}), func(r *resource.Resource) {
 			workload("svc")(r)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/sqlkube/sqlkube/server/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	api "k8s.io/kubernetes/pkg/apis/core"
@@ -48,7 +49,7 @@ func TestNetworkTypesValidation(t *testing.T) {
 func TestInternally(t *testing.T) {
 	res := builtinResource(t, "services")
 	obj := decodedForValidation(t, res, `{apiVersion: v1, kind: Service, metadata: {name: web}, spec: {ports: [{port: 80}]}}`)
-	err := res.Strategy.(*kubeTypeStrategy).Internally(obj, func(internal runtime.Object) error {
+	err := resource.Internally(res.Strategy.(*kubeTypeStrategy), obj, func(internal runtime.Object) error {
 		internal.(*api.Service).Spec.ClusterIPs = []string{"10.0.0.7"}
 		return nil
 	})

@@ -21,22 +21,27 @@ const StorageGroup = "storage.k8s.io"
 func storageResources() []*resource.Resource {
 	return []*resource.Resource{
 		builtin(StorageGroup, "v1", "csidrivers", "CSIDriver", false, verbsAll, kube[storagev1.CSIDriver](kubeRules{
-			strategy: csidriver.Strategy,
+			returnsDeleted: true,
+			strategy:       csidriver.Strategy,
 		}), nil),
 		builtin(StorageGroup, "v1", "csinodes", "CSINode", false, verbsAll, kube[storagev1.CSINode](kubeRules{
-			strategy: csinode.Strategy, status: csinode.StatusStrategy,
+			returnsDeleted: true,
+			strategy:       csinode.Strategy, status: csinode.StatusStrategy,
 		}), withStatus),
 		builtin(StorageGroup, "v1", "csistoragecapacities", "CSIStorageCapacity", true, verbsAll, kube[storagev1.CSIStorageCapacity](kubeRules{
 			strategy: csistoragecapacity.Strategy,
 		}), nil),
 		builtin(StorageGroup, "v1", "storageclasses", "StorageClass", false, verbsAll, kube[storagev1.StorageClass](kubeRules{
-			strategy: storageclass.Strategy,
+			returnsDeleted: true,
+			strategy:       storageclass.Strategy,
 		}), shortName("sc")),
 		builtin(StorageGroup, "v1", "volumeattachments", "VolumeAttachment", false, verbsAll, kube[storagev1.VolumeAttachment](kubeRules{
-			strategy: volumeattachment.Strategy, status: volumeattachment.StatusStrategy,
+			returnsDeleted: true,
+			strategy:       volumeattachment.Strategy, status: volumeattachment.StatusStrategy,
 		}), withStatus),
 		builtin(StorageGroup, "v1", "volumeattributesclasses", "VolumeAttributesClass", false, verbsAll, kube[storagev1.VolumeAttributesClass](kubeRules{
-			strategy: volumeattributesclass.Strategy,
+			returnsDeleted: true,
+			strategy:       volumeattributesclass.Strategy,
 		}), shortName("vac")),
 	}
 }
