@@ -48,7 +48,9 @@ func buildSqlkube(dir string) (string, error) {
 // has (auditPolicy).
 func startSqlkube(bin, dir, dsn string, audit bool) (*sqlkube, error) {
 	kubeconfig := filepath.Join(dir, "admin.kubeconfig")
-	args := []string{"--listen=127.0.0.1:0", "--db=" + dsn,
+	// As the reference kube-apiserver: no replica lease renewed every 10 s, whose writes would
+	// move the store's revision between a scenario's steps.
+	args := []string{"--listen=127.0.0.1:0", "--db=" + dsn, "--endpoint-reconciler-type=none",
 		"--log-level=info", "--cert-dir=" + filepath.Join(dir, "pki"), "--admin-kubeconfig=" + kubeconfig}
 	if audit {
 		policy := filepath.Join(dir, "audit-policy.yaml")

@@ -47,7 +47,7 @@ func TestParseServeDefaults(t *testing.T) {
 			RequestLogLevel: slog.LevelDebug,
 			Profiling:       true,
 		},
-		Services: servicesConfig{NodePortRange: "30000-32767"}, Controllers: controllers.Selection{"*"},
+		Services: servicesConfig{NodePortRange: "30000-32767", EndpointReconcilerType: "lease"}, Controllers: controllers.Selection{"*"},
 	}
 	if diff := cmp.Diff(want, cfg, ignoreAdmission); diff != "" {
 		t.Fatalf("defaults (-want +got):\n%s", diff)
@@ -102,7 +102,7 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 			RequestLogLevel: slog.LevelInfo,
 			Profiling:       true,
 		},
-		Services: servicesConfig{ClusterIPRange: "10.96.0.0/12", NodePortRange: "30000-32767"}, Controllers: controllers.Selection{"*"},
+		Services: servicesConfig{ClusterIPRange: "10.96.0.0/12", NodePortRange: "30000-32767", EndpointReconcilerType: "lease"}, Controllers: controllers.Selection{"*"},
 	}
 	if diff := cmp.Diff(want, cfg, ignoreAdmission); diff != "" {
 		t.Fatalf("config (-want +got):\n%s", diff)
@@ -158,6 +158,7 @@ func TestServicesOptions(t *testing.T) {
 		{servicesConfig{ClusterIPRange: "10.0.0.0/24,10.1.0.0/24", NodePortRange: "30000-32767"}, "two of different IP families"},
 		{servicesConfig{NodePortRange: "many"}, "--service-node-port-range"},
 		{servicesConfig{NodePortRange: "30000-32767", AdvertiseAddress: "host"}, "--advertise-address"},
+		{servicesConfig{NodePortRange: "30000-32767", EndpointReconcilerType: "master-count"}, `--endpoint-reconciler-type: "master-count" is not supported`},
 	} {
 		if _, err := bad.cfg.options(listen, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%+v: err %v, want it to name %q", bad.cfg, err, bad.want)

@@ -15,9 +15,10 @@ import (
 
 // servicesConfig is kube-apiserver's service flags, as given.
 type servicesConfig struct {
-	ClusterIPRange   string
-	NodePortRange    string
-	AdvertiseAddress string
+	ClusterIPRange         string
+	NodePortRange          string
+	AdvertiseAddress       string
+	EndpointReconcilerType string
 }
 
 func addServicesFlags(fs *pflag.FlagSet, c *servicesConfig) {
@@ -27,7 +28,16 @@ func addServicesFlags(fs *pflag.FlagSet, c *servicesConfig) {
 		"port range reserved for Services of type NodePort or LoadBalancer (inclusive at both ends)")
 	fs.StringVar(&c.AdvertiseAddress, "advertise-address", "",
 		"IP address the default/kubernetes Service's endpoints point at; empty is the --listen address, or the host's default interface's when that is unspecified or loopback")
+	fs.StringVar(&c.EndpointReconcilerType, "endpoint-reconciler-type", endpointReconcilerLease,
+		`how the default/kubernetes Service's endpoints are kept: "lease" (each replica renews a lease; the endpoints list the live ones) or "none" (not kept)`)
 }
+
+// The --endpoint-reconciler-type values sqlkube runs: kube-apiserver's default and none.
+// kube's deprecated "master-count" is refused.
+const (
+	endpointReconcilerLease = "lease"
+	endpointReconcilerNone  = "none"
+)
 
 // options reads the flags, for a server listening on listen; without an address to advertise,
 // the kubernetes Service gets no endpoints (logged).
@@ -48,6 +58,13 @@ func (c servicesConfig) options(listen net.Addr, log *slog.Logger) (services.Opt
 		return opts, fmt.Errorf("--service-node-port-range: %w", err)
 	}
 	opts.NodePortRange = *ports
+	switch c.EndpointReconcilerType {
+	case "", endpointReconcilerLease:
+	case endpointReconcilerNone:
+		opts.NoEndpointReconciler = true
+	default:
+		return opts, fmt.Errorf(`--endpoint-reconciler-type: %q is not supported: use "lease" or "none"`, c.EndpointReconcilerType)
+	}
 	tcp, _ := listen.(*net.TCPAddr)
 	if tcp == nil {
 		return opts, fmt.Errorf("listening on %s, not TCP", listen)

@@ -45,6 +45,9 @@ type Options struct {
 	AdvertiseAddress net.IP
 	// Port is the port the server serves on: the kubernetes Service's target port.
 	Port int
+	// NoEndpointReconciler keeps no lease and leaves the kubernetes Service's endpoints alone
+	// (--endpoint-reconciler-type=none), as kube-apiserver does with it.
+	NoEndpointReconciler bool
 	// ClientCA is the CA this server mints client certificates with (its --cert-dir's, PEM);
 	// nil when it mints none. Replicas must share one (CheckSharedCA).
 	ClientCA []byte
@@ -145,7 +148,7 @@ func (s *Services) RunDefaultObjects(ctx context.Context, client kubernetes.Inte
 	go defaultservicecidr.NewController(*s.opts.ClusterIPRanges[0], secondary, client).Start(ctx)
 
 	endpoints := reconcilers.NewNoneEndpointReconciler()
-	if s.opts.AdvertiseAddress != nil {
+	if s.opts.AdvertiseAddress != nil && !s.opts.NoEndpointReconciler {
 		endpoints = reconcilers.NewLeaseEndpointReconciler(reconcilers.NewEndpointsAdapter(client.CoreV1(), client.DiscoveryV1()), s.leases)
 	}
 	// The controller reads default/kubernetes alone: its informer holds no other Service.
