@@ -69,7 +69,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request, ou
 		return err
 	}
 	auditlog.RequestBody(r.Context(), body)
-	opts.FieldManager = managerOrUserAgent(opts.FieldManager, r.UserAgent())
+	opts.FieldManager = req.manager
 	answer, err := creater.Create(r.Context(), req.namespace, req.name, body, isYAML, opts)
 	if err != nil {
 		return err

@@ -120,14 +120,6 @@ func (s *Server) resolve(group, version, rest string) (*request, error) {
 	return req, nil
 }
 
-// handledSubresource is res's subresource name when a handler of its own answers it, else nil.
-func handledSubresource(res *resource.Resource, name string) *resource.Subresource {
-	if sub := res.Subresource(name); sub != nil && (sub.Creater != nil || sub.Connecter != nil) {
-		return sub
-	}
-	return nil
-}
-
 func containsEmpty(parts []string) bool {
 	for _, p := range parts {
 		if p == "" {
@@ -171,10 +163,20 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, req *request) 
 		s.dispatchFinalize(w, r, req)
 	case req.subresource == "scale" && req.res.Scale != nil:
 		s.dispatchScale(w, r, req)
-	case req.res.SubresourceStrategy(req.subresource) != nil:
-		s.dispatchStatus(w, r, req) // an update of the object with the subresource's rules
-	case handledSubresource(req.res, req.subresource) != nil:
-		s.dispatchHandled(w, r, req, handledSubresource(req.res, req.subresource))
+	default:
+		s.dispatchTypeSubresource(w, r, req)
+	}
+}
+
+// dispatchTypeSubresource serves one of the type's own subresources (resource.Subresource): an
+// update of the object with the subresource's rules, or a handler the type registered.
+func (s *Server) dispatchTypeSubresource(w http.ResponseWriter, r *http.Request, req *request) {
+	sub := req.res.Subresource(req.subresource)
+	switch {
+	case sub != nil && sub.Strategy != nil:
+		s.dispatchStatus(w, r, req)
+	case sub != nil && (sub.Creater != nil || sub.Connecter != nil):
+		s.dispatchHandled(w, r, req, sub)
 	case req.res.CRDName != "":
 		// apiextensions-apiserver names the object in its 404 for an unknown subresource.
 		s.writeError(w, r, apierrors.NewNotFound(req.gr, req.name))

@@ -79,7 +79,7 @@ var (
 )
 
 func (s *Subresources) createBinding(ctx context.Context, namespace, name string, body []byte, isYAML bool, opts *metav1.CreateOptions) (runtime.Object, error) {
-	binding, err := decode.Kind[corev1.Binding](body, isYAML, corev1.SchemeGroupVersion.WithKind("Binding"))
+	binding, err := decodeBinding(body, isYAML)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func (s *Subresources) createBinding(ctx context.Context, namespace, name string
 // does. kube's create handler names its audit event's object after the decoded body, before
 // checking it.
 func (s *Subresources) createNamedBinding(ctx context.Context, namespace, _ string, body []byte, isYAML bool, opts *metav1.CreateOptions) (runtime.Object, error) {
-	binding, err := decode.Kind[corev1.Binding](body, isYAML, corev1.SchemeGroupVersion.WithKind("Binding"))
+	binding, err := decodeBinding(body, isYAML)
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +100,11 @@ func (s *Subresources) createNamedBinding(ctx context.Context, namespace, _ stri
 	}
 	auditlog.RequestObject(ctx, &unstructured.Unstructured{Object: content})
 	return s.Bind(ctx, namespace, binding.Name, binding, len(opts.DryRun) > 0)
+}
+
+// decodeBinding reads a body as a core/v1 Binding.
+func decodeBinding(body []byte, isYAML bool) (*corev1.Binding, error) {
+	return decode.Kind[corev1.Binding](body, isYAML, corev1.SchemeGroupVersion.WithKind("Binding"))
 }
 
 func (s *Subresources) createEviction(ctx context.Context, namespace, name string, body []byte, isYAML bool, opts *metav1.CreateOptions) (runtime.Object, error) {

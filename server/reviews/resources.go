@@ -20,33 +20,24 @@ import (
 // Resources are the review resources rv answers, as the server serves them: the one list that
 // discovery lists and the HTTP layer routes.
 func (rv *Reviewer) Resources() []*resource.Resource {
-	selfAccess := func(ctx context.Context, _, _ string, in *authorizationv1.SelfSubjectAccessReview) (*authorizationv1.SelfSubjectAccessReview, error) {
-		return rv.SelfSubjectAccessReview(ctx, in)
-	}
-	access := func(ctx context.Context, _, _ string, in *authorizationv1.SubjectAccessReview) (*authorizationv1.SubjectAccessReview, error) {
-		return rv.SubjectAccessReview(ctx, in)
-	}
-	selfRules := func(ctx context.Context, _, _ string, in *authorizationv1.SelfSubjectRulesReview) (*authorizationv1.SelfSubjectRulesReview, error) {
-		return rv.SelfSubjectRulesReview(ctx, in)
-	}
-	self := func(ctx context.Context, _, _ string, in *authenticationv1.SelfSubjectReview) (*authenticationv1.SelfSubjectReview, error) {
-		return rv.SelfSubjectReview(ctx, in)
-	}
 	local := func(ctx context.Context, namespace, _ string, in *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error) {
 		return rv.LocalSubjectAccessReview(ctx, namespace, in)
 	}
-	token := func(ctx context.Context, _, _ string, in *authenticationv1.TokenReview) (*authenticationv1.TokenReview, error) {
-		return rv.TokenReview(ctx, in)
-	}
 	// kube answers a SelfSubjectRulesReview with a new object, which has no managedFields.
 	return []*resource.Resource{
-		review(authenticationv1.GroupName, "selfsubjectreviews", false, true, self),
-		review(authenticationv1.GroupName, "tokenreviews", false, true, token),
+		review(authenticationv1.GroupName, "selfsubjectreviews", false, true, outsideNamespaces(rv.SelfSubjectReview)),
+		review(authenticationv1.GroupName, "tokenreviews", false, true, outsideNamespaces(rv.TokenReview)),
 		review(authorizationv1.GroupName, "localsubjectaccessreviews", true, true, local),
-		review(authorizationv1.GroupName, "selfsubjectaccessreviews", false, true, selfAccess),
-		review(authorizationv1.GroupName, "selfsubjectrulesreviews", false, false, selfRules),
-		review(authorizationv1.GroupName, "subjectaccessreviews", false, true, access),
+		review(authorizationv1.GroupName, "selfsubjectaccessreviews", false, true, outsideNamespaces(rv.SelfSubjectAccessReview)),
+		review(authorizationv1.GroupName, "selfsubjectrulesreviews", false, false, outsideNamespaces(rv.SelfSubjectRulesReview)),
+		review(authorizationv1.GroupName, "subjectaccessreviews", false, true, outsideNamespaces(rv.SubjectAccessReview)),
 	}
+}
+
+// outsideNamespaces is answer, a review posted to no namespace and no object, as Answering
+// calls it.
+func outsideNamespaces[T any](answer func(ctx context.Context, in *T) (*T, error)) func(ctx context.Context, namespace, name string, in *T) (*T, error) {
+	return func(ctx context.Context, _, _ string, in *T) (*T, error) { return answer(ctx, in) }
 }
 
 // review is the create-only resource name of group answered by answer.
