@@ -47,7 +47,6 @@ func Resources(bindCRDHooks func(*resource.Resource), access *Access) []*resourc
 		builtin("", "v1", "namespaces", "Namespace", false, verbsNoCollection, namespaceStrategy, func(r *resource.Resource) {
 			r.ShortNames = []string{"ns"}
 			r.Status = true
-			r.ReturnsDeletedObject = true
 			r.Finalize = true
 		}),
 		// Exceptions (hotRules): configmaps, secrets, events and leases, the hottest writes, keep their

@@ -15,7 +15,7 @@ import (
 // the phase says it is being deleted.
 func namespaceStrategy(res *resource.Resource) resource.TypedStrategy {
 	return namespaces{kube[corev1.Namespace](kubeRules{
-		strategy: namespace.Strategy, status: namespace.StatusStrategy,
+		strategy: namespace.Strategy, status: namespace.StatusStrategy, returnsDeleted: true,
 		fields: map[string][]string{"status.phase": {"status", "phase"}},
 	})(res).(*kubeTypeStrategy)}
 }
