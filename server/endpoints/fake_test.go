@@ -125,6 +125,9 @@ func TestHTTPServesTypesHandlers(t *testing.T) {
 	if code, _ := call(t, srv, "POST", "/apis/authorization.k8s.io/v1/namespaces/a/localsubjectaccessreviews", `{}`); code != http.StatusCreated || review.namespace != "a" {
 		t.Errorf("review: %d, namespace %q", code, review.namespace)
 	}
+	if code, _ := call(t, srv, "POST", "/apis/authorization.k8s.io/v1/namespaces/a/localsubjectaccessreviews/named", `{}`); code != http.StatusNotFound {
+		t.Errorf("POST to a named review: %d", code)
+	}
 	code, body := call(t, srv, "GET", "/apis/authorization.k8s.io/v1/namespaces/a/localsubjectaccessreviews", "")
 	if want := `list is not supported on resources of kind \"localsubjectaccessreviews\"`; code != http.StatusMethodNotAllowed || !strings.Contains(body, want) {
 		t.Errorf("GET of a review: %d %s", code, body)
