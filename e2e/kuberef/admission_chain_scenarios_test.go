@@ -159,6 +159,8 @@ func podSecurityNamespaceScenario() scenario {
 	namespace := func(name, labels string) string {
 		return `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + name + `","labels":` + labels + `}}`
 	}
+	const plain = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"plain"},
+	  "spec":{"serviceAccountName":"builder","containers":[{"name":"c","image":"nginx:1.27"}]}}`
 	return scenario{"PodSecurity namespace labels", []step{
 		{method: "POST", path: namespaces, body: namespace("psa-superstrict", `{"pod-security.kubernetes.io/enforce":"superstrict"}`)},
 		{method: "POST", path: namespaces, body: namespace("psa-future", `{"pod-security.kubernetes.io/enforce":"baseline","pod-security.kubernetes.io/enforce-version":"v9.x"}`)},
@@ -169,8 +171,10 @@ func podSecurityNamespaceScenario() scenario {
 		{method: "PATCH", path: namespaces + "/psa-loose", contentType: mergePatch, body: `{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"superstrict"}}}`},
 		{method: "PATCH", path: namespaces + "/psa-loose", contentType: mergePatch, body: `{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"baseline"}}}`},
 		{method: "PATCH", path: namespaces + "/psa-loose", contentType: mergePatch, body: `{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"restricted","pod-security.kubernetes.io/warn":"restricted"}}}`},
-		{method: "POST", path: namespaces + "/psa-loose/pods", body: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"plain"},
-		  "spec":{"serviceAccountName":"builder","containers":[{"name":"c","image":"nginx:1.27"}]}}`},
+		// kube's PodSecurity reads namespaces from an informer: wait (dry run) until it has
+		// seen the restricted label before the create that is compared.
+		{method: "POST", path: namespaces + "/psa-loose/pods?dryRun=All", body: plain, setup: true, waitFor: 403},
+		{method: "POST", path: namespaces + "/psa-loose/pods", body: plain},
 	}}
 }
 
