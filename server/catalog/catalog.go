@@ -207,6 +207,12 @@ func (g *Catalog) namesTakenInGroup(group, except string) (resources, kinds sets
 	return resources, kinds
 }
 
+// StorageVersionResource is the storage version of crd as a resource, served or not (nil if it
+// cannot be built): what its objects are deleted as when the CRD is deleted.
+func (g *Catalog) StorageVersionResource(crd *apiextensionsv1.CustomResourceDefinition) *resource.Resource {
+	return crdtype.StorageVersionResource(crd, g.converters, g.log)
+}
+
 // StorageResources lists one served Resource per stored type (built-ins and CRD types, not the
 // create-only ones), the
 // one serving the storage version if it is served, so that its objects need no conversion

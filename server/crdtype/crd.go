@@ -256,6 +256,25 @@ type Converters interface {
 // was written without validation) is logged and not served, as is a CRD whose conversion
 // webhook cannot be called (converters is nil, or its client cannot be built).
 func ServedResources(crd *apiextensionsv1.CustomResourceDefinition, converters Converters, log *slog.Logger) []*resource.Resource {
+	return versionResources(crd, converters, log, func(v *apiextensionsv1.CustomResourceDefinitionVersion, _ string) bool { return v.Served })
+}
+
+// StorageVersionResource is the storage version of an established CRD as a resource, served or
+// not (nil if it cannot be built): what its objects are deleted as when the CRD is deleted, as
+// apiextensions-apiserver's finalizer deletes them through the storage it keeps for every
+// version, served or not.
+func StorageVersionResource(crd *apiextensionsv1.CustomResourceDefinition, converters Converters, log *slog.Logger) *resource.Resource {
+	rs := versionResources(crd, converters, log, func(v *apiextensionsv1.CustomResourceDefinitionVersion, storageVersion string) bool {
+		return v.Name == storageVersion
+	})
+	if len(rs) == 0 {
+		return nil
+	}
+	return rs[0]
+}
+
+// versionResources lists the versions of an established CRD that include takes as resources.
+func versionResources(crd *apiextensionsv1.CustomResourceDefinition, converters Converters, log *slog.Logger, include func(v *apiextensionsv1.CustomResourceDefinitionVersion, storageVersion string) bool) []*resource.Resource {
 	if !apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
 		return nil
 	}
@@ -271,7 +290,7 @@ func ServedResources(crd *apiextensionsv1.CustomResourceDefinition, converters C
 	var served []*resource.Resource
 	for i := range crd.Spec.Versions {
 		v := &crd.Spec.Versions[i]
-		if !v.Served {
+		if !include(v, storageVersion) {
 			continue
 		}
 		schema, err := crdschema.Compile(crd, v.Name)

@@ -105,8 +105,10 @@ func (c *Controller) deleteInstances(ctx context.Context, crd *apiextensionsv1.C
 		return finished("OverlappingBuiltInResource", "instances overlap with built-in resources in storage"), nil
 	case !apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established):
 		return finished("NeverEstablished", "resource was never established"), nil
-	case !served:
-		return nil, fmt.Errorf("the type of CustomResourceDefinition %s is not served", crd.Name)
+	case !served: // no version is served: its objects are still deleted, as their storage version
+		if res = c.deps.Catalog.StorageVersionResource(crd); res == nil {
+			return nil, fmt.Errorf("the storage version of CustomResourceDefinition %s cannot be built", crd.Name)
+		}
 	}
 	remaining, err := c.deleteObjects(ctx, res)
 	if err != nil || remaining > 0 {

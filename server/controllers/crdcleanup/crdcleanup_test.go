@@ -76,6 +76,38 @@ func TestCleanupLeavesOtherFinalizers(t *testing.T) {
 	wantTerminating(t, crd, "InstanceDeletionCompleted", "removed all instances")
 }
 
+// The objects of a CRD none of whose versions is served any longer are deleted all the same, as
+// their storage version (as envtest's "unserved CRDs" spec expects of kube).
+func TestCleanupOfACRDNoLongerServed(t *testing.T) {
+	deps := controllertest.New(t, sqltest.SQLiteDSN(t)).Deps
+	createCRD(t, deps, "widgets", nil)
+	createWidget(t, deps, lookup(t, deps, "example.com", "v1", "widgets"), "plain", nil)
+	crd := getCRD(t, deps, "widgets.example.com")
+	crd.Spec.Versions[0].Served = false
+	crds := lookup(t, deps, builtin.APIExtensionsGroup, "v1", "customresourcedefinitions")
+	obj, err := controllers.ToUnstructured(crd, crds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := deps.Registry.Update(t.Context(), registry.Ref{Resource: crds, Name: crd.Name}, obj, &metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Eventually(t, "the type is no longer served", func() bool {
+		_, served := deps.Catalog.Lookup("example.com", "v1", "widgets")
+		return !served
+	})
+	run(t, deps)
+	deleteCRD(t, deps, "widgets.example.com")
+
+	controllertest.Eventually(t, "the CRD is deleted", func() bool {
+		return apierrors.IsNotFound(getErr(deps, crds, "widgets.example.com"))
+	})
+	stored := deps.Catalog.StorageVersionResource(crd)
+	if err := getErr(deps, stored, "plain"); !apierrors.IsNotFound(err) {
+		t.Errorf("the object of the unserved type: %v, want it deleted", err)
+	}
+}
+
 // A CRD marked for deletion before the controller starts is cleaned up when it starts; one that
 // was never established has no objects to delete.
 func TestCleanupOfACRDMarkedBeforeTheStartThatNeverWasEstablished(t *testing.T) {
