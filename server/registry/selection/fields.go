@@ -3,10 +3,13 @@ package selection
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/sqlkube/sqlkube/server/resource"
@@ -110,12 +113,41 @@ func fieldString(obj map[string]json.RawMessage, path []string) (string, bool) {
 	if json.Unmarshal(raw, &v) != nil {
 		return "", false
 	}
+	return leafString(v)
+}
+
+// objectFieldValues is fieldValues of an object already decoded (the object a write stores):
+// the same values, read from its maps.
+func objectFieldValues(obj map[string]any, paths map[string][]string, goType reflect.Type) fields.Set {
+	set := fields.Set{}
+	for label, path := range paths {
+		v, found := "", false
+		if len(path) > 0 {
+			if leaf, ok, _ := unstructured.NestedFieldNoCopy(obj, path...); ok {
+				v, found = leafString(leaf)
+			}
+		}
+		if !found {
+			v = zeroString(goType, path)
+		}
+		set[label] = v
+	}
+	return set
+}
+
+// leafString is a field's value as a field selector compares it, and whether it is set (not
+// null). A whole number is printed as an integer, whether decoded from JSON (a float64) or kept
+// as an int64 in an object, as kube prints its integer fields.
+func leafString(v any) (string, bool) {
 	switch v := v.(type) {
 	case nil:
 		return "", false
 	case string:
 		return v, true
-	default:
-		return fmt.Sprint(v), true
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return strconv.FormatInt(int64(v), 10), true
+		}
 	}
+	return fmt.Sprint(v), true
 }
