@@ -3,6 +3,7 @@ package registry_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -119,4 +120,42 @@ func cpuTime() int64 {
 	var usage syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &usage)
 	return usage.Utime.Nano() + usage.Stime.Nano()
+}
+
+// BenchmarkIdleWatchMemory is the heap one idle registry watch of pods holds once started (a
+// kubelet's: spec.nodeName pinned, bookmarks on), store's part included: what the HTTP layer's
+// watch adds to its request's goroutine and connection.
+//
+//	go test ./server/registry -run '^$' -bench IdleWatchMemory -benchtime 1x
+func BenchmarkIdleWatchMemory(b *testing.B) {
+	const watches = 10000
+	ctx, cancel := context.WithCancel(b.Context())
+	defer cancel()
+	reg, pods := benchRegistry(b, ctx)
+	for range b.N {
+		before := heapInUse()
+		ws := make([]*registry.Watch, watches)
+		for i := range ws {
+			w, err := reg.Watch(ctx, registry.Ref{Resource: pods}, &internalversion.ListOptions{Watch: true, AllowWatchBookmarks: true,
+				FieldSelector: fields.OneTermEqualSelector("spec.nodeName", fmt.Sprintf("node-%d", i))})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, ok := w.Next(nil); ok || !w.Started() {
+				b.Fatal("the watch did not start")
+			}
+			ws[i] = w
+		}
+		b.ReportMetric(float64(heapInUse()-before)/watches, "bytes/watch")
+		for _, w := range ws {
+			w.Stop()
+		}
+	}
+}
+
+func heapInUse() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }
