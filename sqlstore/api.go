@@ -8,6 +8,7 @@ package sqlstore
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/sqlkube/sqlkube/dialects"
@@ -49,6 +50,11 @@ type Object struct {
 	// writes its value that way (an old encryption key, or no encryption): writing it again, even
 	// unchanged, stores it anew.
 	Stale bool
+	// Attached is what the write that stored this version in this process attached to it
+	// (Write.Attached), on the objects of watch events only: that write's event and, as its Prev,
+	// the next event of the key while the window of recent events holds both. It is never
+	// stored: nil on everything read from the database.
+	Attached any
 }
 
 // Op is the kind of a write.
@@ -85,11 +91,18 @@ func (o Op) String() string {
 // fails, with Render's error. The bytes it returns are kept as they are (the written Object's
 // Value and the change feed's events share them), so they must be a new slice that nobody
 // changes afterwards.
+//
+// Attached is handed to this write's watch event (its Object.Attached) and never stored: what
+// the writer already knows of the object (what watchers' selectors read of it, say), so that
+// watchers need not decode the bytes for it. It must describe the bytes Render returns, and
+// nobody may change it afterwards. Events read back from the log have none: other replicas'
+// writes, history replayed from before the window, writes the feed fell behind on.
 type Write struct {
 	Op               Op
 	Key              Key
 	ExpectedRevision int64
 	Render           func(revision int64) ([]byte, error)
+	Attached         any
 }
 
 // ListOptions selects what List reads.
@@ -148,7 +161,27 @@ type WatchOptions struct {
 	// greater than After, exactly once, in order. *CompactedError if After is older than the
 	// compacted revision; *FutureRevisionError if newer than the current revision.
 	After int64
+	// Index and Key narrow the watch to the events Index files under Key. The hub keeps the
+	// watcher under its key, so that the events filed under other keys cost it nothing. Key
+	// without Index is an error.
+	Index *Index
+	Key   string
 }
+
+// Index files a resource's events under keys (what watchers select on: "spec.nodeName=n1"), so
+// that a watch naming one key is offered only the events filed under it (WatchOptions.Index).
+// An event is filed under the keys of the object it wrote and of the state it replaced, so that
+// a watcher of a key also sees an object leave it; an event whose Err is set, which cannot be
+// read, under every key. Watchers that share an Index share each event's keys, computed once
+// per event: make one Index per resource and way of keying.
+type Index struct {
+	keys func(*Event) []string
+}
+
+// NewIndex is the Index that files each event ev under keys(ev) (in any order, repeats
+// allowed; the store may reorder the slice). keys runs on the change feed's goroutine while
+// the watchers wait: it must be quick, read only ev, and not block.
+func NewIndex(keys func(ev *Event) []string) *Index { return &Index{keys: keys} }
 
 // Event is one committed write, as a watcher receives it. Events are shared between watchers and
 // must not be modified.
@@ -174,6 +207,12 @@ type Event struct {
 
 	memoOnce sync.Once
 	memo     any
+
+	// The keys an Index files the event under (keysIn), sorted and distinct, and that Index.
+	// Guarded by the hub's lock while the event is in the window; an event read from the log
+	// for one watcher's replay is that watcher's alone.
+	keysIndex *Index
+	keys      []string
 }
 
 // ErrNotFound: the key does not exist.
@@ -247,6 +286,25 @@ type FutureRevisionError struct {
 
 func (e *FutureRevisionError) Error() string {
 	return fmt.Sprintf("sqlstore: revision %d is newer than the current revision %d", e.Requested, e.Current)
+}
+
+// keysIn is the sorted, distinct keys idx files the event under, computed once for idx.
+func (e *Event) keysIn(idx *Index) []string {
+	if e.keysIndex != idx {
+		keys := idx.keys(e)
+		slices.Sort(keys)
+		e.keys, e.keysIndex = slices.Compact(keys), idx
+	}
+	return e.keys
+}
+
+// filedUnder reports whether idx files the event under key.
+func (e *Event) filedUnder(idx *Index, key string) bool {
+	if e.Err != nil {
+		return true
+	}
+	_, found := slices.BinarySearch(e.keysIn(idx), key)
+	return found
 }
 
 // Memo returns the value compute derives from this event, computing it once for all watchers that

@@ -296,9 +296,10 @@ func (f *feed) handOff(batch []*pendingWrite, results []writeResult, current int
 }
 
 // localEvent is the event of a committed write, as the log would give it but for the previous
-// state's value.
+// state's value, and with what the write attached.
 func localEvent(w Write, obj Object) *Event {
 	ev := &Event{Op: w.Op, Revision: obj.Revision, Object: obj}
+	ev.Object.Attached = w.Attached
 	if w.Op != OpCreate {
 		ev.Prev = &Object{Key: obj.Key, Revision: w.ExpectedRevision}
 	}

@@ -6,9 +6,10 @@ import (
 )
 
 // Default bounds of the hub's window of recent events. A watch that starts inside the window
-// replays from memory; an older one replays from the log. The bytes bound counts each version
-// once; the heap may hold up to twice that, as an update in the window keeps alive the evicted
-// version it replaced (its Prev).
+// replays from memory; an older one replays from the log. The bytes bound counts each version's
+// value once; the heap may hold up to twice that, as an update in the window keeps alive the
+// evicted version it replaced (its Prev), plus what writes attached to the versions and what
+// watchers memoized of the events (Object.Attached, Event.Memo), not counted.
 const (
 	defaultWindowEvents = 10000
 	defaultWindowBytes  = 32 << 20
@@ -40,11 +41,23 @@ type windowEntry struct {
 	bytes int // what the event adds to windowBytes
 }
 
-// resourceWatchers indexes the attached watchers of one resource, so fan-out looks only at the
-// watchers an event can match.
+// resourceWatchers keeps the attached watchers of one resource by what they select, so that
+// fan-out looks only at the watchers an event can match.
 type resourceWatchers struct {
-	all         map[*Watcher]struct{}
-	byNamespace map[string]map[*Watcher]struct{}
+	bySlot map[watcherSlot]map[*Watcher]struct{}
+	// indexes counts the watchers of each Index, whose keys fan-out asks of every event.
+	indexes map[*Index]int
+}
+
+// watcherSlot is what a watcher selects: a namespace ("" for all) and, with an Index, a key.
+type watcherSlot struct {
+	namespace string
+	index     *Index
+	key       string
+}
+
+func (w *Watcher) slot() watcherSlot {
+	return watcherSlot{namespace: w.opts.Namespace, index: w.opts.Index, key: w.opts.Key}
 }
 
 func newHub() *hub {
@@ -166,16 +179,45 @@ func (h *hub) evictLocked() {
 	}
 }
 
+// fanOutLocked offers ev to the watchers of its resource that select its namespace (or all) and,
+// those with an Index, one of the keys it is filed under.
 func (h *hub) fanOutLocked(ev *Event) {
 	rw := h.byKind[ev.Object.Resource]
 	if rw == nil {
 		return
 	}
-	for w := range rw.all {
+	h.offerSlotLocked(rw, watcherSlot{}, ev)
+	for idx := range rw.indexes {
+		if ev.Err != nil { // filed under every key
+			h.offerIndexLocked(rw, idx, ev)
+			continue
+		}
+		for _, key := range ev.keysIn(idx) {
+			h.offerSlotLocked(rw, watcherSlot{index: idx, key: key}, ev)
+		}
+	}
+}
+
+// offerSlotLocked offers ev to the watchers of slot, across namespaces and in ev's.
+func (h *hub) offerSlotLocked(rw *resourceWatchers, slot watcherSlot, ev *Event) {
+	for w := range rw.bySlot[slot] {
 		h.offerLocked(w, ev)
 	}
-	for w := range rw.byNamespace[ev.Object.Namespace] {
-		h.offerLocked(w, ev)
+	if slot.namespace = ev.Object.Namespace; slot.namespace != "" {
+		for w := range rw.bySlot[slot] {
+			h.offerLocked(w, ev)
+		}
+	}
+}
+
+// offerIndexLocked offers ev to every watcher of idx whose namespace it is in.
+func (h *hub) offerIndexLocked(rw *resourceWatchers, idx *Index, ev *Event) {
+	for slot, set := range rw.bySlot {
+		if slot.index == idx && (slot.namespace == "" || slot.namespace == ev.Object.Namespace) {
+			for w := range set {
+				h.offerLocked(w, ev)
+			}
+		}
 	}
 }
 
@@ -239,17 +281,19 @@ func (h *hub) attachLocked(w *Watcher, after int64) {
 	w.after, w.attached = after, true
 	rw := h.byKind[w.opts.Resource]
 	if rw == nil {
-		rw = &resourceWatchers{all: map[*Watcher]struct{}{}, byNamespace: map[string]map[*Watcher]struct{}{}}
+		rw = &resourceWatchers{bySlot: map[watcherSlot]map[*Watcher]struct{}{}, indexes: map[*Index]int{}}
 		h.byKind[w.opts.Resource] = rw
 	}
-	set := rw.all
-	if ns := w.opts.Namespace; ns != "" {
-		if set = rw.byNamespace[ns]; set == nil {
-			set = map[*Watcher]struct{}{}
-			rw.byNamespace[ns] = set
-		}
+	slot := w.slot()
+	set := rw.bySlot[slot]
+	if set == nil {
+		set = map[*Watcher]struct{}{}
+		rw.bySlot[slot] = set
 	}
 	set[w] = struct{}{}
+	if slot.index != nil {
+		rw.indexes[slot.index]++
+	}
 	if w.progressPending {
 		w.progressPending = false
 		h.sendProgressLocked(w)
@@ -258,15 +302,17 @@ func (h *hub) attachLocked(w *Watcher, after int64) {
 
 func (h *hub) detachLocked(w *Watcher) {
 	rw := h.byKind[w.opts.Resource]
-	if ns := w.opts.Namespace; ns == "" {
-		delete(rw.all, w)
-	} else {
-		delete(rw.byNamespace[ns], w)
-		if len(rw.byNamespace[ns]) == 0 {
-			delete(rw.byNamespace, ns)
+	slot := w.slot()
+	delete(rw.bySlot[slot], w)
+	if len(rw.bySlot[slot]) == 0 {
+		delete(rw.bySlot, slot)
+	}
+	if slot.index != nil {
+		if rw.indexes[slot.index]--; rw.indexes[slot.index] == 0 {
+			delete(rw.indexes, slot.index)
 		}
 	}
-	if len(rw.all) == 0 && len(rw.byNamespace) == 0 {
+	if len(rw.bySlot) == 0 {
 		delete(h.byKind, w.opts.Resource)
 	}
 	w.attached = false

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"slices"
 )
 
 // How much a catching-up watcher takes per step: events per log page or window chunk, and window
@@ -84,7 +85,8 @@ func (w *Watcher) Close() {
 
 func (w *Watcher) matches(ev *Event) bool {
 	return ev.Object.Resource == w.opts.Resource &&
-		(w.opts.Namespace == "" || ev.Object.Namespace == w.opts.Namespace)
+		(w.opts.Namespace == "" || ev.Object.Namespace == w.opts.Namespace) &&
+		(w.opts.Index == nil || ev.filedUnder(w.opts.Index, w.opts.Key))
 }
 
 func (w *Watcher) closeEventsLocked() {
@@ -104,6 +106,9 @@ func (w *Watcher) closeEventsLocked() {
 func (f *feed) watch(ctx context.Context, opts WatchOptions) (*Watcher, error) {
 	if opts.Resource == "" {
 		return nil, errors.New("sqlstore: a watch needs a resource")
+	}
+	if opts.Key != "" && opts.Index == nil {
+		return nil, errors.New("sqlstore: a watch's key needs an index")
 	}
 	if err := f.awaitStart(ctx); err != nil {
 		return nil, err
@@ -204,7 +209,8 @@ func (w *Watcher) nextChunk(log changeLog, pos int64) (events []*Event, reached 
 	return events, reached, false, err
 }
 
-// readLog reads the next page of w's events in (pos, through] from the log.
+// readLog reads the next page of w's events in (pos, through] from the log: those of its
+// resource and namespace the log gives, filed under its key if it has an Index.
 func (w *Watcher) readLog(log changeLog, pos, through int64) ([]*Event, int64, error) {
 	events, err := log.read(w.ctx, w.opts.Resource, w.opts.Namespace, pos, through, replayPage)
 	if err != nil {
@@ -219,10 +225,14 @@ func (w *Watcher) readLog(log changeLog, pos, through int64) ([]*Event, int64, e
 	if compacted > pos {
 		return nil, 0, &CompactedError{Requested: pos, Compacted: compacted}
 	}
+	reached := through
 	if len(events) == replayPage {
-		return events, events[len(events)-1].Revision, nil
+		reached = events[len(events)-1].Revision
 	}
-	return events, through, nil
+	if w.opts.Index != nil {
+		events = slices.DeleteFunc(events, func(ev *Event) bool { return !w.matches(ev) })
+	}
+	return events, reached, nil
 }
 
 func (w *Watcher) send(ev *Event) error {

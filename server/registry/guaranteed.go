@@ -30,7 +30,7 @@ func (r *Registry) GuaranteedUpdate(ctx context.Context, ref Ref, dryRun bool, c
 		if err := change(obj); err != nil {
 			return sqlstore.Object{}, err
 		}
-		stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
+		stored, err := r.write(ctx, req, objectWrite(sqlstore.OpUpdate, req.key(), current.Revision, req.res, obj))
 		if errors.Is(err, sqlstore.ErrConflict) {
 			continue
 		}

@@ -101,7 +101,7 @@ func (r *Registry) restoreKind(ctx context.Context, req *request, stored sqlstor
 		return err
 	}
 	ns.SetKind(req.res.Kind)
-	_, err = r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: stored.Revision, Render: render(req.res, ns)})
+	_, err = r.write(ctx, req, objectWrite(sqlstore.OpUpdate, req.key(), stored.Revision, req.res, ns))
 	return err
 }
 

@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/sqlkube/sqlkube/server/registry/selection"
 	"github.com/sqlkube/sqlkube/server/resource"
+	"github.com/sqlkube/sqlkube/sqlstore"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -61,15 +63,24 @@ func withoutMetaAndStatus(obj *unstructured.Unstructured) map[string]interface{}
 	return rest
 }
 
+// objectWrite is the write of obj (op at key, applying to revision expected): it stores what
+// render gives, and hands its watch event the attributes selections read of obj as stored.
+func objectWrite(op sqlstore.Op, key sqlstore.Key, expected int64, res *resource.Resource, obj *unstructured.Unstructured) sqlstore.Write {
+	rendered, attrs := render(res, obj)
+	return sqlstore.Write{Op: op, Key: key, ExpectedRevision: expected, Render: rendered, Attached: attrs}
+}
+
 // render is the Render function of a write: the object as stored (in its type's storage
 // version), with its resourceVersion set to the write's revision. Revision 0, a dry-run create,
 // has none. The object is converted and encoded here, in the handler, with a placeholder
 // resourceVersion that Render replaces: Render runs on the store's single committer, whose time
-// caps throughput. A failed conversion is Render's error.
-func render(res *resource.Resource, obj *unstructured.Unstructured) func(int64) ([]byte, error) {
+// caps throughput. A failed conversion is Render's error. attrs are what selections read of the
+// object as stored (nil if it cannot be stored), read here too, where the object is at hand, so
+// that no watcher of its event decodes it (kube's watch cache keeps its GetAttrs likewise).
+func render(res *resource.Resource, obj *unstructured.Unstructured) (rendered func(int64) ([]byte, error), attrs any) {
 	obj, err := res.ConvertToStorage(obj)
 	if err != nil {
-		return func(int64) ([]byte, error) { return nil, err }
+		return func(int64) ([]byte, error) { return nil, err }, nil
 	}
 	encode := func(rv string) ([]byte, error) {
 		kept, served := obj.GetResourceVersion(), obj.GetAPIVersion()
@@ -79,6 +90,9 @@ func render(res *resource.Resource, obj *unstructured.Unstructured) func(int64) 
 		return json.Marshal(obj.Object)
 	}
 	withPlaceholder, err := encode(revisionPlaceholder)
+	if err == nil {
+		attrs = selection.AttributesOf(res, obj) // as encoded: converted, pruned
+	}
 	at := placeholderAt(withPlaceholder)
 	return func(rev int64) ([]byte, error) {
 		switch {
@@ -93,7 +107,7 @@ func render(res *resource.Resource, obj *unstructured.Unstructured) func(int64) 
 		out = append(out, withPlaceholder[:at]...)
 		out = strconv.AppendInt(out, rev, 10)
 		return append(out, withPlaceholder[at+len(revisionPlaceholder):]...), nil
-	}
+	}, attrs
 }
 
 // revisionPlaceholder stands for the resourceVersion in an object encoded before its revision is

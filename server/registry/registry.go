@@ -11,6 +11,7 @@ package registry
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -60,6 +61,8 @@ type Registry struct {
 	namespaceResource *resource.Resource
 	// namespaces answers the namespace check of creates (see namespaceCache).
 	namespaces *namespaceCache
+	// watchIndexes holds the store's index of each resource's watch events (watchIndex).
+	watchIndexes sync.Map
 }
 
 // New makes a Registry on store. namespaces is the served namespaces type. It makes sure the

@@ -57,7 +57,7 @@ func TestRenderSplicesRevision(t *testing.T) {
 			"metadata": map[string]any{"name": "a", "uid": "u"},
 			"data":     map[string]any{"k": value},
 		}}
-		r := render(res, obj)
+		r, _ := render(res, obj)
 		for rev, want := range map[int64]string{
 			0:  `{"apiVersion":"v1","data":{"k":"` + value + `"},"kind":"ConfigMap","metadata":{"name":"a","uid":"u"}}`,
 			42: `{"apiVersion":"v1","data":{"k":"` + value + `"},"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"42","uid":"u"}}`,

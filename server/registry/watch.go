@@ -14,6 +14,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	"github.com/sqlkube/sqlkube/server/registry/watchevents"
+	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -32,6 +33,10 @@ type Watch struct {
 	// events turns the store's events into the client's.
 	events    *watchevents.Converter
 	namespace string // the namespace storage narrows the watch to
+	// indexKey is the key of the store's index the selection pins, if any (indexed): storage
+	// then offers the watch only the events filed under it.
+	indexKey string
+	indexed  bool
 	// floor is the revision the changes sent start after: the one asked for, or the snapshot of
 	// the initial events. No change at or below it is sent.
 	floor int64
@@ -69,6 +74,7 @@ func (r *Registry) Watch(ctx context.Context, ref Ref, opts *internalversion.Lis
 	if w.namespace == "" && ref.Resource.Namespaced {
 		w.namespace = sel.Namespace()
 	}
+	w.indexKey, w.indexed = sel.IndexKey()
 	w.initial, w.stopInitial = iter.Pull(w.startEvents)
 	return w, nil
 }
@@ -226,11 +232,27 @@ func (w *Watch) sendBookmark(revision int64, initialEventsEnd bool, yield func(w
 	return nil
 }
 
+// watchIndex is the store's index of res's events, one per served resource version, made on
+// first use: the watches sharing it share each event's keys. A CRD's changes make new
+// resources of the same version, which keep the first one's index: their keys are names and
+// labels, read alike for each (selection.Decoded.ReadFor).
+func (r *Registry) watchIndex(res *resource.Resource) *sqlstore.Index {
+	gvr := schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Name}
+	if idx, ok := r.watchIndexes.Load(gvr); ok {
+		return idx.(*sqlstore.Index)
+	}
+	idx, _ := r.watchIndexes.LoadOrStore(gvr, watchevents.NewIndex(res))
+	return idx.(*sqlstore.Index)
+}
+
 // watchAfter starts the store's watch after revision. A revision the store has not reached yet
 // is not an error, as in kube-apiserver's watch cache: the watch starts at the current revision
 // and skips the changes up to the requested one.
 func (w *Watch) watchAfter(revision int64) (*sqlstore.Watcher, error) {
 	opts := sqlstore.WatchOptions{Resource: w.req.res.StorageName, Namespace: w.namespace, After: revision}
+	if w.indexed {
+		opts.Index, opts.Key = w.reg.watchIndex(w.req.res), w.indexKey
+	}
 	watcher, err := w.reg.store.Watch(w.ctx, opts)
 	var future *sqlstore.FutureRevisionError
 	if errors.As(err, &future) {

@@ -123,7 +123,7 @@ func (r *Registry) storeAllocated(ctx context.Context, req *request, obj *unstru
 		return sqlstore.Object{}, err
 	}
 	key := sqlstore.Key{Resource: req.res.StorageName, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpCreate, Key: key, Render: render(req.res, obj)})
+	stored, err := r.write(ctx, req, objectWrite(sqlstore.OpCreate, key, 0, req.res, obj))
 	if err != nil {
 		err = storedobj.StorageError(err, req.gr, obj.GetName())
 		if apierrors.IsAlreadyExists(err) && r.beingDeleted(ctx, key) {
@@ -306,7 +306,7 @@ func (r *Registry) storeUpdate(ctx context.Context, req *request, current sqlsto
 	if obj.GetDeletionTimestamp() != nil && !hasFinalizers(req.res, obj) && gracePeriod(old) == 0 {
 		return r.deleteWithoutFinalizers(ctx, req, current, old, obj)
 	}
-	return r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
+	return r.write(ctx, req, objectWrite(sqlstore.OpUpdate, req.key(), current.Revision, req.res, obj))
 }
 
 // deleteWithoutFinalizers deletes an object being deleted whose last finalizer the update obj
@@ -314,12 +314,13 @@ func (r *Registry) storeUpdate(ctx context.Context, req *request, current sqlsto
 // deletion of the object as it was stored (old, finalizers and all), and the client gets obj
 // back, at the revision it updated.
 func (r *Registry) deleteWithoutFinalizers(ctx context.Context, req *request, current sqlstore.Object, old, obj *unstructured.Unstructured) (sqlstore.Object, error) {
-	deletion := sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, old)}
+	deletion := objectWrite(sqlstore.OpDelete, req.key(), current.Revision, req.res, old)
 	if _, err := r.write(ctx, req, deletion); err != nil {
 		return sqlstore.Object{}, err
 	}
 	afterDelete(ctx, req, old)
-	value, err := render(req.res, obj)(current.Revision)
+	rendered, _ := render(req.res, obj)
+	value, err := rendered(current.Revision)
 	return sqlstore.Object{Key: current.Key, Revision: current.Revision, Value: value}, err
 }
 
@@ -443,7 +444,7 @@ func (r *Registry) deleteAttempt(ctx context.Context, req *request, current sqls
 		return r.deleteGracefully(ctx, req, current, obj)
 	}
 	if !hasFinalizers(req.res, obj) {
-		stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
+		stored, err := r.write(ctx, req, objectWrite(sqlstore.OpDelete, req.key(), current.Revision, req.res, obj))
 		if err == nil {
 			afterDelete(ctx, req, obj)
 		}
@@ -454,7 +455,7 @@ func (r *Registry) deleteAttempt(ctx context.Context, req *request, current sqls
 	}
 	resource.MarkDeleting(obj)
 	req.res.Strategy.PrepareForFinalizing(obj)
-	stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
+	stored, err := r.write(ctx, req, objectWrite(sqlstore.OpUpdate, req.key(), current.Revision, req.res, obj))
 	return stored, false, err
 }
 
@@ -472,11 +473,11 @@ func beforeGracefulDelete(ctx context.Context, res *resource.Resource, obj *unst
 // grace period, as kube-apiserver's store does: it stays while that period is not 0 or
 // finalizers hold it; otherwise it is then deleted at once (watchers see both writes).
 func (r *Registry) deleteGracefully(ctx context.Context, req *request, current sqlstore.Object, obj *unstructured.Unstructured) (sqlstore.Object, bool, error) {
-	stored, err := r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpUpdate, Key: req.key(), ExpectedRevision: current.Revision, Render: render(req.res, obj)})
+	stored, err := r.write(ctx, req, objectWrite(sqlstore.OpUpdate, req.key(), current.Revision, req.res, obj))
 	if err != nil || gracePeriod(obj) > 0 || hasFinalizers(req.res, obj) {
 		return stored, false, err
 	}
-	stored, err = r.write(ctx, req, sqlstore.Write{Op: sqlstore.OpDelete, Key: req.key(), ExpectedRevision: stored.Revision, Render: render(req.res, obj)})
+	stored, err = r.write(ctx, req, objectWrite(sqlstore.OpDelete, req.key(), stored.Revision, req.res, obj))
 	return stored, err == nil, err
 }
 

@@ -3,10 +3,13 @@ package selection
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/sqlkube/sqlkube/server/resource"
@@ -26,8 +29,8 @@ func selectableFields(res *resource.Resource) map[string][]string {
 // without a Go type); a missing field is its zero value (see zeroString). Only the objects
 // along each field's path are decoded, not the whole object.
 func fieldValues(value []byte, paths map[string][]string, goType reflect.Type) (fields.Set, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(value, &obj); err != nil {
+	obj := &rawObject{}
+	if err := json.Unmarshal(value, &obj.members); err != nil {
 		return nil, err
 	}
 	set := fields.Set{}
@@ -94,28 +97,77 @@ func jsonField(t reflect.Type, name string) (reflect.StructField, bool) {
 // fieldString is the value at path as a string, and whether it is set: not where the path is
 // empty (a label the type accepts but never sets), missing, null or runs through a value that
 // is not an object.
-func fieldString(obj map[string]json.RawMessage, path []string) (string, bool) {
+func fieldString(obj *rawObject, path []string) (string, bool) {
 	if len(path) == 0 {
 		return "", false
 	}
-	raw := obj[path[0]]
-	for _, p := range path[1:] {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(raw, &m) != nil {
+	for _, p := range path[:len(path)-1] {
+		if obj = obj.object(p); obj == nil {
 			return "", false
 		}
-		raw = m[p]
 	}
 	var v interface{}
-	if json.Unmarshal(raw, &v) != nil {
+	if json.Unmarshal(obj.members[path[len(path)-1]], &v) != nil {
 		return "", false
 	}
+	return leafString(v)
+}
+
+// rawObject is a JSON object whose members are decoded when first read, each once: an object's
+// selectable fields lie in a few of its members (five of a pod's in its spec, four in status).
+type rawObject struct {
+	members map[string]json.RawMessage
+	objects map[string]*rawObject // the members decoded so far; nil for one that is no object
+}
+
+// object is the member name decoded as an object, nil if it is not one.
+func (o *rawObject) object(name string) *rawObject {
+	if member, done := o.objects[name]; done {
+		return member
+	}
+	member := &rawObject{}
+	if json.Unmarshal(o.members[name], &member.members) != nil || member.members == nil {
+		member = nil
+	}
+	if o.objects == nil {
+		o.objects = map[string]*rawObject{}
+	}
+	o.objects[name] = member
+	return member
+}
+
+// objectFieldValues is fieldValues of an object already decoded (the object a write stores):
+// the same values, read from its maps.
+func objectFieldValues(obj map[string]any, paths map[string][]string, goType reflect.Type) fields.Set {
+	set := fields.Set{}
+	for label, path := range paths {
+		v, found := "", false
+		if len(path) > 0 {
+			if leaf, ok, _ := unstructured.NestedFieldNoCopy(obj, path...); ok {
+				v, found = leafString(leaf)
+			}
+		}
+		if !found {
+			v = zeroString(goType, path)
+		}
+		set[label] = v
+	}
+	return set
+}
+
+// leafString is a field's value as a field selector compares it, and whether it is set (not
+// null). A whole number is printed as an integer, whether decoded from JSON (a float64) or kept
+// as an int64 in an object, as kube prints its integer fields.
+func leafString(v any) (string, bool) {
 	switch v := v.(type) {
 	case nil:
 		return "", false
 	case string:
 		return v, true
-	default:
-		return fmt.Sprint(v), true
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return strconv.FormatInt(int64(v), 10), true
+		}
 	}
+	return fmt.Sprint(v), true
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	kubeselection "k8s.io/apimachinery/pkg/selection"
 
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
@@ -133,6 +134,33 @@ func (sel *Selection) Namespace() string {
 func (sel *Selection) PinsName() bool {
 	_, ok := sel.fields.RequiresExactMatch("metadata.name")
 	return ok
+}
+
+// IndexKey is the key of a watch index (Decoded.AppendKeys) under which every object the
+// selection selects is filed, and ok true, when it pins one: metadata.name, a built-in type's
+// selectable field (a kubelet's spec.nodeName), or a label, in that order, the likeliest to be
+// the narrowest first. A watch keyed so is offered only the events filed under its key.
+func (sel *Selection) IndexKey() (key string, ok bool) {
+	if name, ok := sel.fields.RequiresExactMatch("metadata.name"); ok {
+		return fieldKey("metadata.name", name), true
+	}
+	for _, req := range sel.fields.Requirements() {
+		if sel.tableFields && !isMetadataField(req.Field) && pins(req.Operator, 1) {
+			return fieldKey(req.Field, req.Value), true
+		}
+	}
+	reqs, _ := sel.labels.Requirements()
+	for _, req := range reqs {
+		if values := req.ValuesUnsorted(); pins(req.Operator(), len(values)) {
+			return labelKey(req.Key(), values[0]), true
+		}
+	}
+	return "", false
+}
+
+// pins reports whether a requirement with operator op and n values selects one value.
+func pins(op kubeselection.Operator, n int) bool {
+	return n == 1 && (op == kubeselection.Equals || op == kubeselection.DoubleEquals || op == kubeselection.In)
 }
 
 // Filter is storage's list filter for the selection (sqlstore.ListOptions.Filter): it reports

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/crdschema"
@@ -218,4 +220,96 @@ func widgets(t *testing.T) *resource.Resource {
 	}
 	return &resource.Resource{Group: "example.com", Version: "v1", Name: "widgets", Kind: "Widget", ListKind: "WidgetList",
 		Namespaced: true, StorageName: "widgets.example.com", StorageVersion: "v1", Schema: schema}
+}
+
+var pods = builtinResource("pods")
+
+// The attributes a write reads from the object it stores select as its stored bytes do, and
+// are filed under the same keys.
+func TestAttributesSelectAsDecoded(t *testing.T) {
+	objects := []string{
+		`{"metadata":{"name":"p","namespace":"n","labels":{"app":"x"}},"spec":{"nodeName":"node-1","hostNetwork":true},"status":{"phase":"Running"}}`,
+		`{"metadata":{"name":"q","namespace":"n"},"spec":{}}`,
+		`{"metadata":{"name":"r","namespace":"n"},"spec":{"nodeName":7}}`,
+		`{"metadata":{"name":"s","namespace":"n"},"spec":{"nodeName":1234567.5},"status":"Running"}`,
+	}
+	selections := [][2]string{
+		{"", "spec.nodeName=node-1"}, {"", "spec.host=node-1"}, {"", "spec.nodeName="}, {"", "spec.nodeName=7"},
+		{"", "spec.nodeName=1234567.5"}, {"", "spec.hostNetwork=false"}, {"", "status.phase=Running"},
+		{"app=x", ""}, {"app in (x)", "metadata.name=p"}, {"", "status.podIPs="}, {"!app", "spec.restartPolicy="},
+	}
+	for _, value := range objects {
+		attached := Of(pods, sqlstore.Object{Value: []byte(value), Attached: AttributesOf(pods, objectOf(t, []byte(value)))})
+		decoded := Decode(pods, []byte(value))
+		if got, want := slices.Sorted(slices.Values(attached.AppendKeys(nil))), slices.Sorted(slices.Values(decoded.AppendKeys(nil))); !slices.Equal(got, want) {
+			t.Errorf("%s: attributes filed under %q, the bytes under %q", value, got, want)
+		}
+		for _, s := range selections {
+			sel := mustSelect(t, pods, s[0], s[1], nil)
+			if a, d := sel.Matches(attached), sel.Matches(decoded); a != d {
+				t.Errorf("%s through %q %q: the attributes say %v, the bytes %v", value, s[0], s[1], a, d)
+			}
+		}
+	}
+}
+
+// A selection that pins a value has a key, and every object it selects is filed under that key.
+func TestIndexKey(t *testing.T) {
+	tests := []struct {
+		labels, fields, want string
+	}{
+		{"", "spec.nodeName=node-1", "f:spec.nodeName=node-1"},
+		{"app=x", "spec.nodeName==node-1,metadata.name=p", "f:metadata.name=p"},
+		{"app in (x)", "status.phase!=Failed", "l:app=x"},
+		{"app in (x,y),tier", "", ""},
+		{"", "spec.nodeName!=node-1", ""},
+		{"", "metadata.namespace=n", ""},
+	}
+	object := []byte(`{"metadata":{"name":"p","namespace":"n","labels":{"app":"x"}},"spec":{"nodeName":"node-1"},"status":{"phase":"Running"}}`)
+	for _, tt := range tests {
+		sel := mustSelect(t, pods, tt.labels, tt.fields, nil)
+		key, ok := sel.IndexKey()
+		if key != tt.want || ok != (tt.want != "") {
+			t.Errorf("%q %q: key %q %v, want %q", tt.labels, tt.fields, key, ok, tt.want)
+		}
+		if d := Decode(pods, object); ok && sel.Matches(d) && !slices.Contains(d.AppendKeys(nil), key) {
+			t.Errorf("%q %q selects an object not filed under %q", tt.labels, tt.fields, key)
+		}
+	}
+	if key, ok := mustSelect(t, widgets(t), "", "spec.color=red", nil).IndexKey(); ok {
+		t.Errorf("a custom resource's field is a key: %q", key)
+	}
+}
+
+// A Decoded read for core events does not serve events.k8s.io's selections, whose field labels
+// differ, nor their attributes core's.
+func TestDecodedServesResourcesReadingItsFields(t *testing.T) {
+	var eventsV1 *resource.Resource
+	for _, res := range builtin.Resources(func(*resource.Resource) {}, nil) {
+		if res.Group == "events.k8s.io" && res.Name == "events" {
+			eventsV1 = res
+		}
+	}
+	value := []byte(`{"metadata":{"name":"e"},"involvedObject":{"kind":"Pod"}}`)
+	if Decode(events, value).ReadFor(eventsV1) || !Decode(events, value).ReadFor(events) {
+		t.Error("a Decoded of core events serves events.k8s.io's selections, or not core's")
+	}
+	obj := objectOf(t, value)
+	d := Of(events, sqlstore.Object{Value: value, Attached: AttributesOf(eventsV1, obj)})
+	if !d.ReadFor(events) || !mustSelect(t, events, "", "involvedObject.kind=Pod", nil).Matches(d) {
+		t.Error("core events read from events.k8s.io's attributes")
+	}
+	if !Of(widgets(t), sqlstore.Object{Value: value, Attached: AttributesOf(widgets(t), obj)}).ReadFor(widgets(t)) {
+		t.Error("a custom resource's attributes do not serve another generation of its type")
+	}
+}
+
+// objectOf is value decoded as the registry decodes objects: whole numbers as int64.
+func objectOf(t *testing.T, value []byte) *unstructured.Unstructured {
+	t.Helper()
+	obj := &unstructured.Unstructured{}
+	if err := utiljson.Unmarshal(value, &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	return obj
 }

@@ -158,7 +158,7 @@ func (c *Converter) selected(ev *sqlstore.Event) (now, before bool) {
 	if c.selectsAll {
 		return ev.Op != sqlstore.OpDelete, hasBefore
 	}
-	m := ev.Memo(func() any { return decodeEventMeta(c.res, ev) }).(*eventMeta)
+	m := metaFor(c.res, ev)
 	now = ev.Op != sqlstore.OpDelete && c.sel.Matches(m.object)
 	if ev.Prev != nil {
 		before = c.sel.Matches(m.prev)
@@ -168,18 +168,44 @@ func (c *Converter) selected(ev *sqlstore.Event) (now, before bool) {
 	return now, before
 }
 
-// eventMeta is what selectors read from an event's object and previous state, decoded once per
-// event for every watcher (Event.Memo).
+// eventMeta is what selectors read from an event's object and previous state, read once per
+// event for every watcher (Event.Memo): from what the write attached when this process wrote
+// it, decoded otherwise.
 type eventMeta struct {
 	object, prev *selection.Decoded
 }
 
-func decodeEventMeta(res *resource.Resource, ev *sqlstore.Event) any {
-	m := &eventMeta{object: selection.Decode(res, ev.Object.Value)}
-	if ev.Prev != nil {
-		m.prev = selection.Decode(res, ev.Prev.Value)
+// metaFor is the event's eventMeta for the selections of res: the one shared by the watchers
+// of the event's storage, unless res reads other fields than the watcher that made it (then
+// this watcher's own).
+func metaFor(res *resource.Resource, ev *sqlstore.Event) *eventMeta {
+	m := ev.Memo(func() any { return readEventMeta(res, ev) }).(*eventMeta)
+	if !m.object.ReadFor(res) {
+		return readEventMeta(res, ev)
 	}
 	return m
+}
+
+func readEventMeta(res *resource.Resource, ev *sqlstore.Event) *eventMeta {
+	m := &eventMeta{object: selection.Of(res, ev.Object)}
+	if ev.Prev != nil {
+		m.prev = selection.Of(res, *ev.Prev)
+	}
+	return m
+}
+
+// NewIndex is the watch index of res's events (sqlstore.Index): each is filed under the keys
+// (Decoded.AppendKeys) of its object and of the state it replaced, for the watches whose
+// selection pins a key (selection.Selection.IndexKey). Watches share one per resource.
+func NewIndex(res *resource.Resource) *sqlstore.Index {
+	return sqlstore.NewIndex(func(ev *sqlstore.Event) []string {
+		m := metaFor(res, ev)
+		keys := m.object.AppendKeys(nil)
+		if m.prev != nil {
+			keys = m.prev.AppendKeys(keys)
+		}
+		return keys
+	})
 }
 
 // withResourceVersion is a stored object with its resourceVersion replaced: the state an object
