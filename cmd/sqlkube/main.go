@@ -10,6 +10,9 @@
 //	sqlkube bench     load-test a Kubernetes API server (see sqlkube bench --help)
 //	sqlkube snapshot  save, restore and check snapshots (see sqlkube snapshot --help)
 //	sqlkube compact   discard all history now and rewrite the database (see sqlkube compact --help)
+//
+// Started as kube-apiserver (a link of that name), it is the server with kube-apiserver's
+// defaults, for envtest's KUBEBUILDER_ASSETS (see README).
 package main
 
 import (
@@ -18,6 +21,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/sqlkube/sqlkube/cmd/sqlkube/bench"
@@ -25,7 +29,11 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
+	program := run
+	if filepath.Base(os.Args[0]) == kubeAPIServerName {
+		program = runKubeAPIServer
+	}
+	code := program(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -60,5 +68,9 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int 
 	}
 	return runServe(ctx, args, env, stdout, stderr)
 }
+
+// kubeAPIServerName is the program name under which sqlkube is kube-apiserver
+// (runKubeAPIServer).
+const kubeAPIServerName = "kube-apiserver"
 
 func isFlag(arg string) bool { return len(arg) > 0 && arg[0] == '-' }

@@ -40,6 +40,11 @@ type securityConfig struct {
 	SASigningKeyFile     string
 	SAJWKSURI            string
 	SAMaxExpiration      time.Duration
+	// KubeCertificates is kube-apiserver's handling of certificates, for a server started as
+	// kube-apiserver: the serving pair is --tls-cert-file or apiserver.crt and apiserver.key in
+	// --cert-dir (self-signed when missing), client certificates are verified only with
+	// --client-ca-file, and no CA or ServiceAccount key is generated.
+	KubeCertificates bool
 }
 
 func addSecurityFlags(fs *pflag.FlagSet, c *securityConfig) {
@@ -150,7 +155,7 @@ func (c *securityConfig) resolve(dsn string) error {
 	if c.AdminKubeconfig == "" {
 		c.AdminKubeconfig = DefaultAdminKubeconfig(dsn, c.CertDir)
 	}
-	if c.SASigningKeyFile == "" && c.CertDir != "" {
+	if c.SASigningKeyFile == "" && c.CertDir != "" && !c.KubeCertificates {
 		c.SASigningKeyFile = filepath.Join(c.CertDir, pki.ServiceAccountKeyFile)
 	}
 	if c.AdminKubeconfig == "-" {

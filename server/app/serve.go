@@ -27,6 +27,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
+	if etcd := cfg.KubeAPIServer.EtcdServers; len(etcd) > 0 {
+		log.Info("objects are kept in the --db database, not in --etcd-servers", "etcd-servers", etcd)
+	}
 	return Serve(ctx, ln, cfg, log)
 }
 
