@@ -3,7 +3,9 @@ package app
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 
@@ -82,6 +84,22 @@ func (k kubeAPIServerConfig) apply(fs *pflag.FlagSet, cfg *Config, asKube bool) 
 	}
 	if !fs.Changed("admin-kubeconfig") {
 		sec.AdminKubeconfig = "-"
+	}
+	return nil
+}
+
+// prepareKubeAPIServer creates --cert-dir for a server started as kube-apiserver, which keeps
+// its database there (kube-apiserver creates it too, for its self-signed certificate), and says
+// that --etcd-servers is not used.
+func (cfg Config) prepareKubeAPIServer(log *slog.Logger) error {
+	if etcd := cfg.KubeAPIServer.EtcdServers; len(etcd) > 0 {
+		log.Info("objects are kept in the --db database, not in --etcd-servers", "etcd-servers", etcd)
+	}
+	if !cfg.Security.KubeCertificates {
+		return nil
+	}
+	if err := os.MkdirAll(cfg.Security.CertDir, 0o700); err != nil {
+		return fmt.Errorf("--cert-dir: %w", err)
 	}
 	return nil
 }
