@@ -29,11 +29,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	program := run
-	if filepath.Base(os.Args[0]) == kubeAPIServerName {
-		program = runKubeAPIServer
-	}
-	code := program(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
+	code := program(os.Args[0])(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -67,6 +63,14 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int 
 		return cmd(ctx, args[1:], env, stdout, stderr)
 	}
 	return runServe(ctx, args, env, stdout, stderr)
+}
+
+// program is what the binary runs, by the name it was started under (argv[0]).
+func program(name string) subcommand {
+	if filepath.Base(name) == kubeAPIServerName {
+		return runKubeAPIServer
+	}
+	return run
 }
 
 // kubeAPIServerName is the program name under which sqlkube is kube-apiserver
