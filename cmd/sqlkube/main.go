@@ -10,6 +10,9 @@
 //	sqlkube bench     load-test a Kubernetes API server (see sqlkube bench --help)
 //	sqlkube snapshot  save, restore and check snapshots (see sqlkube snapshot --help)
 //	sqlkube compact   discard all history now and rewrite the database (see sqlkube compact --help)
+//
+// Started as kube-apiserver (a link of that name), it is the server with kube-apiserver's
+// defaults, for envtest's KUBEBUILDER_ASSETS (see README).
 package main
 
 import (
@@ -18,6 +21,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/sqlkube/sqlkube/cmd/sqlkube/bench"
@@ -25,7 +29,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
+	code := program(os.Args[0])(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -60,5 +64,17 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int 
 	}
 	return runServe(ctx, args, env, stdout, stderr)
 }
+
+// program is what the binary runs, by the name it was started under (argv[0]).
+func program(name string) subcommand {
+	if filepath.Base(name) == kubeAPIServerName {
+		return runKubeAPIServer
+	}
+	return run
+}
+
+// kubeAPIServerName is the program name under which sqlkube is kube-apiserver
+// (runKubeAPIServer).
+const kubeAPIServerName = "kube-apiserver"
 
 func isFlag(arg string) bool { return len(arg) > 0 && arg[0] == '-' }

@@ -71,3 +71,24 @@ func TestBenchIsWired(t *testing.T) {
 		t.Fatalf("exit %d, output:\n%s%s", code, stdout, stderr)
 	}
 }
+
+// Started as kube-apiserver (envtest's KUBEBUILDER_ASSETS link), the binary has no subcommands,
+// as kube-apiserver has none, and lists kube-apiserver's flags in --help, where envtest looks
+// for them.
+func TestStartedAsKubeAPIServer(t *testing.T) {
+	var out, errOut bytes.Buffer
+	kube := program("/assets/kube-apiserver")
+	if code := kube(context.Background(), []string{"version"}, nil, &out, &errOut); code != 2 ||
+		!strings.HasPrefix(errOut.String(), `kube-apiserver: unexpected argument "version"`) {
+		t.Errorf("kube-apiserver version: exit code %d, stderr %q", code, errOut.String())
+	}
+	out.Reset()
+	if code := kube(context.Background(), []string{"--help"}, nil, &out, &errOut); code != 0 ||
+		!strings.Contains(out.String(), "--secure-port") || !strings.Contains(out.String(), "--etcd-servers") {
+		t.Errorf("kube-apiserver --help: exit code %d, output:\n%s", code, out.String())
+	}
+	out.Reset()
+	if code := program("/usr/bin/sqlkube")(context.Background(), []string{"version"}, nil, &out, &errOut); code != 0 {
+		t.Errorf("sqlkube version: exit code %d", code)
+	}
+}

@@ -16,12 +16,25 @@ import (
 )
 
 func runServe(ctx context.Context, args, env []string, stdout, stderr io.Writer) int {
-	cfg, err := app.Parse(args, env, stdout)
+	return serve(ctx, "sqlkube", app.Parse, args, env, stdout, stderr)
+}
+
+// runKubeAPIServer is the program started under kube-apiserver's name (a KUBEBUILDER_ASSETS
+// link for envtest): no subcommands, as kube-apiserver has none, and kube-apiserver's defaults.
+func runKubeAPIServer(ctx context.Context, args, env []string, stdout, stderr io.Writer) int {
+	return serve(ctx, kubeAPIServerName, app.ParseKubeAPIServer, args, env, stdout, stderr)
+}
+
+// serve parses the server's flags with parse and serves until ctx ends; name is the program's
+// name in errors.
+func serve(ctx context.Context, name string, parse func(args, env []string, helpOut io.Writer) (app.Config, error),
+	args, env []string, stdout, stderr io.Writer) int {
+	cfg, err := parse(args, env, stdout)
 	if errors.Is(err, pflag.ErrHelp) {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "sqlkube: %v\nRun 'sqlkube --help' for usage.\n", err)
+		fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", name, err, name)
 		return 2
 	}
 	if cfg.Version {
@@ -32,7 +45,7 @@ func runServe(ctx context.Context, args, env []string, stdout, stderr io.Writer)
 	klog.SetSlogLogger(log)
 	setDefaultGCPercent(env)
 	if err := app.Run(ctx, cfg, log); err != nil {
-		fmt.Fprintf(stderr, "sqlkube: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1
 	}
 	return 0

@@ -37,6 +37,7 @@ type Config struct {
 	Operations            operationsConfig
 	Admission             admission.Options
 	Services              servicesConfig
+	KubeAPIServer         kubeAPIServerConfig
 	// Controllers are which of kube-controller-manager's controllers the server runs itself.
 	Controllers controllers.Selection
 	// Version asks for the version instead of serving.
@@ -67,6 +68,7 @@ func serveFlags(cfg *Config) *pflag.FlagSet {
 	addOperationsFlags(fs, &cfg.Operations)
 	addAdmissionFlags(fs, &cfg.Admission)
 	addServicesFlags(fs, &cfg.Services)
+	addKubeAPIServerFlags(fs, &cfg.KubeAPIServer)
 	fs.StringSliceVar((*[]string)(&cfg.Controllers), "controllers", []string{"*"}, fmt.Sprintf(
 		"which of kube-controller-manager's controllers sqlkube runs itself, with kube-controller-manager's --controllers syntax: "+
 			"'*' runs all, 'foo' runs the one named foo, '-foo' leaves foo out (to an external kube-controller-manager); "+
@@ -112,6 +114,17 @@ func envMap(env []string) map[string]string {
 // Parse reads the server's configuration from env, then args. --help prints the usage to
 // helpOut and returns pflag.ErrHelp; other errors are left to the caller to report.
 func Parse(args, env []string, helpOut io.Writer) (Config, error) {
+	return parse(args, env, helpOut, false)
+}
+
+// ParseKubeAPIServer is Parse for a server started as kube-apiserver (envtest's
+// KUBEBUILDER_ASSETS): the same flags, with kube-apiserver's defaults where sqlkube's differ
+// (kubeAPIServerConfig.apply).
+func ParseKubeAPIServer(args, env []string, helpOut io.Writer) (Config, error) {
+	return parse(args, env, helpOut, true)
+}
+
+func parse(args, env []string, helpOut io.Writer, asKube bool) (Config, error) {
 	var cfg Config
 	fs := serveFlags(&cfg)
 	fs.SetOutput(io.Discard)
@@ -130,6 +143,9 @@ func Parse(args, env []string, helpOut io.Writer) (Config, error) {
 	}
 	if cfg.Version {
 		return cfg, nil
+	}
+	if err := cfg.KubeAPIServer.apply(fs, &cfg, asKube); err != nil {
+		return cfg, err
 	}
 	if err := checkAdmission(cfg.Admission); err != nil {
 		return cfg, err

@@ -48,6 +48,7 @@ func TestParseServeDefaults(t *testing.T) {
 			Profiling:       true,
 		},
 		Services: servicesConfig{NodePortRange: "30000-32767", EndpointReconcilerType: "lease"}, Controllers: controllers.Selection{"*"},
+		KubeAPIServer: kubeAPIServerDefaults,
 	}
 	if diff := cmp.Diff(want, cfg, ignoreAdmission); diff != "" {
 		t.Fatalf("defaults (-want +got):\n%s", diff)
@@ -103,6 +104,7 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 			Profiling:       true,
 		},
 		Services: servicesConfig{ClusterIPRange: "10.96.0.0/12", NodePortRange: "30000-32767", EndpointReconcilerType: "lease"}, Controllers: controllers.Selection{"*"},
+		KubeAPIServer: kubeAPIServerDefaults,
 	}
 	if diff := cmp.Diff(want, cfg, ignoreAdmission); diff != "" {
 		t.Fatalf("config (-want +got):\n%s", diff)

@@ -40,13 +40,19 @@ type securityConfig struct {
 	SASigningKeyFile     string
 	SAJWKSURI            string
 	SAMaxExpiration      time.Duration
+	// KubeCertificates is kube-apiserver's handling of certificates, for a server started as
+	// kube-apiserver: the serving pair is --tls-cert-file or apiserver.crt and apiserver.key in
+	// --cert-dir (self-signed when missing), client certificates are verified only with
+	// --client-ca-file, and no CA or ServiceAccount key is generated.
+	KubeCertificates bool
 }
 
 func addSecurityFlags(fs *pflag.FlagSet, c *securityConfig) {
 	fs.BoolVar(&c.PlainHTTP, "plain-http", false,
 		"DEVELOPMENT ONLY: serve plain HTTP and treat every request as an admin (system:masters)")
 	fs.StringVar(&c.CertDir, "cert-dir", "",
-		"directory of the generated CA, serving certificate and ServiceAccount signing key (default: sqlkube-pki beside the SQLite file; required for PostgreSQL unless --tls-cert-file, --tls-private-key-file and --client-ca-file are given)")
+		"directory of the generated CA, serving certificate and ServiceAccount signing key (default: sqlkube-pki beside the SQLite file; required for PostgreSQL unless --tls-cert-file, --tls-private-key-file and --client-ca-file are given); "+
+			"started as kube-apiserver, kube's: apiserver.crt and apiserver.key, self-signed when missing, and the SQLite database (default "+kubeCertDir+")")
 	fs.StringVar(&c.TLSCertFile, "tls-cert-file", "",
 		"serving certificate (PEM, may include intermediates); reloaded when it changes (default: generated in --cert-dir)")
 	fs.StringVar(&c.TLSKeyFile, "tls-private-key-file", "", "private key of --tls-cert-file (PEM)")
@@ -150,7 +156,7 @@ func (c *securityConfig) resolve(dsn string) error {
 	if c.AdminKubeconfig == "" {
 		c.AdminKubeconfig = DefaultAdminKubeconfig(dsn, c.CertDir)
 	}
-	if c.SASigningKeyFile == "" && c.CertDir != "" {
+	if c.SASigningKeyFile == "" && c.CertDir != "" && !c.KubeCertificates {
 		c.SASigningKeyFile = filepath.Join(c.CertDir, pki.ServiceAccountKeyFile)
 	}
 	if c.AdminKubeconfig == "-" {

@@ -27,6 +27,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
+	if err := cfg.prepareKubeAPIServer(log); err != nil {
+		return err
+	}
 	return Serve(ctx, ln, cfg, log)
 }
 
@@ -58,7 +61,14 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, log *slog.Logger) e
 		return err
 	}
 	defer func() { closeStore(store, log); unlock() }()
-	secure, err := prepareSecurity(ctx, cfg.Security, ln.Addr(), log)
+	// The server's parts (controllers, informers, the loopback client, certificate reloads) run
+	// until it has stopped serving, not until ctx ends: its shutdown hooks (the kubernetes
+	// Service's endpoints removed through the loopback client) and the requests in flight still
+	// need them, as kube-apiserver stops them after its HTTP server. They stop before the store
+	// closes.
+	running, stopRunning := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRunning()
+	secure, err := prepareSecurity(running, cfg.Security, ln.Addr(), log)
 	if err != nil {
 		return err
 	}
@@ -71,7 +81,7 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, log *slog.Logger) e
 		return err
 	}
 	if secure != nil {
-		if opts.Security, err = secure.options(ctx, cfg.Security); err != nil {
+		if opts.Security, err = secure.options(running, cfg.Security); err != nil {
 			return err
 		}
 		opts.Services.ClientCA = secure.mintingCA
@@ -82,7 +92,7 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, log *slog.Logger) e
 	if opts.Audit.Backend != nil {
 		defer runAuditBackend(opts.Audit.Backend)()
 	}
-	api, err := apiserver.New(ctx, store, opts)
+	api, err := apiserver.New(running, store, opts)
 	if err != nil {
 		return fmt.Errorf("start API server: %w", err)
 	}

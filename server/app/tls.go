@@ -8,11 +8,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/request/x509"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
 	cliflag "k8s.io/component-base/cli/flag"
 
 	"github.com/sqlkube/sqlkube/server/apiserver"
@@ -41,9 +44,14 @@ type secureServing struct {
 func prepareSecureServing(ctx context.Context, c securityConfig, listen net.Addr, log *slog.Logger) (*secureServing, error) {
 	certFile, keyFile, clientCAFile := c.TLSCertFile, c.TLSKeyFile, c.ClientCAFile
 	var ca *pki.CA
-	if certFile == "" || clientCAFile == "" {
+	var err error
+	switch {
+	case c.KubeCertificates:
+		if certFile == "" {
+			certFile, keyFile, err = kubeServingPair(c.CertDir, servingHosts(listen, c.TLSSANs))
+		}
+	case certFile == "" || clientCAFile == "":
 		dir := pki.Dir(c.CertDir)
-		var err error
 		if ca, err = dir.Ensure(servingHosts(listen, c.TLSSANs)); err != nil {
 			return nil, fmt.Errorf("certificates in %s: %w", c.CertDir, err)
 		}
@@ -54,21 +62,28 @@ func prepareSecureServing(ctx context.Context, c securityConfig, listen net.Addr
 			clientCAFile = dir.Path(pki.CACertFile)
 		}
 	}
+	if err != nil {
+		return nil, err
+	}
 	serving, err := dynamiccertificates.NewDynamicServingContentFromFiles("serving-cert", certFile, keyFile)
 	if err != nil {
 		return nil, err
 	}
-	clientCA, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca-bundle", clientCAFile)
-	if err != nil {
-		return nil, err
-	}
 	go serving.Run(ctx, 1)
-	go clientCA.Run(ctx, 1)
 	cfg, err := tlsConfig(c, serving)
 	if err != nil {
 		return nil, err
 	}
-	s := &secureServing{tls: cfg, clientCA: clientCA.VerifyOptions}
+	s := &secureServing{tls: cfg}
+	// Only kube-apiserver's certificate handling leaves no client CA: no client certificates.
+	if clientCAFile != "" {
+		clientCA, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca-bundle", clientCAFile)
+		if err != nil {
+			return nil, err
+		}
+		go clientCA.Run(ctx, 1)
+		s.clientCA = clientCA.VerifyOptions
+	}
 	if ca != nil && c.TLSCertFile == "" {
 		s.caBundle = ca.CertPEM
 	}
@@ -76,6 +91,47 @@ func prepareSecureServing(ctx context.Context, c securityConfig, listen net.Addr
 		s.mintingCA = ca.CertPEM
 	}
 	return s, writeAdminKubeconfig(c, ca, listen, log)
+}
+
+// kubeServingPair is kube-apiserver's serving certificate without --tls-cert-file:
+// apiserver.crt and apiserver.key in certDir as found (envtest writes them, signed by its own
+// CA), or a self-signed pair for hosts written there when either is missing.
+func kubeServingPair(certDir string, hosts []string) (certFile, keyFile string, err error) {
+	dir := pki.Dir(certDir)
+	certFile, keyFile = dir.Path(pki.ServingCertFile), dir.Path(pki.ServingKeyFile)
+	if canRead(certFile) && canRead(keyFile) {
+		return certFile, keyFile, nil
+	}
+	var ips []net.IP
+	var names []string
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			ips = append(ips, ip)
+		} else {
+			names = append(names, h)
+		}
+	}
+	// servingHosts starts with localhost: the certificate's subject, as kube-apiserver's is its
+	// public address.
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(names[0], ips, names[1:])
+	if err == nil {
+		err = certutil.WriteCert(certFile, certPEM)
+	}
+	if err == nil {
+		err = keyutil.WriteKey(keyFile, keyPEM)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("self-signed serving certificate in %s: %w", certDir, err)
+	}
+	return certFile, keyFile, nil
+}
+
+func canRead(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	return f.Close() == nil
 }
 
 // writeAdminKubeconfig writes a fresh system:masters kubeconfig at every start, so that it never

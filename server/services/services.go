@@ -172,8 +172,9 @@ func (s *Services) RunDefaultObjects(ctx context.Context, client kubernetes.Inte
 	go kubernetesService.Start(ctx.Done())
 	return func() {
 		endpoints.StopReconciling()
-		// It waits for a reconcile in flight, removes the lease, then fails to rewrite the
-		// endpoints: the in-process client ended with ctx. The other replicas rewrite them.
+		// It waits for a reconcile in flight, removes the lease, then rewrites the endpoints
+		// without this replica, as kube-apiserver's pre-shutdown hook does: the in-process client
+		// still serves until the server has stopped serving (app.Serve).
 		_ = endpoints.RemoveEndpoints("kubernetes", s.opts.AdvertiseAddress, []corev1.EndpointPort{{Name: "https", Port: int32(s.opts.Port), Protocol: corev1.ProtocolTCP}})
 	}
 }
