@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	apitypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/registry"
@@ -111,5 +112,38 @@ func BenchmarkHotUpdate(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// hotPod is a pod as a kwok cluster's scheduler leaves it: bound, its status not yet written.
+const hotPod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","labels":{"app":"web"}},"spec":{"nodeName":"node-1",` +
+	`"containers":[{"name":"app","image":"registry.k8s.io/pause:3.10","ports":[{"containerPort":8080}],"resources":{"requests":{"cpu":"100m","memory":"64Mi"}}}],` +
+	`"tolerations":[{"key":"kwok.x-k8s.io/node","operator":"Exists","effect":"NoSchedule"}]}}`
+
+// hotPodStatus is the strategic merge patch of pods/status a kwok kubelet sends, its times
+// varied by %d so that every patch changes the object.
+const hotPodStatus = `{"status":{"$setElementOrder/conditions":[{"type":"Initialized"},{"type":"Ready"},{"type":"ContainersReady"},{"type":"PodScheduled"}],` +
+	`"conditions":[{"lastTransitionTime":"2026-01-01T00:%02[1]d:00Z","status":"True","type":"Initialized"},{"lastTransitionTime":"2026-01-01T00:%02[1]d:00Z","status":"True","type":"Ready"},` +
+	`{"lastTransitionTime":"2026-01-01T00:%02[1]d:00Z","status":"True","type":"ContainersReady"}],` +
+	`"containerStatuses":[{"image":"registry.k8s.io/pause:3.10","imageID":"","lastState":{},"name":"app","ready":true,"restartCount":0,"started":true,"state":{"running":{"startedAt":"2026-01-01T00:%02[1]d:00Z"}}}],` +
+	`"hostIP":"10.0.0.1","hostIPs":[{"ip":"10.0.0.1"}],"phase":"Running","podIP":"10.0.0.2","podIPs":[{"ip":"10.0.0.2"}],"startTime":"2026-01-01T00:%02[1]d:00Z"}}`
+
+// BenchmarkHotPodStatusPatch is the write a kwok cluster makes most: a kubelet's strategic merge
+// patch of a pod's status, through the registry, on SQLite.
+func BenchmarkHotPodStatusPatch(b *testing.B) {
+	reg, types := hotRegistry(b)
+	ref := registry.Ref{Resource: types["pods"], Namespace: "default"}
+	if _, _, err := reg.Create(b.Context(), ref, decodeHot(b, ref.Resource, []byte(hotPod)), &metav1.CreateOptions{FieldManager: "bench"}); err != nil {
+		b.Fatal(err)
+	}
+	ref.Name, ref.Subresource = "web", "status"
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		n++
+		patch := fmt.Appendf(nil, hotPodStatus, n%60)
+		if _, _, _, err := reg.Patch(b.Context(), ref, apitypes.StrategicMergePatchType, patch, &metav1.PatchOptions{FieldManager: "kwok"}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
