@@ -20,18 +20,6 @@ func validateCreate(ctx context.Context, res *resource.Resource, obj *unstructur
 	return invalid(res, obj, res.Strategy.Validate(ctx, obj))
 }
 
-// validateUpdate runs the type's validation of an update: its status strategy's for a /status
-// write, a subresource's own for one that has rules (mode), the type's otherwise.
-func validateUpdate(ctx context.Context, res *resource.Resource, mode updateMode, obj, old *unstructured.Unstructured) error {
-	switch mode {
-	case replaceStatus:
-		return invalid(res, obj, res.Strategy.StatusStrategy().ValidateUpdate(ctx, obj, old))
-	case replaceAll, replaceFinalizers:
-		return invalid(res, obj, res.Strategy.ValidateUpdate(ctx, obj, old))
-	}
-	return invalid(res, obj, res.SubresourceStrategy(string(mode)).ValidateUpdate(ctx, obj, old))
-}
-
 // invalid is the 422 for errs, naming the object by its own kind, as kube-apiserver's
 // BeforeCreate and BeforeUpdate do (a custom resource's body may name another kind, which its
 // validation refuses).

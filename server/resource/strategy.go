@@ -130,6 +130,16 @@ type WholeObjectStatusStrategy interface {
 	TakesWholeObject()
 }
 
+// ConvertingUpdater is the rules of an update (a Strategy, a StatusStrategy, a subresource's)
+// that run on another form of the objects than the registry's unstructured one: kube's internal
+// types. PrepareAndValidateUpdate is PrepareForUpdate, then carry, then ValidateUpdate, with each
+// object converted once instead of at each step. carry is the registry's part between the two
+// (what an update takes from the stored object); it runs on obj, once obj holds the prepared
+// object, then on the form validated.
+type ConvertingUpdater interface {
+	PrepareAndValidateUpdate(ctx context.Context, obj, old *unstructured.Unstructured, carry func(metav1.Object)) field.ErrorList
+}
+
 // DeleteRefuser is the Strategy of a type some of whose objects may never be deleted one by
 // one: RefuseDelete is the error for the object named name (kube's 403 for a system
 // PriorityClass), nil for the others.
