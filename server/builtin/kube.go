@@ -125,7 +125,11 @@ var _ resource.TypedStrategy = (*kubeTypeStrategy)(nil)
 func (s *kubeTypeStrategy) GoType() reflect.Type { return s.goType }
 
 func (s *kubeTypeStrategy) Decode(data []byte) (map[string]any, []error, error) {
-	return s.decode(data)
+	return s.decode.body(data)
+}
+
+func (s *kubeTypeStrategy) DecodeTyped(typed any) (map[string]any, error) {
+	return s.decode.typed(typed)
 }
 
 func (s *kubeTypeStrategy) SelectableFields() map[string][]string { return s.rules.fields }

@@ -217,6 +217,10 @@ type TypedStrategy interface {
 	// fieldValidation warnings or Strict error. An error means the body does not decode as the
 	// type: kube-apiserver answers 400 "KIND in version "V" cannot be handled as a KIND: <err>".
 	Decode(data []byte) (content map[string]any, strictErrs []error, err error)
+	// DecodeTyped is Decode for typed, a *GoType converted from unstructured content (a
+	// strategic merge patch's result, which kube-apiserver converts so rather than decoding it
+	// as JSON): its content as Decode gives it, without reading JSON again.
+	DecodeTyped(typed any) (content map[string]any, err error)
 	// SelectableFields are the field selector labels the type supports beyond metadata.name
 	// and metadata.namespace, each with the path of the field it reads in a stored object
 	// ("source": {"source", "component"}), as kube's strategies' GetAttrs give them; nil for
