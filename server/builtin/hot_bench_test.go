@@ -120,6 +120,23 @@ const hotPod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","labels
 	`"containers":[{"name":"app","image":"registry.k8s.io/pause:3.10","ports":[{"containerPort":8080}],"resources":{"requests":{"cpu":"100m","memory":"64Mi"}}}],` +
 	`"tolerations":[{"key":"kwok.x-k8s.io/node","operator":"Exists","effect":"NoSchedule"}]}}`
 
+// BenchmarkHotPodCreate is the create of a pod (as a ReplicaSet controller makes them, the
+// scheduler's binding aside) through the registry, on SQLite.
+func BenchmarkHotPodCreate(b *testing.B) {
+	reg, types := hotRegistry(b)
+	ref := registry.Ref{Resource: types["pods"], Namespace: "default"}
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		n++
+		obj := decodeHot(b, ref.Resource, []byte(hotPod))
+		obj.SetName("web-" + strconv.Itoa(n))
+		if _, _, err := reg.Create(b.Context(), ref, obj, &metav1.CreateOptions{FieldManager: "bench"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // hotPodStatus is the strategic merge patch of pods/status a kwok kubelet sends, its times
 // varied by %d so that every patch changes the object.
 const hotPodStatus = `{"status":{"$setElementOrder/conditions":[{"type":"Initialized"},{"type":"Ready"},{"type":"ContainersReady"},{"type":"PodScheduled"}],` +

@@ -154,6 +154,21 @@ func (s *kubeTypeStrategy) Validate(ctx context.Context, obj *unstructured.Unstr
 	return rest.ValidateCreate(s.withRequestInfo(ctx), internal, s.rules.strategy)
 }
 
+// CanonicalizeAndValidate is Canonicalize and Validate on one conversion of obj
+// (resource.ConvertingCreater): the internal object canonicalized is validated as obj holds it
+// once written back, with the version's defaults.
+func (s *kubeTypeStrategy) CanonicalizeAndValidate(ctx context.Context, obj *unstructured.Unstructured) field.ErrorList {
+	internal, err := s.toInternal(obj)
+	if err == nil {
+		s.rules.strategy.Canonicalize(internal)
+		internal, err = s.writeBack(internal, obj)
+	}
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	return rest.ValidateCreate(s.withRequestInfo(ctx), internal, s.rules.strategy)
+}
+
 func (s *kubeTypeStrategy) WarningsOnCreate(ctx context.Context, obj *unstructured.Unstructured) []string {
 	internal, err := s.toInternal(obj)
 	if err != nil {

@@ -15,8 +15,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// validateCreate runs the type's validation of a new object.
-func validateCreate(ctx context.Context, res *resource.Resource, obj *unstructured.Unstructured) error {
+// canonicalizeAndValidate makes a new object's content canonical, its name being final, and
+// runs the type's validation of it: on one conversion of obj when the type's rules run on kube's
+// internal types (resource.ConvertingCreater).
+func canonicalizeAndValidate(ctx context.Context, res *resource.Resource, obj *unstructured.Unstructured) error {
+	if converting, ok := res.Strategy.(resource.ConvertingCreater); ok {
+		return invalid(res, obj, converting.CanonicalizeAndValidate(ctx, obj))
+	}
+	res.Strategy.Canonicalize(obj)
 	return invalid(res, obj, res.Strategy.Validate(ctx, obj))
 }
 

@@ -115,8 +115,7 @@ func afterDelete(ctx context.Context, req *request, obj *unstructured.Unstructur
 
 // storeAllocated validates and writes a new object storeNew has readied.
 func (r *Registry) storeAllocated(ctx context.Context, req *request, obj *unstructured.Unstructured) (sqlstore.Object, error) {
-	req.res.Strategy.Canonicalize(obj)
-	if err := validateCreate(ctx, req.res, obj); err != nil {
+	if err := canonicalizeAndValidate(ctx, req.res, obj); err != nil {
 		return sqlstore.Object{}, err
 	}
 	if err := r.admit(ctx, req, admission.Create, obj, nil); err != nil {

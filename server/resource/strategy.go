@@ -130,6 +130,13 @@ type WholeObjectStatusStrategy interface {
 	TakesWholeObject()
 }
 
+// ConvertingCreater is the Strategy of a type whose rules run on another form of the objects
+// than the registry's unstructured one (kube's internal types): CanonicalizeAndValidate is
+// Canonicalize then Validate, with obj converted once instead of at each step.
+type ConvertingCreater interface {
+	CanonicalizeAndValidate(ctx context.Context, obj *unstructured.Unstructured) field.ErrorList
+}
+
 // ConvertingUpdater is the rules of an update (a Strategy, a StatusStrategy, a subresource's)
 // that run on another form of the objects than the registry's unstructured one: kube's internal
 // types. PrepareAndValidateUpdate is PrepareForUpdate, then carry, then ValidateUpdate, with each
