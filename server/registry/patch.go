@@ -124,7 +124,7 @@ func (r *Registry) patchAttempt(ctx context.Context, req *request, p *patchReque
 	case rv != "" && rv != old.GetResourceVersion():
 		return sqlstore.Object{}, apierrors.NewConflict(req.gr, req.name, errors.New(storedobj.ConflictMessage))
 	}
-	return r.applyUpdate(ctx, req, current, obj, mode)
+	return r.applyUpdate(ctx, req, current, old, obj, mode)
 }
 
 // patchedObject is old with p applied, decoded as a request body of the type would be.

@@ -242,7 +242,10 @@ func (r *Registry) update(ctx context.Context, req *request, obj *unstructured.U
 		if expected != "" && expected != revisionString(current.Revision) {
 			return sqlstore.Object{}, false, apierrors.NewConflict(req.gr, req.name, errors.New(storedobj.ConflictMessage))
 		}
-		stored, err := r.applyUpdate(ctx, req, current, obj.DeepCopy(), mode)
+		old, err := storedobj.DecodeServed(req.res, current.Value)
+		if err == nil {
+			stored, err = r.applyUpdate(ctx, req, current, old, obj.DeepCopy(), mode)
+		}
 		if errors.Is(err, sqlstore.ErrConflict) && expected == "" {
 			continue
 		}
@@ -261,12 +264,9 @@ func errResourceVersionRequired(req *request) error {
 	})
 }
 
-// applyUpdate makes one attempt at an update against the current stored object.
-func (r *Registry) applyUpdate(ctx context.Context, req *request, current sqlstore.Object, obj *unstructured.Unstructured, mode updateMode) (sqlstore.Object, error) {
-	old, err := storedobj.DecodeServed(req.res, current.Value)
-	if err != nil {
-		return sqlstore.Object{}, err
-	}
+// applyUpdate makes one attempt at an update against the current stored object, old as the
+// caller decoded it (once: a patch's or a scale's old is the one the write was made from).
+func (r *Registry) applyUpdate(ctx context.Context, req *request, current sqlstore.Object, old, obj *unstructured.Unstructured, mode updateMode) (sqlstore.Object, error) {
 	if mode == replaceStatus || mode == replaceFinalizers {
 		obj = subresourceUpdate(req.res, mode, obj, old)
 	}
