@@ -120,7 +120,14 @@ type kubeTypeStrategy struct {
 	toContent func(typed any) (map[string]any, error)
 }
 
-var _ resource.TypedStrategy = (*kubeTypeStrategy)(nil)
+var (
+	_ resource.TypedStrategy = (*kubeTypeStrategy)(nil)
+	// The registry finds these optional parts by a type assertion: a changed signature would
+	// only make them silently unused.
+	_ resource.ConvertingCreater = (*kubeTypeStrategy)(nil)
+	_ resource.ConvertingUpdater = (*kubeTypeStrategy)(nil)
+	_ resource.ConvertingUpdater = kubeSubresourceStrategy{}
+)
 
 func (s *kubeTypeStrategy) GoType() reflect.Type { return s.goType }
 
