@@ -117,6 +117,10 @@ func Resources(bindCRDHooks func(*resource.Resource), access *Access) []*resourc
 // (+24%, three runs alternating with the hand-written rules, against +4% for configmaps, whose
 // code was the same in both) and updates 1608 -> 1686 µs (+5%). The machine was shared (load
 // 5 to 10 on 2 cores): differences under 10% are noise.
+// Measured again once the adapter converted each object once for an update's prepare and
+// validation and for a create's canonicalization and validation (issue 43, docs/benchmarks.md):
+// configmaps and leases still cost 15-60% more allocations and ~15-30% more CPU with kube's
+// strategies.
 
 // builtin describes a built-in type whose singular name is its lower-case kind, and which is
 // stored in one version, with the strategy strategy makes, then lets customize add what is

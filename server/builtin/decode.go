@@ -11,29 +11,49 @@ import (
 	sigsjson "sigs.k8s.io/json"
 )
 
-// bodyDecoder is a built-in strategy's Decode (see resource.TypedStrategy).
-type bodyDecoder = func(data []byte) (content map[string]any, strictErrs []error, err error)
+// bodyDecoder is a built-in strategy's Decode and DecodeTyped (see resource.TypedStrategy).
+type bodyDecoder struct {
+	body  func(data []byte) (content map[string]any, strictErrs []error, err error)
+	typed func(typed any) (content map[string]any, err error)
+}
 
-// decodeAs is the Decode of a built-in whose Go type is T: the JSON body is decoded once,
+// decodeAs is the decoder of a built-in whose Go type is T. A JSON body is decoded once,
 // straight into T, as kube-apiserver's strict decoder does (case-sensitive field names, unknown
-// fields dropped; duplicate and unknown fields reported by path, in document order), then adjust
-// applies what kube-apiserver's defaulting or conversion does at decode time.
+// fields dropped; duplicate and unknown fields reported by path, in document order); a T
+// converted from a patched object is taken as it is. Then adjust applies what kube-apiserver's
+// defaulting or conversion does at decode time.
 func decodeAs[T any](adjust func(*T)) bodyDecoder {
 	toContent := contentConverter(reflect.TypeFor[T]())
-	return func(data []byte) (map[string]any, []error, error) {
-		typed := new(T)
-		strictErrs, err := sigsjson.UnmarshalStrict(data, typed)
-		if err != nil {
-			return nil, nil, err
-		}
+	content := func(typed *T) (map[string]any, error) {
 		if adjust != nil {
 			adjust(typed)
 		}
 		content, err := toContent(typed)
 		if err != nil {
-			return nil, nil, fmt.Errorf("converting %T: %w", typed, err)
+			return nil, fmt.Errorf("converting %T: %w", typed, err)
 		}
-		return content, strictErrs, nil
+		return content, nil
+	}
+	return bodyDecoder{
+		body: func(data []byte) (map[string]any, []error, error) {
+			typed := new(T)
+			strictErrs, err := sigsjson.UnmarshalStrict(data, typed)
+			if err != nil {
+				return nil, nil, err
+			}
+			content, err := content(typed)
+			if err != nil {
+				return nil, nil, err
+			}
+			return content, strictErrs, nil
+		},
+		typed: func(typed any) (map[string]any, error) {
+			t, ok := typed.(*T)
+			if !ok {
+				return nil, fmt.Errorf("decoding %T as %T", typed, t)
+			}
+			return content(t)
+		},
 	}
 }
 

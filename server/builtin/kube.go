@@ -120,12 +120,23 @@ type kubeTypeStrategy struct {
 	toContent func(typed any) (map[string]any, error)
 }
 
-var _ resource.TypedStrategy = (*kubeTypeStrategy)(nil)
+var (
+	_ resource.TypedStrategy = (*kubeTypeStrategy)(nil)
+	// The registry finds these optional parts by a type assertion: a changed signature would
+	// only make them silently unused.
+	_ resource.ConvertingCreater = (*kubeTypeStrategy)(nil)
+	_ resource.ConvertingUpdater = (*kubeTypeStrategy)(nil)
+	_ resource.ConvertingUpdater = kubeSubresourceStrategy{}
+)
 
 func (s *kubeTypeStrategy) GoType() reflect.Type { return s.goType }
 
 func (s *kubeTypeStrategy) Decode(data []byte) (map[string]any, []error, error) {
-	return s.decode(data)
+	return s.decode.body(data)
+}
+
+func (s *kubeTypeStrategy) DecodeTyped(typed any) (map[string]any, error) {
+	return s.decode.typed(typed)
 }
 
 func (s *kubeTypeStrategy) SelectableFields() map[string][]string { return s.rules.fields }
@@ -144,6 +155,21 @@ func (s *kubeTypeStrategy) Canonicalize(obj *unstructured.Unstructured) {
 // object metadata's and the type's declarative validation.
 func (s *kubeTypeStrategy) Validate(ctx context.Context, obj *unstructured.Unstructured) field.ErrorList {
 	internal, err := s.toInternal(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	return rest.ValidateCreate(s.withRequestInfo(ctx), internal, s.rules.strategy)
+}
+
+// CanonicalizeAndValidate is Canonicalize and Validate on one conversion of obj
+// (resource.ConvertingCreater): the internal object canonicalized is validated as obj holds it
+// once written back, with the version's defaults.
+func (s *kubeTypeStrategy) CanonicalizeAndValidate(ctx context.Context, obj *unstructured.Unstructured) field.ErrorList {
+	internal, err := s.toInternal(obj)
+	if err == nil {
+		s.rules.strategy.Canonicalize(internal)
+		internal, err = s.writeBack(internal, obj)
+	}
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
@@ -174,6 +200,10 @@ func (s *kubeTypeStrategy) PrepareForUpdate(ctx context.Context, obj, old *unstr
 
 func (s *kubeTypeStrategy) ValidateUpdate(ctx context.Context, obj, old *unstructured.Unstructured) field.ErrorList {
 	return s.validateUpdate(ctx, s.rules.strategy, obj, old)
+}
+
+func (s *kubeTypeStrategy) PrepareAndValidateUpdate(ctx context.Context, obj, old *unstructured.Unstructured, carry func(metav1.Object)) field.ErrorList {
+	return s.prepareAndValidateUpdate(ctx, s.rules.strategy, obj, old, carry)
 }
 
 func (s *kubeTypeStrategy) WarningsOnUpdate(ctx context.Context, obj, old *unstructured.Unstructured) []string {
@@ -352,6 +382,10 @@ func (k kubeSubresourceStrategy) ValidateUpdate(ctx context.Context, obj, old *u
 	return k.s.validateUpdate(ctx, k.strategy, obj, old)
 }
 
+func (k kubeSubresourceStrategy) PrepareAndValidateUpdate(ctx context.Context, obj, old *unstructured.Unstructured, carry func(metav1.Object)) field.ErrorList {
+	return k.s.prepareAndValidateUpdate(ctx, k.strategy, obj, old, carry)
+}
+
 // prepareUpdate runs strategy's PrepareForUpdate on obj and old as internal objects, and
 // writes obj back.
 func (s *kubeTypeStrategy) prepareUpdate(ctx context.Context, strategy rest.RESTUpdateStrategy, obj, old *unstructured.Unstructured) {
@@ -369,6 +403,23 @@ func (s *kubeTypeStrategy) validateUpdate(ctx context.Context, strategy rest.RES
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
+	return rest.ValidateUpdate(s.withRequestInfo(ctx), internal, internalOld, strategy)
+}
+
+// prepareAndValidateUpdate is prepareUpdate, carry and validateUpdate on one conversion of obj
+// and of old (resource.ConvertingUpdater): the internal object prepared is validated as obj holds
+// it once written back, with the version's defaults, and with what carry gives both.
+func (s *kubeTypeStrategy) prepareAndValidateUpdate(ctx context.Context, strategy rest.RESTUpdateStrategy, obj, old *unstructured.Unstructured, carry func(metav1.Object)) field.ErrorList {
+	internal, internalOld, err := s.toInternalPair(obj, old)
+	if err == nil {
+		strategy.PrepareForUpdate(ctx, internal, internalOld)
+		internal, err = s.writeBack(internal, obj)
+	}
+	carry(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	carry(internal.(metav1.Object))
 	return rest.ValidateUpdate(s.withRequestInfo(ctx), internal, internalOld, strategy)
 }
 
@@ -405,13 +456,34 @@ func (s *kubeTypeStrategy) ToInternal(obj *unstructured.Unstructured) (runtime.O
 // defaults every object it reads, so what a strategy cleared and the defaults give back (a
 // claim's status.phase Pending) is what kube-apiserver answers, even for the create.
 func (s *kubeTypeStrategy) FromInternal(internal runtime.Object, obj *unstructured.Unstructured) error {
-	versioned := s.newObject()
-	if err := legacyscheme.Scheme.Convert(internal, versioned, nil); err != nil {
-		return fmt.Errorf("converting %s %q: %w", s.res.Kind, obj.GetName(), err)
+	versioned, err := s.defaultedVersioned(internal, obj)
+	if err != nil {
+		return err
 	}
-	legacyscheme.Scheme.Default(versioned)
 	s.setContent(obj, versioned)
 	return nil
+}
+
+// writeBack is FromInternal, returning the internal object obj then holds (internal with the
+// version's defaults), converted from the versioned object rather than from obj's content.
+func (s *kubeTypeStrategy) writeBack(internal runtime.Object, obj *unstructured.Unstructured) (runtime.Object, error) {
+	versioned, err := s.defaultedVersioned(internal, obj)
+	if err != nil {
+		return nil, err
+	}
+	s.setContent(obj, versioned)
+	return s.versionedToInternal(versioned, obj)
+}
+
+// defaultedVersioned is internal, obj's internal form, converted to the type's versioned Go type
+// and defaulted.
+func (s *kubeTypeStrategy) defaultedVersioned(internal runtime.Object, obj *unstructured.Unstructured) (runtime.Object, error) {
+	versioned := s.newObject()
+	if err := legacyscheme.Scheme.Convert(internal, versioned, nil); err != nil {
+		return nil, fmt.Errorf("converting %s %q: %w", s.res.Kind, obj.GetName(), err)
+	}
+	legacyscheme.Scheme.Default(versioned)
+	return versioned, nil
 }
 
 // Default gives obj the defaults of kube's scheme for its version, as kube-apiserver's field
@@ -447,6 +519,12 @@ func (s *kubeTypeStrategy) toInternal(obj *unstructured.Unstructured) (runtime.O
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, versioned); err != nil {
 		return nil, fmt.Errorf("converting %s %q: %w", s.res.Kind, obj.GetName(), err)
 	}
+	return s.versionedToInternal(versioned, obj)
+}
+
+// versionedToInternal converts versioned, obj's content as the type's versioned Go type, to the
+// internal type.
+func (s *kubeTypeStrategy) versionedToInternal(versioned runtime.Object, obj *unstructured.Unstructured) (runtime.Object, error) {
 	internal, err := legacyscheme.Scheme.New(internalKind(s.res))
 	if err != nil {
 		return nil, err

@@ -71,7 +71,11 @@ var _ resource.TypedStrategy = (*typeStrategy[metav1.PartialObjectMetadata, *met
 func (s *typeStrategy[T, PT]) GoType() reflect.Type { return reflect.TypeFor[T]() }
 
 func (s *typeStrategy[T, PT]) Decode(data []byte) (map[string]any, []error, error) {
-	return s.decode(data)
+	return s.decode.body(data)
+}
+
+func (s *typeStrategy[T, PT]) DecodeTyped(typed any) (map[string]any, error) {
+	return s.decode.typed(typed)
 }
 
 func (s *typeStrategy[T, PT]) NamespaceScoped() bool { return s.res.Namespaced }

@@ -17,21 +17,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// validateCreate runs the type's validation of a new object.
-func validateCreate(ctx context.Context, res *resource.Resource, obj *unstructured.Unstructured) error {
-	return invalid(res, obj, res.Strategy.Validate(ctx, obj))
-}
-
-// validateUpdate runs the type's validation of an update: its status strategy's for a /status
-// write, a subresource's own for one that has rules (mode), the type's otherwise.
-func validateUpdate(ctx context.Context, res *resource.Resource, mode updateMode, obj, old *unstructured.Unstructured) error {
-	switch mode {
-	case replaceStatus:
-		return invalid(res, obj, res.Strategy.StatusStrategy().ValidateUpdate(ctx, obj, old))
-	case replaceAll, replaceFinalizers:
-		return invalid(res, obj, res.Strategy.ValidateUpdate(ctx, obj, old))
+// canonicalizeAndValidate makes a new object's content canonical, its name being final, and
+// runs the type's validation of it: on one conversion of obj when the type's rules run on kube's
+// internal types (resource.ConvertingCreater).
+func canonicalizeAndValidate(ctx context.Context, res *resource.Resource, obj *unstructured.Unstructured) error {
+	if converting, ok := res.Strategy.(resource.ConvertingCreater); ok {
+		return invalid(res, obj, converting.CanonicalizeAndValidate(ctx, obj))
 	}
-	return invalid(res, obj, res.SubresourceStrategy(string(mode)).ValidateUpdate(ctx, obj, old))
+	res.Strategy.Canonicalize(obj)
+	return invalid(res, obj, res.Strategy.Validate(ctx, obj))
 }
 
 // invalid is the 422 for errs, naming the object by its own kind, as kube-apiserver's

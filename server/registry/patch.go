@@ -124,7 +124,7 @@ func (r *Registry) patchAttempt(ctx context.Context, req *request, p *patchReque
 	case rv != "" && rv != old.GetResourceVersion():
 		return sqlstore.Object{}, apierrors.NewConflict(req.gr, req.name, errors.New(storedobj.ConflictMessage))
 	}
-	return r.applyUpdate(ctx, req, current, obj, mode)
+	return r.applyUpdate(ctx, req, current, old, obj, mode)
 }
 
 // patchedObject is old with p applied, decoded as a request body of the type would be.
@@ -147,7 +147,8 @@ func (p *patchRequest) patchedObject(ctx context.Context, req *request, mode upd
 	if err != nil {
 		return nil, patchInvalid(string(patchedJSON), err)
 	}
-	return patched, p.decodeAsType(req.res, patched, strictErrs, string(patchedJSON), decode.AsRequestBody(req.res))
+	shown := func() string { return string(patchedJSON) }
+	return patched, p.decodeAsType(req.res, patched, strictErrs, shown, decode.AsRequestBody(req.res))
 }
 
 // applyJSON applies a JSON patch or a JSON merge patch to a JSON document. Under
@@ -240,7 +241,8 @@ func (p *patchRequest) strategicMerge(res *resource.Resource, old *unstructured.
 	}
 	patched := &unstructured.Unstructured{Object: patchedMap}
 	// kube-apiserver shows the patch itself, as Go prints it, in these errors.
-	return patched, p.decodeAsType(res, patched, strictErrs, fmt.Sprintf("%+v", patchMap), decode.ThroughGoType(res, goType))
+	shown := func() string { return fmt.Sprintf("%+v", patchMap) }
+	return patched, p.decodeAsType(res, patched, strictErrs, shown, decode.ThroughGoType(res, goType))
 }
 
 // strategicMergeError answers the strategic merge library's errors about the patch's format
@@ -260,28 +262,29 @@ func strategicMergeError(err error) error {
 
 // decodeAsType decodes a patched object as the type with decode. Unknown fields and the
 // patch's strict errors are warnings or, under fieldValidation=Strict, 422 Invalid showing
-// shown (the patched object, or the patch).
-func (p *patchRequest) decodeAsType(res *resource.Resource, obj *unstructured.Unstructured, strictErrs []error, shown string, typeDecoder decode.TypeDecoder) error {
+// shown (the patched object, or the patch; made only for an error, as a patch that decodes
+// never shows it).
+func (p *patchRequest) decodeAsType(res *resource.Resource, obj *unstructured.Unstructured, strictErrs []error, shown func() string, typeDecoder decode.TypeDecoder) error {
 	shapeCheck := decode.CheckMetadataShape
 	if res.CRDName != "" {
 		shapeCheck = decode.CheckCustomResourceShape
 	}
 	if err := shapeCheck(obj); err != nil {
-		return patchInvalid(shown, err)
+		return patchInvalid(shown(), err)
 	}
 	if err := decode.CheckPatchedTypeMeta(obj, res); err != nil {
 		return err
 	}
 	unknown, err := typeDecoder(obj)
 	if err != nil {
-		return patchInvalid(shown, err)
+		return patchInvalid(shown(), err)
 	}
 	if !p.checksFields() {
 		return nil
 	}
 	strictErrs = append(strictErrs, unknown...)
 	if p.opts.FieldValidation == metav1.FieldValidationStrict && len(strictErrs) > 0 {
-		return crdschema.StrictPatchError([]byte(shown), strictErrs, nil)
+		return crdschema.StrictPatchError([]byte(shown()), strictErrs, nil)
 	}
 	for _, e := range strictErrs {
 		p.warnings = append(p.warnings, e.Error())

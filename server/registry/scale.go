@@ -56,7 +56,7 @@ func (r *Registry) updateScale(ctx context.Context, req *request, change scaleCh
 		if err != nil {
 			return sqlstore.Object{}, err
 		}
-		stored, err := r.applyUpdate(ctx, req, current, fieldmanagers.KeepTimes(ctx, obj, old), replaceAll)
+		stored, err := r.applyUpdate(ctx, req, current, old, fieldmanagers.KeepTimes(ctx, obj, old), replaceAll)
 		if errors.Is(err, sqlstore.ErrConflict) && !precondition {
 			continue
 		}

@@ -115,8 +115,7 @@ func afterDelete(ctx context.Context, req *request, obj *unstructured.Unstructur
 
 // storeAllocated validates and writes a new object storeNew has readied.
 func (r *Registry) storeAllocated(ctx context.Context, req *request, obj *unstructured.Unstructured) (sqlstore.Object, error) {
-	req.res.Strategy.Canonicalize(obj)
-	if err := validateCreate(ctx, req.res, obj); err != nil {
+	if err := canonicalizeAndValidate(ctx, req.res, obj); err != nil {
 		return sqlstore.Object{}, err
 	}
 	if err := r.admit(ctx, req, admission.Create, obj, nil); err != nil {
@@ -243,7 +242,10 @@ func (r *Registry) update(ctx context.Context, req *request, obj *unstructured.U
 		if expected != "" && expected != revisionString(current.Revision) {
 			return sqlstore.Object{}, false, apierrors.NewConflict(req.gr, req.name, errors.New(storedobj.ConflictMessage))
 		}
-		stored, err := r.applyUpdate(ctx, req, current, obj.DeepCopy(), mode)
+		old, err := storedobj.DecodeServed(req.res, current.Value)
+		if err == nil {
+			stored, err = r.applyUpdate(ctx, req, current, old, obj.DeepCopy(), mode)
+		}
 		if errors.Is(err, sqlstore.ErrConflict) && expected == "" {
 			continue
 		}
@@ -262,12 +264,9 @@ func errResourceVersionRequired(req *request) error {
 	})
 }
 
-// applyUpdate makes one attempt at an update against the current stored object.
-func (r *Registry) applyUpdate(ctx context.Context, req *request, current sqlstore.Object, obj *unstructured.Unstructured, mode updateMode) (sqlstore.Object, error) {
-	old, err := storedobj.DecodeServed(req.res, current.Value)
-	if err != nil {
-		return sqlstore.Object{}, err
-	}
+// applyUpdate makes one attempt at an update against the current stored object, old as the
+// caller decoded it (once: a patch's or a scale's old is the one the write was made from).
+func (r *Registry) applyUpdate(ctx context.Context, req *request, current sqlstore.Object, old, obj *unstructured.Unstructured, mode updateMode) (sqlstore.Object, error) {
 	if mode == replaceStatus || mode == replaceFinalizers {
 		obj = subresourceUpdate(req.res, mode, obj, old)
 	}
@@ -287,10 +286,7 @@ func (r *Registry) applyUpdate(ctx context.Context, req *request, current sqlsto
 
 // storeUpdate validates and writes an update applyUpdate has readied.
 func (r *Registry) storeUpdate(ctx context.Context, req *request, current sqlstore.Object, obj, old *unstructured.Unstructured, mode updateMode) (sqlstore.Object, error) {
-	if err := prepareUpdate(ctx, req, mode, obj, old); err != nil {
-		return sqlstore.Object{}, err
-	}
-	if err := validateUpdate(ctx, req.res, mode, obj, old); err != nil {
+	if err := prepareAndValidateUpdate(ctx, req, mode, obj, old); err != nil {
 		return sqlstore.Object{}, err
 	}
 	if err := r.admit(ctx, req, admission.Update, obj, old); err != nil {
@@ -324,24 +320,50 @@ func (r *Registry) deleteWithoutFinalizers(ctx context.Context, req *request, cu
 	return sqlstore.Object{Key: current.Key, Revision: current.Revision, Value: value}, err
 }
 
-// prepareUpdate applies the type's own rules, then carries over what an update cannot change,
-// in kube-apiserver's BeforeUpdate's order: a strategy may clear what is carried over (a pod's
-// status strategy clears the deletionTimestamp), and the stored value wins.
-func prepareUpdate(ctx context.Context, req *request, mode updateMode, obj, old *unstructured.Unstructured) error {
+// prepareAndValidateUpdate applies the rules of an update through mode (updateRules), then
+// carries over what an update cannot change, in kube-apiserver's BeforeUpdate's order: a
+// strategy may clear what is carried over (a pod's status strategy clears the
+// deletionTimestamp), and the stored value wins. Then it validates the result. A strategy whose
+// rules run on kube's internal types (resource.ConvertingUpdater) does the three on one
+// conversion of each object.
+func prepareAndValidateUpdate(ctx context.Context, req *request, mode updateMode, obj, old *unstructured.Unstructured) error {
 	namespace := rest.ExpectedNamespaceForScope(req.namespace, req.res.Namespaced)
 	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(namespace, obj); err != nil {
 		return err
 	}
 	obj.SetGeneration(old.GetGeneration())
+	carry := func(o metav1.Object) {
+		carryOver(o, old)
+		if req.res.Strategy.TracksGeneration() && specChanged(obj, old) {
+			o.SetGeneration(old.GetGeneration() + 1)
+		}
+	}
+	rules := updateRules(req.res, mode)
+	if converting, ok := rules.(resource.ConvertingUpdater); ok && mode != replaceFinalizers {
+		return invalid(req.res, obj, converting.PrepareAndValidateUpdate(ctx, obj, old, carry))
+	}
+	if mode != replaceFinalizers {
+		rules.PrepareForUpdate(ctx, obj, old)
+	}
+	carry(obj)
+	return invalid(req.res, obj, rules.ValidateUpdate(ctx, obj, old))
+}
+
+// updateRules are the rules of an update through mode: the status strategy's for a /status
+// write, the type's for the object itself and for /finalize (which only validates), a
+// subresource's own for one that has rules.
+func updateRules(res *resource.Resource, mode updateMode) resource.StatusStrategy {
 	switch mode {
 	case replaceStatus:
-		req.res.Strategy.StatusStrategy().PrepareForUpdate(ctx, obj, old)
-	case replaceAll:
-		req.res.Strategy.PrepareForUpdate(ctx, obj, old)
-	case replaceFinalizers:
-	default:
-		req.res.SubresourceStrategy(string(mode)).PrepareForUpdate(ctx, obj, old)
+		return res.Strategy.StatusStrategy()
+	case replaceAll, replaceFinalizers:
+		return res.Strategy
 	}
+	return res.SubresourceStrategy(string(mode))
+}
+
+// carryOver gives obj what an update cannot change from the stored object old.
+func carryOver(obj metav1.Object, old *unstructured.Unstructured) {
 	if obj.GetUID() == "" {
 		obj.SetUID(old.GetUID())
 	}
@@ -352,10 +374,6 @@ func prepareUpdate(ctx context.Context, req *request, mode updateMode, obj, old 
 	if old.GetDeletionGracePeriodSeconds() != nil && obj.GetDeletionGracePeriodSeconds() == nil {
 		obj.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
 	}
-	if req.res.Strategy.TracksGeneration() && specChanged(obj, old) {
-		obj.SetGeneration(old.GetGeneration() + 1)
-	}
-	return nil
 }
 
 // subresourceUpdate is what a PUT on a subresource writes: old with only the subresource's

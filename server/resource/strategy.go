@@ -130,6 +130,23 @@ type WholeObjectStatusStrategy interface {
 	TakesWholeObject()
 }
 
+// ConvertingCreater is the Strategy of a type whose rules run on another form of the objects
+// than the registry's unstructured one (kube's internal types): CanonicalizeAndValidate is
+// Canonicalize then Validate, with obj converted once instead of at each step.
+type ConvertingCreater interface {
+	CanonicalizeAndValidate(ctx context.Context, obj *unstructured.Unstructured) field.ErrorList
+}
+
+// ConvertingUpdater is the rules of an update (a Strategy, a StatusStrategy, a subresource's)
+// that run on another form of the objects than the registry's unstructured one: kube's internal
+// types. PrepareAndValidateUpdate is PrepareForUpdate, then carry, then ValidateUpdate, with each
+// object converted once instead of at each step. carry is the registry's part between the two
+// (what an update takes from the stored object); it runs on obj, once obj holds the prepared
+// object, then on the form validated.
+type ConvertingUpdater interface {
+	PrepareAndValidateUpdate(ctx context.Context, obj, old *unstructured.Unstructured, carry func(metav1.Object)) field.ErrorList
+}
+
 // DeleteRefuser is the Strategy of a type some of whose objects may never be deleted one by
 // one: RefuseDelete is the error for the object named name (kube's 403 for a system
 // PriorityClass), nil for the others.
@@ -207,6 +224,10 @@ type TypedStrategy interface {
 	// fieldValidation warnings or Strict error. An error means the body does not decode as the
 	// type: kube-apiserver answers 400 "KIND in version "V" cannot be handled as a KIND: <err>".
 	Decode(data []byte) (content map[string]any, strictErrs []error, err error)
+	// DecodeTyped is Decode for typed, a *GoType converted from unstructured content (a
+	// strategic merge patch's result, which kube-apiserver converts so rather than decoding it
+	// as JSON): its content as Decode gives it, without reading JSON again.
+	DecodeTyped(typed any) (content map[string]any, err error)
 	// SelectableFields are the field selector labels the type supports beyond metadata.name
 	// and metadata.namespace, each with the path of the field it reads in a stored object
 	// ("source": {"source", "component"}), as kube's strategies' GetAttrs give them; nil for

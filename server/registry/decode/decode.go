@@ -384,19 +384,29 @@ func AsRequestBody(res *resource.Resource) TypeDecoder {
 }
 
 // ThroughGoType converts the result of a strategic merge to the built-in's Go type, as
-// kube-apiserver does (with the converter's own errors), then decodes it as a request body.
+// kube-apiserver does (with the converter's own errors), then takes that as a request body
+// of res decoded into it.
 func ThroughGoType(res *resource.Resource, goType reflect.Type) TypeDecoder {
 	return func(obj *unstructured.Unstructured) ([]error, error) {
+		typed := reflect.New(goType).Interface()
 		var unknown []error
-		err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj.Object, reflect.New(goType).Interface(), true)
+		err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj.Object, typed, true)
 		if strict, ok := runtime.AsStrictDecodingError(err); ok {
 			unknown, err = strict.Errors(), nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		_, err = AsRequestBody(res)(obj)
-		return unknown, err
+		if res.Typed() == nil {
+			_, err = AsRequestBody(res)(obj)
+			return unknown, err
+		}
+		content, err := res.Typed().DecodeTyped(typed)
+		if err != nil {
+			return nil, err
+		}
+		obj.Object = content
+		return unknown, nil
 	}
 }
 

@@ -137,8 +137,11 @@ func EmptyObjectOf(res *resource.Resource, gvk schema.GroupVersionKind) *unstruc
 // the resource changes (a CRD update replaces its Resources).
 var fieldManagerCache = struct {
 	sync.Mutex
-	entries map[string]fieldManagerEntry
-}{entries: map[string]fieldManagerEntry{}}
+	entries map[fieldManagerKey]fieldManagerEntry
+}{entries: map[fieldManagerKey]fieldManagerEntry{}}
+
+// fieldManagerKey names a served resource and subresource without building a string per write.
+type fieldManagerKey struct{ group, version, name, subresource string }
 
 type fieldManagerEntry struct {
 	res *resource.Resource
@@ -148,7 +151,7 @@ type fieldManagerEntry struct {
 // For is the FieldManager of writes to res through subresource ("" for the object itself,
 // "scale" for a custom resource's /scale), made once per resource and subresource.
 func For(res *resource.Resource, subresource string) (*managedfields.FieldManager, error) {
-	key := res.Group + "/" + res.Version + "/" + res.Name + "/" + subresource
+	key := fieldManagerKey{res.Group, res.Version, res.Name, subresource}
 	fieldManagerCache.Lock()
 	defer fieldManagerCache.Unlock()
 	if e, ok := fieldManagerCache.entries[key]; ok && e.res == res {
