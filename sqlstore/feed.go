@@ -65,6 +65,11 @@ type feed struct {
 	localMu   sync.Mutex
 	local     []*Event  // committed here and not yet taken by the feed, in revision order
 	localAt   time.Time // when the oldest of local was handed over
+	// committing counts this process's batches being committed. While one is, the feed leaves
+	// the log's newest revisions unread: a notification of the batch's own commit may arrive
+	// before its hand-off, and its events read from the log would lack what its writes attached.
+	// The hand-off (or the batch's failure) wakes the feed, which then reads what it left.
+	committing atomic.Int32
 	observer  Observer
 	started   chan struct{}
 	stopped   chan struct{}
@@ -212,6 +217,9 @@ func (f *feed) tail(ctx context.Context, checkBounds bool) error {
 	if err := f.publishLocal(ctx); err != nil {
 		return err
 	}
+	if f.committing.Load() > 0 {
+		return nil // read once the batch in flight is handed off (see committing)
+	}
 	return f.readThrough(ctx, current)
 }
 
@@ -293,6 +301,16 @@ func (f *feed) handOff(batch []*pendingWrite, results []writeResult, current int
 	}
 	f.localMu.Unlock()
 	f.wake(current)
+}
+
+// beginCommit is called before a batch of this process is committed, and endCommit once it has
+// been handed off or has failed: the feed then reads what it left in the log meanwhile (see the
+// committing field).
+func (f *feed) beginCommit() { f.committing.Add(1) }
+
+func (f *feed) endCommit() {
+	f.committing.Add(-1)
+	f.wake(0)
 }
 
 // localEvent is the event of a committed write, as the log would give it but for the previous

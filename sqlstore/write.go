@@ -205,6 +205,8 @@ func (s *Store) take(batch []*pendingWrite, p *pendingWrite) []*pendingWrite {
 // commit applies batch in one transaction, retrying lost races, answers the writes it applied,
 // and returns those left for the next batch.
 func (s *Store) commit(batch []*pendingWrite) (left []*pendingWrite) {
+	s.feed.beginCommit()
+	defer s.feed.endCommit()
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 		start := time.Now()
