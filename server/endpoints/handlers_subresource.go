@@ -27,7 +27,7 @@ func (s *Server) dispatchCreateOnly(w http.ResponseWriter, r *http.Request, req 
 	default:
 		// A review's answer comes in YAML if asked, else JSON, whatever else Accept says.
 		s.handle(w, r, req, func(w http.ResponseWriter, r *http.Request, req *request) error {
-			return s.create(w, r, req, output{yaml: prefersYAML(r)}, req.res.Creater)
+			return s.create(w, r, req, statusOutput(r), req.res.Creater)
 		})
 	}
 }
@@ -38,7 +38,7 @@ func (s *Server) dispatchHandled(w http.ResponseWriter, r *http.Request, req *re
 	switch {
 	case sub.Creater != nil && r.Method == http.MethodPost:
 		s.handle(w, r, req, func(w http.ResponseWriter, r *http.Request, req *request) error {
-			out, err := negotiateOutput(r, false)
+			out, err := negotiateOutput(r, req, false)
 			if err != nil {
 				return err
 			}
@@ -74,8 +74,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request, ou
 	if err != nil {
 		return err
 	}
-	writeJSON(w, r, out, answerCode(answer), answer)
-	return nil
+	return writeJSON(w, r, out, answerCode(answer), answer)
 }
 
 // answerCode is the status code of a Creater's answer: a Status's own, else 201 Created.

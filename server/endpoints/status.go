@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/server/endpoints/filters"
@@ -65,7 +64,7 @@ func apiStatus(err error) metav1.Status {
 	return st
 }
 
-// writeError answers err as a Status, in YAML when the client asked for YAML and JSON otherwise.
+// writeError answers err as a Status in the client's preferred format (statusOutput).
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.As(err, new(pathNotFound)) {
 		http.NotFound(w, r)
@@ -80,13 +79,13 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	auditlog.Response(r.Context(), &st, nil)
 	body, _ := json.Marshal(st)
-	contentType := mediaTypeJSON
-	if prefersYAML(r) {
-		if y, yerr := yaml.JSONToYAML(body); yerr == nil {
-			body, contentType = y, mediaTypeYAML
-		}
+	out := statusOutput(r)
+	if encoded, err := inEncoding(out, body); err == nil {
+		body = encoded
+	} else {
+		out = output{}
 	}
-	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Content-Type", out.contentType())
 	w.WriteHeader(int(st.Code))
 	_, _ = w.Write(body)
 }
