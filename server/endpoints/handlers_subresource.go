@@ -25,9 +25,9 @@ func (s *Server) dispatchCreateOnly(w http.ResponseWriter, r *http.Request, req 
 	case r.Method != http.MethodPost:
 		s.writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: req.res.Name}, requestVerbOf(r)))
 	default:
-		// A review's answer comes in YAML if asked, else JSON, whatever else Accept says.
+		// A review's answer comes in the first format Accept names, else JSON.
 		s.handle(w, r, req, func(w http.ResponseWriter, r *http.Request, req *request) error {
-			return s.create(w, r, req, statusOutput(r), req.res.Creater)
+			return s.create(w, r, req, statusOutput(r, true), req.res.Creater)
 		})
 	}
 }

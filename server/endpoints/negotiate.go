@@ -8,6 +8,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/endpoints/wire"
 	"github.com/sqlkube/sqlkube/server/registry/storedobj"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 )
 
 const (
@@ -133,14 +134,22 @@ func clauseFormat(c goautoneg.Accept) (output, bool) {
 
 // statusOutput is the format of an answer that is no view of an object, a Status (errors among
 // them) or a review: the client's most preferred format, as kube-apiserver negotiates errors
-// (clauses asking for a Table or PartialObjectMetadata skipped), JSON if it names none.
-func statusOutput(r *http.Request) output {
+// (clauses asking for a Table or PartialObjectMetadata skipped), JSON if it names none. Protobuf
+// is one only where protobufOK: kube-apiserver's resource handlers write it, its discovery
+// handlers do not.
+func statusOutput(r *http.Request, protobufOK bool) output {
 	for _, clause := range goautoneg.ParseAccept(r.Header.Get("Accept")) {
-		if o, ok := clauseFormat(clause); ok && clause.Params["as"] == "" {
+		if o, ok := clauseFormat(clause); ok && clause.Params["as"] == "" && (protobufOK || o.format != formatProtobuf) {
 			return o
 		}
 	}
 	return output{}
+}
+
+// isResourceRequest reports whether r is about a resource, as the filters resolved it.
+func isResourceRequest(r *http.Request) bool {
+	info, ok := genericrequest.RequestInfoFrom(r.Context())
+	return ok && info.IsResourceRequest
 }
 
 // bodyFormat is how a request body is encoded.

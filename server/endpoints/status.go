@@ -64,7 +64,8 @@ func apiStatus(err error) metav1.Status {
 	return st
 }
 
-// writeError answers err as a Status in the client's preferred format (statusOutput).
+// writeError answers err as a Status in the client's preferred format (statusOutput): protobuf
+// only for a resource request.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.As(err, new(pathNotFound)) {
 		http.NotFound(w, r)
@@ -79,7 +80,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	auditlog.Response(r.Context(), &st, nil)
 	body, _ := json.Marshal(st)
-	out := statusOutput(r)
+	out := statusOutput(r, isResourceRequest(r))
 	if encoded, err := inEncoding(out, body); err == nil {
 		body = encoded
 	} else {

@@ -64,8 +64,12 @@ func TestStatusOutput(t *testing.T) {
 		"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json": formatJSON,
 		"application/json;as=Table;g=meta.k8s.io;v=v1,application/yaml":                                        formatYAML,
 	} {
-		if got := statusOutput(&http.Request{Header: http.Header{"Accept": {accept}}}); got != (output{format: want}) {
+		if got := statusOutput(&http.Request{Header: http.Header{"Accept": {accept}}}, true); got != (output{format: want}) {
 			t.Errorf("Accept %q: %+v, want format %v", accept, got, want)
 		}
+	}
+	// Discovery's errors are never protobuf.
+	if got := statusOutput(&http.Request{Header: http.Header{"Accept": {"application/vnd.kubernetes.protobuf, application/yaml"}}}, false); got.format != formatYAML {
+		t.Errorf("discovery: %+v", got)
 	}
 }
