@@ -195,6 +195,9 @@ func (lw *listWriter) item(o sqlstore.Object) error {
 			return err
 		}
 	}
+	if lw.dst == nil {
+		return nil
+	}
 	if lw.withoutTypeMeta {
 		lw.itemBuf = wire.AppendWithoutTypeMeta(lw.itemBuf[:0], data)
 		data = lw.itemBuf

@@ -38,10 +38,10 @@ var watchWriteTimeout = 10 * time.Second
 // even with no write pending, and a busy machine may run the stream late.
 func watchIdleAfter() time.Duration { return watchWriteTimeout / 2 }
 
-// serveWatch answers a watch: a chunked stream of watch events, JSON ones one per line or
-// protobuf ones in length-prefixed frames. Bad
-// parameters are answered with a Status; once the stream has started, errors (a compacted start
-// revision among them) are sent as an ERROR event, as kube-apiserver does.
+// serveWatch answers a watch: a chunked stream of watch events, in JSON one per line, in
+// protobuf in length-prefixed frames. Bad parameters are answered with a Status; once the stream
+// has started, errors (a compacted start revision among them) are sent as an ERROR event, as
+// kube-apiserver does.
 func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request) {
 	opts, out, err := parseWatchRequest(r, req)
 	if err != nil {
