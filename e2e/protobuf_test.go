@@ -98,11 +98,16 @@ func TestProtobufClients(t *testing.T) {
 	if err := pods.Delete(ctx, "b", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []watch.EventType{watch.Added, watch.Deleted} {
+	// ADDED, then (the deletion's MODIFIED between) DELETED, every event a typed pod.
+	for want := watch.Added; want != ""; {
 		select {
 		case ev := <-w.ResultChan():
-			if pod, ok := ev.Object.(*corev1.Pod); ev.Type != want || !ok || pod.Name != "b" {
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok || pod.Name != "b" || (ev.Type != want && ev.Type != watch.Modified) || (want == watch.Added && ev.Type != want) {
 				t.Fatalf("event %s %#v, want %s of pod b", ev.Type, ev.Object, want)
+			}
+			if ev.Type == want {
+				want = map[watch.EventType]watch.EventType{watch.Added: watch.Deleted}[want]
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatalf("no %s event", want)

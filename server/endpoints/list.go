@@ -116,12 +116,12 @@ func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *requ
 		}
 	}
 	if out.format == formatProtobuf {
-		kind, apiVersion := req.res.ListKind, req.res.APIVersion()
+		kind, apiVersion, itemKind := req.res.ListKind, req.res.APIVersion(), req.res.Kind
 		if out.view == viewPartial {
-			kind, apiVersion = "PartialObjectMetadataList", metaAPIVersion
+			kind, apiVersion, itemKind = "PartialObjectMetadataList", metaAPIVersion, "PartialObjectMetadata"
 		}
 		var err error
-		if lw.proto, err = wire.NewProtobufList(apiVersion, kind); err != nil {
+		if lw.proto, err = wire.NewProtobufList(apiVersion, kind, itemKind); err != nil {
 			return nil, err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	kjson "sigs.k8s.io/json"
 )
 
 // The answers sqlkube writes in protobuf are made from the JSON it serves (objects are stored as
@@ -36,11 +37,29 @@ func typedMessage(served []byte) (runtime.Object, protoMessage, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	m, err := asMessage(obj)
+	return obj, m, err
+}
+
+// typedMessageOf decodes served JSON known to be of kind gvk into its protobuf message: as
+// jsonToTyped decodes it, without reading its kind first (half the cost of a list's item).
+func typedMessageOf(gvk schema.GroupVersionKind, served []byte) (protoMessage, error) {
+	obj, err := ProtobufScheme.New(gvk)
+	if err != nil {
+		return nil, err
+	}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(served, obj); err != nil {
+		return nil, err
+	}
+	return asMessage(obj)
+}
+
+func asMessage(obj runtime.Object) (protoMessage, error) {
 	m, ok := obj.(protoMessage)
 	if !ok {
-		return nil, nil, fmt.Errorf("%T has no protobuf encoding", obj)
+		return nil, fmt.Errorf("%T has no protobuf encoding", obj)
 	}
-	return obj, m, nil
+	return m, nil
 }
 
 // appendMessage appends m's encoding.
@@ -74,17 +93,18 @@ func ProtobufWatchEvent(eventType string, object []byte) ([]byte, error) {
 }
 
 // ProtobufList writes a typed List in protobuf as its items arrive, holding their encoding
-// only (about a third of their JSON), since a protobuf message is preceded by its length: the
+// only (about 60% of their JSON), since a protobuf message is preceded by its length: the
 // list's is known once its last item is. The bytes are those of apimachinery's encoding of the
 // whole list.
 type ProtobufList struct {
 	typeMeta runtime.TypeMeta
+	item     schema.GroupVersionKind
 	layout   listLayout
 	items    []byte // the encoded items field
 }
 
-// NewProtobufList starts a list of kind at apiVersion.
-func NewProtobufList(apiVersion, kind string) (*ProtobufList, error) {
+// NewProtobufList starts a list of kind at apiVersion, of items of itemKind.
+func NewProtobufList(apiVersion, kind, itemKind string) (*ProtobufList, error) {
 	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
 	list, err := ProtobufScheme.New(gvk)
 	if err != nil {
@@ -94,12 +114,12 @@ func NewProtobufList(apiVersion, kind string) (*ProtobufList, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ProtobufList{typeMeta: runtime.TypeMeta{APIVersion: apiVersion, Kind: kind}, layout: layout}, nil
+	return &ProtobufList{typeMeta: runtime.TypeMeta{APIVersion: apiVersion, Kind: kind}, item: gvk.GroupVersion().WithKind(itemKind), layout: layout}, nil
 }
 
 // Add appends one item, its served JSON.
 func (l *ProtobufList) Add(served []byte) error {
-	_, m, err := typedMessage(served)
+	m, err := typedMessageOf(l.item, served)
 	if err != nil {
 		return err
 	}

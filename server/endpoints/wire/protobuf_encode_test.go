@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,7 +77,7 @@ func TestProtobufListIsApimachinerys(t *testing.T) {
 			[]any{partial("a"), partial("b")}},
 	} {
 		gvk := tc.list.GetObjectKind().GroupVersionKind()
-		l, err := NewProtobufList(gvk.GroupVersion().String(), gvk.Kind)
+		l, err := NewProtobufList(gvk.GroupVersion().String(), gvk.Kind, strings.TrimSuffix(gvk.Kind, "List"))
 		if err != nil {
 			t.Fatal(err)
 		}
