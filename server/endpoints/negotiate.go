@@ -21,6 +21,9 @@ const (
 // resources themselves are not read or written in it.
 var listedMediaTypes = []string{mediaTypeJSON, mediaTypeYAML, wire.MediaTypeProtobuf}
 
+// listedStreamMediaTypes are those of them a watch can be written in, as kube-apiserver names them.
+var listedStreamMediaTypes = []string{mediaTypeJSON + ";stream=watch", wire.MediaTypeProtobufWatch}
+
 // view is what shape of answer the client asked for.
 type view int
 

@@ -32,12 +32,18 @@ func errMethodNotAllowed(method string) error {
 }
 
 // errNotAcceptable answers an Accept header no served media type satisfies.
-func errNotAcceptable() error {
+func errNotAcceptable() error { return notAcceptable(listedMediaTypes) }
+
+// errNotAcceptableStream answers a watch whose Accept names a format that has no stream framing
+// (YAML): kube-apiserver lists the formats that have one.
+func errNotAcceptableStream() error { return notAcceptable(listedStreamMediaTypes) }
+
+func notAcceptable(mediaTypes []string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
 		Code:    http.StatusNotAcceptable,
 		Reason:  metav1.StatusReasonNotAcceptable,
-		Message: "only the following media types are accepted: " + strings.Join(listedMediaTypes, ", "),
+		Message: "only the following media types are accepted: " + strings.Join(mediaTypes, ", "),
 	}}
 }
 

@@ -121,7 +121,7 @@ func parseWatchRequest(r *http.Request, req *request) (*internalversion.ListOpti
 		return nil, output{}, err
 	}
 	if out.format == formatYAML {
-		return nil, output{}, errNotAcceptable() // YAML has no stream framing
+		return nil, output{}, errNotAcceptableStream() // YAML has no stream framing
 	}
 	opts, err := parseListOptions(r)
 	if err != nil {
