@@ -151,6 +151,7 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, r
 	if err != nil {
 		return err
 	}
+	defer lw.close()
 	meta, err := s.api.Registry.DeleteCollection(r.Context(), req.ref(), opts, deleteOpts, lw.item)
 	if err != nil {
 		return lw.fail(err)

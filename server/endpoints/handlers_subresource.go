@@ -27,7 +27,8 @@ func (s *Server) dispatchCreateOnly(w http.ResponseWriter, r *http.Request, req 
 	default:
 		// A review's answer comes in the first format Accept names, else JSON.
 		s.handle(w, r, req, func(w http.ResponseWriter, r *http.Request, req *request) error {
-			return s.create(w, r, req, statusOutput(r, true), req.res.Creater)
+			out, _ := statusOutput(r, true)
+			return s.create(w, r, req, out, req.res.Creater)
 		})
 	}
 }

@@ -35,6 +35,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req *request)
 	if err != nil {
 		return err
 	}
+	defer lw.close()
 	meta, err := s.api.Registry.List(r.Context(), req.ref(), opts, lw.item)
 	if err == nil {
 		err = lw.failures.Err()
@@ -238,6 +239,13 @@ func (lw *listWriter) finish(meta metav1.ListMeta) error {
 		}
 	}
 	return lw.resp.Close()
+}
+
+// close releases what the list held for its end.
+func (lw *listWriter) close() {
+	if lw.proto != nil {
+		_ = lw.proto.Close()
+	}
 }
 
 // unstructuredListMeta is a custom resource list's metadata as apiextensions-apiserver encodes it:

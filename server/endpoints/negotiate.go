@@ -137,16 +137,20 @@ func clauseFormat(c goautoneg.Accept) (output, bool) {
 
 // statusOutput is the format of an answer that is no view of an object, a Status (errors among
 // them) or a review: the client's most preferred format, as kube-apiserver negotiates errors
-// (clauses asking for a Table or PartialObjectMetadata skipped), JSON if it names none. Protobuf
-// is one only where protobufOK: kube-apiserver's resource handlers write it, its discovery
-// handlers do not.
-func statusOutput(r *http.Request, protobufOK bool) output {
-	for _, clause := range goautoneg.ParseAccept(r.Header.Get("Accept")) {
+// (clauses asking for a Table or PartialObjectMetadata skipped); ok is false when the header
+// names none (JSON then). Protobuf is one only where protobufOK: kube-apiserver's resource
+// handlers write it, its discovery handlers do not.
+func statusOutput(r *http.Request, protobufOK bool) (out output, ok bool) {
+	header := r.Header.Get("Accept")
+	if header == "" {
+		return output{}, true
+	}
+	for _, clause := range goautoneg.ParseAccept(header) {
 		if o, ok := clauseFormat(clause); ok && clause.Params["as"] == "" && (protobufOK || o.format != formatProtobuf) {
-			return o
+			return o, true
 		}
 	}
-	return output{}
+	return output{}, false
 }
 
 // isResourceRequest reports whether r is about a resource, as the filters resolved it.

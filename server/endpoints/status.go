@@ -84,15 +84,25 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", fmt.Sprint(st.Details.RetryAfterSeconds))
 	}
-	auditlog.Response(r.Context(), &st, nil)
-	body, _ := json.Marshal(st)
-	out := statusOutput(r, isResourceRequest(r))
-	if encoded, err := inEncoding(out, body); err == nil {
-		body = encoded
-	} else {
-		out = output{}
+	body, err := s.statusBody(w, r, st)
+	if err != nil {
+		body, _ = json.Marshal(st)
+		w.Header().Set("Content-Type", mediaTypeJSON)
 	}
-	w.Header().Set("Content-Type", out.contentType())
 	w.WriteHeader(int(st.Code))
 	_, _ = w.Write(body)
+}
+
+// statusBody encodes a Status in the client's preferred format, recorded as the audit event's
+// responseStatus. A client whose Accept header names no format for it gets kube-apiserver's raw
+// answer: indented JSON, which kube's audit does not record beyond its code.
+func (s *Server) statusBody(w http.ResponseWriter, r *http.Request, st metav1.Status) ([]byte, error) {
+	out, ok := statusOutput(r, isResourceRequest(r))
+	w.Header().Set("Content-Type", out.contentType())
+	if !ok {
+		return json.MarshalIndent(st, "", "  ")
+	}
+	auditlog.Response(r.Context(), &st, nil)
+	body, _ := json.Marshal(st)
+	return inEncoding(out, body)
 }

@@ -56,7 +56,7 @@ func TestNegotiateOutput(t *testing.T) {
 }
 
 // A Status is in the first format named, clauses asking for a view skipped, as kube-apiserver
-// negotiates errors; JSON if none is named.
+// negotiates errors; JSON if none is named, not negotiated.
 func TestStatusOutput(t *testing.T) {
 	for accept, want := range map[string]format{
 		"": formatJSON, "text/html": formatJSON, "application/yaml": formatYAML,
@@ -64,12 +64,13 @@ func TestStatusOutput(t *testing.T) {
 		"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json": formatJSON,
 		"application/json;as=Table;g=meta.k8s.io;v=v1,application/yaml":                                        formatYAML,
 	} {
-		if got := statusOutput(&http.Request{Header: http.Header{"Accept": {accept}}}, true); got != (output{format: want}) {
-			t.Errorf("Accept %q: %+v, want format %v", accept, got, want)
+		got, ok := statusOutput(&http.Request{Header: http.Header{"Accept": {accept}}}, true)
+		if got != (output{format: want}) || ok != (accept != "text/html") {
+			t.Errorf("Accept %q: %+v %v, want format %v", accept, got, ok, want)
 		}
 	}
 	// Discovery's errors are never protobuf.
-	if got := statusOutput(&http.Request{Header: http.Header{"Accept": {"application/vnd.kubernetes.protobuf, application/yaml"}}}, false); got.format != formatYAML {
+	if got, _ := statusOutput(&http.Request{Header: http.Header{"Accept": {"application/vnd.kubernetes.protobuf, application/yaml"}}}, false); got.format != formatYAML {
 		t.Errorf("discovery: %+v", got)
 	}
 }

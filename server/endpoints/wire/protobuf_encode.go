@@ -93,14 +93,15 @@ func ProtobufWatchEvent(eventType string, object []byte) ([]byte, error) {
 }
 
 // ProtobufList writes a typed List in protobuf as its items arrive, holding their encoding
-// only (about 60% of their JSON), since a protobuf message is preceded by its length: the
-// list's is known once its last item is. The bytes are those of apimachinery's encoding of the
-// whole list.
+// (about 60% of their JSON; past 4 MiB in a temporary file) until the end, since a protobuf
+// message is preceded by its length: the list's is known once its last item is. The bytes are
+// those of apimachinery's encoding of the whole list.
 type ProtobufList struct {
 	typeMeta runtime.TypeMeta
 	item     schema.GroupVersionKind
 	layout   listLayout
-	items    []byte // the encoded items field
+	items    spill  // the encoded items field
+	scratch  []byte // one item's field, reused
 }
 
 // NewProtobufList starts a list of kind at apiVersion, of items of itemKind.
@@ -123,11 +124,17 @@ func (l *ProtobufList) Add(served []byte) error {
 	if err != nil {
 		return err
 	}
-	l.items = protowire.AppendTag(l.items, l.layout.items, protowire.BytesType)
-	l.items = protowire.AppendVarint(l.items, uint64(m.Size()))
-	l.items, err = appendMessage(l.items, m)
+	l.scratch = protowire.AppendTag(l.scratch[:0], l.layout.items, protowire.BytesType)
+	l.scratch = protowire.AppendVarint(l.scratch, uint64(m.Size()))
+	if l.scratch, err = appendMessage(l.scratch, m); err != nil {
+		return err
+	}
+	_, err = l.items.Write(l.scratch)
 	return err
 }
+
+// Close releases what the list holds; it is done with once written or abandoned.
+func (l *ProtobufList) Close() error { return l.items.Close() }
 
 // WriteTo writes the list, ended by its metadata, in its runtime.Unknown envelope.
 func (l *ProtobufList) WriteTo(w io.Writer, meta metav1.ListMeta) error {
@@ -135,10 +142,9 @@ func (l *ProtobufList) WriteTo(w io.Writer, meta metav1.ListMeta) error {
 	if err != nil {
 		return err
 	}
-	// The list's fields in the order of their numbers, as generated marshalers write them.
-	fields := [][]byte{metaField, l.items}
-	if l.layout.items < l.layout.meta {
-		fields[0], fields[1] = l.items, metaField
+	itemsLen, err := l.items.Len()
+	if err != nil {
+		return err
 	}
 	typeMeta, err := appendMessage(nil, &l.typeMeta)
 	if err != nil {
@@ -149,12 +155,17 @@ func (l *ProtobufList) WriteTo(w io.Writer, meta metav1.ListMeta) error {
 	head := append([]byte(nil), protobufPrefix...)
 	head = protowire.AppendBytes(protowire.AppendTag(head, unknownLayout.typeMeta, protowire.BytesType), typeMeta)
 	head = protowire.AppendTag(head, unknownLayout.raw, protowire.BytesType)
-	head = protowire.AppendVarint(head, uint64(len(fields[0])+len(fields[1])))
+	head = protowire.AppendVarint(head, uint64(len(metaField))+uint64(itemsLen))
 	var tail []byte
 	tail = protowire.AppendBytes(protowire.AppendTag(tail, unknownLayout.contentEncoding, protowire.BytesType), nil)
 	tail = protowire.AppendBytes(protowire.AppendTag(tail, unknownLayout.contentType, protowire.BytesType), nil)
-	for _, part := range [][]byte{head, fields[0], fields[1], tail} {
-		if _, err := w.Write(part); err != nil {
+	// The list's fields in the order of their numbers, as generated marshalers write them.
+	parts := []io.WriterTo{bytes.NewReader(head), bytes.NewReader(metaField), &l.items, bytes.NewReader(tail)}
+	if l.layout.items < l.layout.meta {
+		parts[1], parts[2] = parts[2], parts[1]
+	}
+	for _, part := range parts {
+		if _, err := part.WriteTo(w); err != nil {
 			return err
 		}
 	}

@@ -58,6 +58,14 @@ func TestProtobufObjectIsApimachinerys(t *testing.T) {
 // A list written item by item is byte for byte the encoding of the whole typed list, whichever
 // order its type numbers its fields in.
 func TestProtobufListIsApimachinerys(t *testing.T) {
+	defer func(limit int) { spillAfter = limit }(spillAfter)
+	for _, limit := range []int{spillAfter, 100} { // in memory; in a file past the first item
+		spillAfter = limit
+		testProtobufLists(t)
+	}
+}
+
+func testProtobufLists(t *testing.T) {
 	meta := metav1.ListMeta{ResourceVersion: "9", Continue: "next"}
 	partial := func(name string) metav1.PartialObjectMetadata {
 		return metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: "3"}}
@@ -93,6 +101,9 @@ func TestProtobufListIsApimachinerys(t *testing.T) {
 		}
 		var got bytes.Buffer
 		if err := l.WriteTo(&got, meta); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
 			t.Fatal(err)
 		}
 		if want := encoded(t, tc.list); !bytes.Equal(got.Bytes(), want) {
