@@ -213,6 +213,15 @@ type Event struct {
 	// for one watcher's replay is that watcher's alone.
 	keysIndex *Index
 	keys      []string
+
+	keyedMu sync.Mutex
+	keyed   map[any]*keyedMemo
+}
+
+// keyedMemo is one value of MemoKeyed, computed once.
+type keyedMemo struct {
+	once  sync.Once
+	value any
 }
 
 // ErrNotFound: the key does not exist.
@@ -313,4 +322,26 @@ func (e *Event) filedUnder(idx *Index, key string) bool {
 func (e *Event) Memo(compute func() any) any {
 	e.memoOnce.Do(func() { e.memo = compute() })
 	return e.memo
+}
+
+// MemoKeyed is Memo for any number of values, one per key (a comparable value): it returns the
+// value compute derives from this event for key, computing it once for all watchers that ask with
+// an equal key (for example the event's object in one version and one encoding), so that fan-out
+// to many watchers converts and encodes each event once per version and encoding. Computations for
+// different keys run concurrently; one for a key that is being computed waits for it. The values
+// live as long as the event (in the window of recent events, among others), so they should be
+// derived from it and of its size.
+func (e *Event) MemoKeyed(key any, compute func() any) any {
+	e.keyedMu.Lock()
+	m := e.keyed[key]
+	if m == nil {
+		if e.keyed == nil {
+			e.keyed = map[any]*keyedMemo{}
+		}
+		m = &keyedMemo{}
+		e.keyed[key] = m
+	}
+	e.keyedMu.Unlock()
+	m.once.Do(func() { m.value = compute() })
+	return m.value
 }

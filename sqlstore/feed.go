@@ -70,9 +70,9 @@ type feed struct {
 	// before its hand-off, and its events read from the log would lack what its writes attached.
 	// The hand-off (or the batch's failure) wakes the feed, which then reads what it left.
 	committing atomic.Int32
-	observer  Observer
-	started   chan struct{}
-	stopped   chan struct{}
+	observer   Observer
+	started    chan struct{}
+	stopped    chan struct{}
 }
 
 func newFeed(s *Store) *feed {

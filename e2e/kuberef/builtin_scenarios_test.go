@@ -38,7 +38,8 @@ func pod(name, labels, extra string) string {
 func builtinScenarios() []scenario {
 	return concat(podScenarios(), workloadScenarios(), serviceScenarios(), networkingScenarios(),
 		autoscalingScenarios(), storageAndNodeScenarios(), policyScenarios(), certificateScenarios(),
-		trustScenarios(), resourceClaimScenarios(), apiServiceScenarios(), builtinDiscoveryScenarios(), correctnessScenarios())
+		trustScenarios(), resourceClaimScenarios(), apiServiceScenarios(), builtinDiscoveryScenarios(), correctnessScenarios(),
+		protobufScenarios())
 }
 
 func podScenarios() []scenario {

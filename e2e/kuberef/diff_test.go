@@ -150,7 +150,7 @@ func (t *target) once(s step) (result, error) {
 	if s.setup {
 		r = result{Code: r.Code}
 	} else {
-		r.Body = t.decode(data, s.pick)
+		r.Body = t.decodeAnswer(r.ContentType, data, s.pick)
 	}
 	r.audit, err = t.auditOf(resp, false)
 	return r, err

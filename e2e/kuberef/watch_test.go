@@ -34,11 +34,11 @@ func (t *target) doWatch(s step) (result, error) {
 			if err != nil {
 				return result{}, err
 			}
-			r.Body = t.decode(data, nil)
+			r.Body = t.decodeAnswer(r.ContentType, data, nil)
 			r.audit, err = t.auditOf(resp, false)
 			return r, err
 		}
-		t.watches[s.watch] = openStream(resp.Body)
+		t.watches[s.watch] = openStream(resp.Body, isProtobuf(r.ContentType))
 		if r.audit, err = t.auditOf(resp, true); err != nil {
 			return result{}, err
 		}
@@ -90,11 +90,16 @@ func periodicBookmark(raw json.RawMessage) bool {
 	return e.Object.Metadata.Annotations["k8s.io/initial-events-end"] != "true"
 }
 
-// openStream decodes a watch body's events in the background.
-func openStream(body io.ReadCloser) *stream {
+// openStream decodes a watch body's events in the background: JSON lines, or protobuf frames
+// turned into the same JSON.
+func openStream(body io.ReadCloser, protobuf bool) *stream {
 	w := &stream{body: body, events: make(chan json.RawMessage, 1000)}
 	go func() {
 		defer close(w.events)
+		if protobuf {
+			readProtobufEvents(body, w.events)
+			return
+		}
 		dec := json.NewDecoder(body)
 		for {
 			var e json.RawMessage

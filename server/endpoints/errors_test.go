@@ -70,7 +70,7 @@ func TestRequestErrors(t *testing.T) {
 			Message: `namespaces "default" is forbidden: this namespace may not be deleted`, Details: &metav1.StatusDetails{Name: "default", Kind: "namespaces"}}},
 		{"unsupported media type", "POST", cmPath, `x`, []string{"Content-Type: text/plain"}, metav1.Status{Code: 415, Reason: metav1.StatusReasonUnsupportedMediaType,
 			Message: "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"}},
-		{"not acceptable", "GET", cmPath, "", []string{"Accept: application/vnd.kubernetes.protobuf"}, metav1.Status{Code: 406, Reason: metav1.StatusReasonNotAcceptable,
+		{"not acceptable", "GET", cmPath, "", []string{"Accept: text/html"}, metav1.Status{Code: 406, Reason: metav1.StatusReasonNotAcceptable,
 			Message: "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"}},
 		{"table of the wrong group", "GET", cmPath, "", []string{"Accept: application/json;as=Table;v=v1;g=example.com"}, metav1.Status{Code: 406, Reason: metav1.StatusReasonNotAcceptable,
 			Message: "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"}},

@@ -19,7 +19,7 @@ import (
 
 // serveGet answers GET on an object (or its status).
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, req *request) error {
-	out, err := negotiateOutput(r, false)
+	out, err := negotiateOutput(r, req, false)
 	if err != nil {
 		return err
 	}
@@ -32,7 +32,7 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, req *request) 
 
 // serveCreate answers POST on a collection.
 func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req *request) error {
-	out, err := negotiateOutput(r, false)
+	out, err := negotiateOutput(r, req, false)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req *reques
 
 // serveUpdate answers PUT on an object or one of its subresources.
 func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, req *request) error {
-	out, err := negotiateOutput(r, false)
+	out, err := negotiateOutput(r, req, false)
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func writtenCode(created bool) int {
 
 // serveDelete answers DELETE on an object.
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req *request) error {
-	out, err := negotiateOutput(r, false)
+	out, err := negotiateOutput(r, req, false)
 	if err != nil {
 		return err
 	}
@@ -115,8 +115,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req *reques
 	if req.res.ReturnsDeletedObject {
 		return s.writeObject(w, r, req, out, http.StatusOK, stored.Value)
 	}
-	writeJSON(w, r, out, http.StatusOK, deletedStatus(req, stored))
-	return nil
+	return writeJSON(w, r, out, http.StatusOK, deletedStatus(req, stored))
 }
 
 // deletedStatus is kube-apiserver's answer to an immediate delete: a Success Status naming the
@@ -140,7 +139,7 @@ func deletedStatus(req *request, stored sqlstore.Object) metav1.Status {
 // every object the list options select is deleted as a single delete would delete it, and the
 // answer is the list of those objects as they were before, as kube-apiserver answers.
 func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, req *request) error {
-	out, opts, err := parseCollectionRequest(r)
+	out, opts, err := parseCollectionRequest(r, req)
 	if err != nil {
 		return err
 	}
@@ -152,6 +151,7 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, r
 	if err != nil {
 		return err
 	}
+	defer lw.close()
 	meta, err := s.api.Registry.DeleteCollection(r.Context(), req.ref(), opts, deleteOpts, lw.item)
 	if err != nil {
 		return lw.fail(err)

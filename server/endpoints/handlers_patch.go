@@ -96,7 +96,7 @@ func (s *Server) readPatch(r *http.Request, req *request) (*patchRequest, output
 		return nil, output{}, storedobj.UnsupportedMediaType(accepted)
 	}
 	p.patchType = types.PatchType(mediaType)
-	out, err := negotiateOutput(r, false)
+	out, err := negotiateOutput(r, req, false)
 	if err != nil {
 		return nil, output{}, err
 	}

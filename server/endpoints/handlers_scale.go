@@ -22,7 +22,7 @@ func (s *Server) dispatchScale(w http.ResponseWriter, r *http.Request, req *requ
 }
 
 func (s *Server) serveGetScale(w http.ResponseWriter, r *http.Request, req *request) error {
-	out, err := negotiateOutput(r, false)
+	out, err := negotiateOutput(r, req, false)
 	if err != nil {
 		return err
 	}
@@ -30,13 +30,12 @@ func (s *Server) serveGetScale(w http.ResponseWriter, r *http.Request, req *requ
 	if err != nil {
 		return err
 	}
-	writeJSON(w, r, out, http.StatusOK, scale)
-	return nil
+	return writeJSON(w, r, out, http.StatusOK, scale)
 }
 
 // serveUpdateScale answers PUT on /scale: the body's spec.replicas is written to the object.
 func (s *Server) serveUpdateScale(w http.ResponseWriter, r *http.Request, req *request) error {
-	out, err := negotiateOutput(r, false)
+	out, err := negotiateOutput(r, req, false)
 	if err != nil {
 		return err
 	}
@@ -59,8 +58,7 @@ func (s *Server) serveUpdateScale(w http.ResponseWriter, r *http.Request, req *r
 	if err != nil {
 		return err
 	}
-	writeJSON(w, r, out, http.StatusOK, written)
-	return nil
+	return writeJSON(w, r, out, http.StatusOK, written)
 }
 
 // servePatchScale answers PATCH on /scale: the patch applies to the object's current Scale.
@@ -74,6 +72,5 @@ func (s *Server) servePatchScale(w http.ResponseWriter, r *http.Request, req *re
 	if err != nil {
 		return err
 	}
-	writeJSON(w, r, out, http.StatusOK, written)
-	return nil
+	return writeJSON(w, r, out, http.StatusOK, written)
 }

@@ -25,9 +25,10 @@ func (s *Server) dispatchCreateOnly(w http.ResponseWriter, r *http.Request, req 
 	case r.Method != http.MethodPost:
 		s.writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: req.res.Name}, requestVerbOf(r)))
 	default:
-		// A review's answer comes in YAML if asked, else JSON, whatever else Accept says.
+		// A review's answer comes in the first format Accept names, else JSON.
 		s.handle(w, r, req, func(w http.ResponseWriter, r *http.Request, req *request) error {
-			return s.create(w, r, req, output{yaml: prefersYAML(r)}, req.res.Creater)
+			out, _ := statusOutput(r, true)
+			return s.create(w, r, req, out, req.res.Creater)
 		})
 	}
 }
@@ -38,7 +39,7 @@ func (s *Server) dispatchHandled(w http.ResponseWriter, r *http.Request, req *re
 	switch {
 	case sub.Creater != nil && r.Method == http.MethodPost:
 		s.handle(w, r, req, func(w http.ResponseWriter, r *http.Request, req *request) error {
-			out, err := negotiateOutput(r, false)
+			out, err := negotiateOutput(r, req, false)
 			if err != nil {
 				return err
 			}
@@ -74,8 +75,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request, ou
 	if err != nil {
 		return err
 	}
-	writeJSON(w, r, out, answerCode(answer), answer)
-	return nil
+	return writeJSON(w, r, out, answerCode(answer), answer)
 }
 
 // answerCode is the status code of a Creater's answer: a Status's own, else 201 Created.

@@ -20,8 +20,8 @@ import (
 
 // parseCollectionRequest does what every request on a collection (list, deletecollection)
 // starts with: negotiate the answer's format, then read the list options.
-func parseCollectionRequest(r *http.Request) (output, *internalversion.ListOptions, error) {
-	out, err := negotiateOutput(r, true)
+func parseCollectionRequest(r *http.Request, req *request) (output, *internalversion.ListOptions, error) {
+	out, err := negotiateOutput(r, req, true)
 	if err != nil {
 		return out, nil, err
 	}
@@ -35,6 +35,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req *request)
 	if err != nil {
 		return err
 	}
+	defer lw.close()
 	meta, err := s.api.Registry.List(r.Context(), req.ref(), opts, lw.item)
 	if err == nil {
 		err = lw.failures.Err()
@@ -47,7 +48,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req *request)
 
 // startList reads a list request's options and output and starts its answer.
 func (s *Server) startList(w http.ResponseWriter, r *http.Request, req *request) (*listWriter, *internalversion.ListOptions, error) {
-	out, opts, err := parseCollectionRequest(r)
+	out, opts, err := parseCollectionRequest(r, req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -58,12 +59,16 @@ func (s *Server) startList(w http.ResponseWriter, r *http.Request, req *request)
 // listWriter streams a list response: the opening (kind, apiVersion, and for a Table its
 // columns) with the first item or at the end, each item as storage delivers it, then the list
 // metadata. The response is compressed past kube-apiserver's threshold when the client accepts
-// gzip. YAML is the exception: it is converted from the whole JSON at the end.
+// gzip. YAML and protobuf are the exceptions: YAML is converted from the whole JSON at the end,
+// and protobuf holds its encoded items until the list's length is known, at the end.
 type listWriter struct {
-	out     output
-	resp    *wire.DeferredResponse
+	out  output
+	resp *wire.DeferredResponse
+	// dst is where the list's JSON goes: the response, a buffer for YAML, the audit copy; nil
+	// when nobody reads it (a protobuf list that is not audited).
 	dst     io.Writer
 	yamlBuf *bytes.Buffer
+	proto   *wire.ProtobufList
 	opening []byte
 	started bool
 	items   int
@@ -72,8 +77,12 @@ type listWriter struct {
 	// asks for responses (auditCopy is nil otherwise).
 	ctx       context.Context
 	auditCopy *bytes.Buffer
-	// encode turns an object, as stored and as served, into its list item.
-	encode func(stored, served []byte) ([]byte, error)
+	// encode turns an object, as stored and as served, into its list item's JSON with its kind
+	// and apiVersion; withoutTypeMeta drops them from the JSON written, as kube-apiserver's
+	// lists of built-in types carry none on their items.
+	encode          func(stored, served []byte) ([]byte, error)
+	withoutTypeMeta bool
+	itemBuf         []byte // reused: each item is written out before the next is encoded
 	// failures are the objects that could not be converted to the version listed: the list
 	// goes on without them, then fails naming them all, as kube-apiserver's does.
 	failures *storedobj.ListFailures
@@ -81,28 +90,14 @@ type listWriter struct {
 
 func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *request, out output) (*listWriter, error) {
 	lw := &listWriter{out: out, resp: wire.NewDeferredResponse(w, r, http.StatusOK, out.contentType()), res: req.res, failures: storedobj.NewListFailures(req.res)}
-	lw.dst = lw.resp
-	if out.yaml {
-		lw.yamlBuf = &bytes.Buffer{}
-		lw.dst = lw.yamlBuf
-	}
 	lw.ctx, lw.auditCopy = r.Context(), auditlog.ResponseCopy(r.Context())
-	if lw.auditCopy != nil {
-		lw.dst = io.MultiWriter(lw.dst, lw.auditCopy)
-	}
+	lw.setSinks()
 	metaAPIVersion := metav1.GroupName + "/" + out.metaVersion
 	switch out.view {
 	case viewObject:
 		lw.opening = listOpening(req.res.ListKind, req.res.APIVersion(), "items", nil)
 		lw.encode = func(_, value []byte) ([]byte, error) { return value, nil }
-		if req.res.CRDName == "" {
-			// kube-apiserver's lists of built-in types carry no type metadata on their items.
-			var buf []byte // reused: each item is written out before the next is encoded
-			lw.encode = func(_, value []byte) ([]byte, error) {
-				buf = wire.AppendWithoutTypeMeta(buf[:0], value)
-				return buf, nil
-			}
-		}
+		lw.withoutTypeMeta = req.res.CRDName == ""
 	case viewPartial:
 		lw.opening = listOpening("PartialObjectMetadataList", metaAPIVersion, "items", nil)
 		lw.encode = func(_, value []byte) ([]byte, error) { return views.PartialMetadataJSON(value, out.metaVersion) }
@@ -121,7 +116,35 @@ func (s *Server) newListWriter(w http.ResponseWriter, r *http.Request, req *requ
 			return json.Marshal(row)
 		}
 	}
+	if out.format == formatProtobuf {
+		kind, apiVersion, itemKind := req.res.ListKind, req.res.APIVersion(), req.res.Kind
+		if out.view == viewPartial {
+			kind, apiVersion, itemKind = "PartialObjectMetadataList", metaAPIVersion, "PartialObjectMetadata"
+		}
+		var err error
+		if lw.proto, err = wire.NewProtobufList(apiVersion, kind, itemKind); err != nil {
+			return nil, err
+		}
+	}
 	return lw, nil
+}
+
+// setSinks sets where the list's JSON goes (dst).
+func (lw *listWriter) setSinks() {
+	var sinks []io.Writer
+	switch lw.out.format {
+	case formatJSON:
+		sinks = append(sinks, lw.resp)
+	case formatYAML:
+		lw.yamlBuf = &bytes.Buffer{}
+		sinks = append(sinks, lw.yamlBuf)
+	}
+	if lw.auditCopy != nil {
+		sinks = append(sinks, lw.auditCopy)
+	}
+	if len(sinks) > 0 {
+		lw.dst = io.MultiWriter(sinks...)
+	}
 }
 
 // listOpening is `{"kind":K,"apiVersion":V,["columnDefinitions":C,]"ITEMS":[`.
@@ -146,7 +169,16 @@ func (lw *listWriter) start() {
 		return
 	}
 	lw.started = true
-	_, _ = lw.dst.Write(lw.opening)
+	lw.writeJSON(lw.opening)
+}
+
+// writeJSON writes part of the list's JSON, if anyone reads it.
+func (lw *listWriter) writeJSON(b []byte) error {
+	if lw.dst == nil {
+		return nil
+	}
+	_, err := lw.dst.Write(b)
+	return err
 }
 
 // item writes one object; it is the callback storage streams the list into.
@@ -159,15 +191,26 @@ func (lw *listWriter) item(o sqlstore.Object) error {
 	if err != nil {
 		return err
 	}
+	if lw.proto != nil {
+		if err := lw.proto.Add(data); err != nil {
+			return err
+		}
+	}
+	if lw.dst == nil {
+		return nil
+	}
+	if lw.withoutTypeMeta {
+		lw.itemBuf = wire.AppendWithoutTypeMeta(lw.itemBuf[:0], data)
+		data = lw.itemBuf
+	}
 	lw.start()
 	if lw.items > 0 {
-		if _, err := lw.dst.Write([]byte{','}); err != nil {
+		if err := lw.writeJSON([]byte{','}); err != nil {
 			return err
 		}
 	}
 	lw.items++
-	_, err = lw.dst.Write(data)
-	return err
+	return lw.writeJSON(data)
 }
 
 // finish closes the list with its metadata.
@@ -177,16 +220,32 @@ func (lw *listWriter) finish(meta metav1.ListMeta) error {
 	if lw.res.CRDName != "" && lw.out.view == viewObject {
 		m, _ = json.Marshal(unstructuredListMeta{ListMeta: meta, Continue: meta.Continue})
 	}
-	_, _ = lw.dst.Write([]byte(`],"metadata":`))
-	_, _ = lw.dst.Write(m)
-	_, _ = lw.dst.Write([]byte{'}'})
+	_ = lw.writeJSON([]byte(`],"metadata":`))
+	_ = lw.writeJSON(m)
+	_ = lw.writeJSON([]byte{'}'})
 	if lw.auditCopy != nil {
 		auditlog.Response(lw.ctx, nil, lw.auditCopy.Bytes())
 	}
-	if lw.yamlBuf != nil {
-		_, _ = lw.resp.Write(inEncoding(lw.out, lw.yamlBuf.Bytes()))
+	switch {
+	case lw.yamlBuf != nil:
+		y, err := inEncoding(lw.out, lw.yamlBuf.Bytes())
+		if err != nil {
+			return err
+		}
+		_, _ = lw.resp.Write(y)
+	case lw.proto != nil:
+		if err := lw.proto.WriteTo(lw.resp, meta); err != nil {
+			return err
+		}
 	}
 	return lw.resp.Close()
+}
+
+// close releases what the list held for its end.
+func (lw *listWriter) close() {
+	if lw.proto != nil {
+		_ = lw.proto.Close()
+	}
 }
 
 // unstructuredListMeta is a custom resource list's metadata as apiextensions-apiserver encodes it:

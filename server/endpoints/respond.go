@@ -20,38 +20,45 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, req *reques
 		return err
 	}
 	auditlog.Response(r.Context(), nil, body)
+	if body, err = inEncoding(out, body); err != nil {
+		return err
+	}
 	resp := wire.NewDeferredResponse(w, r, code, out.contentType())
-	_, _ = resp.Write(inEncoding(out, body))
+	_, _ = resp.Write(body)
 	return resp.Close()
 }
 
-// writeJSON answers any JSON-encodable value, such as a Status, in the negotiated encoding.
-func writeJSON(w http.ResponseWriter, r *http.Request, out output, code int, v any) {
-	body, _ := json.Marshal(v)
+// writeJSON answers any JSON-encodable value of an API type, such as a Status, in the
+// negotiated encoding.
+func writeJSON(w http.ResponseWriter, r *http.Request, out output, code int, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
 	status, _ := v.(*metav1.Status)
 	if st, ok := v.(metav1.Status); ok {
 		status = &st
 	}
 	auditlog.Response(r.Context(), status, body)
-	writeBody(w, out, code, body)
-}
-
-func writeBody(w http.ResponseWriter, out output, code int, jsonBody []byte) {
+	if body, err = inEncoding(out, body); err != nil {
+		return err
+	}
 	w.Header().Set("Content-Type", out.contentType())
 	w.WriteHeader(code)
-	_, _ = w.Write(inEncoding(out, jsonBody))
+	_, _ = w.Write(body)
+	return nil
 }
 
-// inEncoding is a JSON body in the negotiated encoding.
-func inEncoding(out output, jsonBody []byte) []byte {
-	if !out.yaml {
-		return jsonBody
+// inEncoding is a JSON body, the JSON of an API type with its kind and apiVersion, in the
+// negotiated encoding.
+func inEncoding(out output, jsonBody []byte) ([]byte, error) {
+	switch out.format {
+	case formatYAML:
+		return yaml.JSONToYAML(jsonBody)
+	case formatProtobuf:
+		return wire.ProtobufObject(jsonBody)
 	}
-	y, err := yaml.JSONToYAML(jsonBody)
-	if err != nil {
-		return jsonBody
-	}
-	return y
+	return jsonBody, nil
 }
 
 // encodeObject turns a stored object into the JSON of the view the client asked for.

@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/server/endpoints/filters"
@@ -33,12 +32,18 @@ func errMethodNotAllowed(method string) error {
 }
 
 // errNotAcceptable answers an Accept header no served media type satisfies.
-func errNotAcceptable() error {
+func errNotAcceptable() error { return notAcceptable(listedMediaTypes) }
+
+// errNotAcceptableStream answers a watch whose Accept names a format that has no stream framing
+// (YAML): kube-apiserver lists the formats that have one.
+func errNotAcceptableStream() error { return notAcceptable(listedStreamMediaTypes) }
+
+func notAcceptable(mediaTypes []string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
 		Code:    http.StatusNotAcceptable,
 		Reason:  metav1.StatusReasonNotAcceptable,
-		Message: "only the following media types are accepted: " + strings.Join(listedMediaTypes, ", "),
+		Message: "only the following media types are accepted: " + strings.Join(mediaTypes, ", "),
 	}}
 }
 
@@ -65,7 +70,8 @@ func apiStatus(err error) metav1.Status {
 	return st
 }
 
-// writeError answers err as a Status, in YAML when the client asked for YAML and JSON otherwise.
+// writeError answers err as a Status in the client's preferred format (statusOutput): protobuf
+// only for a resource request.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.As(err, new(pathNotFound)) {
 		http.NotFound(w, r)
@@ -78,15 +84,25 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", fmt.Sprint(st.Details.RetryAfterSeconds))
 	}
-	auditlog.Response(r.Context(), &st, nil)
-	body, _ := json.Marshal(st)
-	contentType := mediaTypeJSON
-	if prefersYAML(r) {
-		if y, yerr := yaml.JSONToYAML(body); yerr == nil {
-			body, contentType = y, mediaTypeYAML
-		}
+	body, err := s.statusBody(w, r, st)
+	if err != nil {
+		body, _ = json.Marshal(st)
+		w.Header().Set("Content-Type", mediaTypeJSON)
 	}
-	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(int(st.Code))
 	_, _ = w.Write(body)
+}
+
+// statusBody encodes a Status in the client's preferred format, recorded as the audit event's
+// responseStatus. A client whose Accept header names no format for it gets kube-apiserver's raw
+// answer: indented JSON, which kube's audit does not record beyond its code.
+func (s *Server) statusBody(w http.ResponseWriter, r *http.Request, st metav1.Status) ([]byte, error) {
+	out, ok := statusOutput(r, isResourceRequest(r))
+	w.Header().Set("Content-Type", out.contentType())
+	if !ok {
+		return json.MarshalIndent(st, "", "  ")
+	}
+	auditlog.Response(r.Context(), &st, nil)
+	body, _ := json.Marshal(st)
+	return inEncoding(out, body)
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/registry/views"
 	"github.com/sqlkube/sqlkube/server/registry/watchevents"
+	"github.com/sqlkube/sqlkube/server/resource"
 )
 
 // watchWriteTimeout bounds each write to a watch client. A client that stops reading is
@@ -37,9 +38,10 @@ var watchWriteTimeout = 10 * time.Second
 // even with no write pending, and a busy machine may run the stream late.
 func watchIdleAfter() time.Duration { return watchWriteTimeout / 2 }
 
-// serveWatch answers a watch: a chunked stream of JSON watch events, one per line. Bad
-// parameters are answered with a Status; once the stream has started, errors (a compacted start
-// revision among them) are sent as an ERROR event, as kube-apiserver does.
+// serveWatch answers a watch: a chunked stream of watch events, in JSON one per line, in
+// protobuf in length-prefixed frames. Bad parameters are answered with a Status; once the stream
+// has started, errors (a compacted start revision among them) are sent as an ERROR event, as
+// kube-apiserver does.
 func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request) {
 	opts, out, err := parseWatchRequest(r, req)
 	if err != nil {
@@ -84,11 +86,10 @@ type watchStream struct {
 	rc    *http.ResponseController
 	req   *request
 	watch *registry.Watch
+	out   output
 	// encode turns an event's object, as stored and as served, into the view the client asked for.
 	encode func(stored, served []byte) ([]byte, error)
-	// fullObjects is true when the client asked for whole objects (not a Table or metadata).
-	fullObjects bool
-	begun       bool
+	begun  bool
 	// initialized is true once the watch has its starting point and the client was told so.
 	initialized bool
 	// unflushed is true when events were written since the last flush.
@@ -115,12 +116,12 @@ func parseWatchRequest(r *http.Request, req *request) (*internalversion.ListOpti
 	if req.subresource != "" {
 		return nil, output{}, errNotFoundPath()
 	}
-	out, err := negotiateOutput(r, false)
+	out, err := negotiateOutput(r, req, false)
 	if err != nil {
 		return nil, output{}, err
 	}
-	if out.yaml {
-		return nil, output{}, errNotAcceptable() // YAML has no stream framing
+	if out.format == formatYAML {
+		return nil, output{}, errNotAcceptableStream() // YAML has no stream framing
 	}
 	opts, err := parseListOptions(r)
 	if err != nil {
@@ -147,8 +148,8 @@ func (s *Server) newWatchStream(ctx context.Context, w http.ResponseWriter, r *h
 		watch.Stop()
 		return nil, err
 	}
-	ws := &watchStream{s: s, w: w, rc: http.NewResponseController(w), req: req, watch: watch, encode: encode,
-		fullObjects: out.view == viewObject, gzip: isWatchList(opts) && wire.AcceptsGzip(r)}
+	ws := &watchStream{s: s, w: w, rc: http.NewResponseController(w), req: req, watch: watch, out: out, encode: encode,
+		gzip: isWatchList(opts) && wire.AcceptsGzip(r)}
 	labels := []string{req.res.Group, req.res.Version, req.res.Name}
 	ws.events = endpointsmetrics.WatchEvents.WithLabelValues(labels...)
 	ws.eventSizes = endpointsmetrics.WatchEventsSizes.WithLabelValues(labels...)
@@ -191,7 +192,11 @@ func (ws *watchStream) begin() {
 		return
 	}
 	ws.begun = true
-	ws.w.Header().Set("Content-Type", mediaTypeJSON)
+	contentType := mediaTypeJSON
+	if ws.out.format == formatProtobuf {
+		contentType = wire.MediaTypeProtobufWatch
+	}
+	ws.w.Header().Set("Content-Type", contentType)
 	if ws.gzip {
 		ws.w.Header().Set("Content-Encoding", "gzip")
 		ws.w.Header().Add("Vary", "Accept-Encoding")
@@ -254,52 +259,87 @@ func (ws *watchStream) sendFailed(err error) {
 	}
 }
 
-// send sends one event, encoded for the client's view.
+// send sends one event, encoded for the client's view and format: once for every watch of the
+// same version, view and format when the event is shared (watchevents.Event.Memo). A Table's
+// are each watch's own: its first event carries the columns.
 func (ws *watchStream) send(ev watchevents.Event) error {
-	if ev.Type == watch.Bookmark && ws.fullObjects {
-		return ws.sendEncoded(ev.Type, ev.Object)
+	var e encodedEvent
+	if ws.out.view == viewTable {
+		e = ws.encodeEvent(ev)
+	} else {
+		e = ev.Memo(eventKey{ws.req.res, ws.out, ev.Type}, func() any { return ws.encodeEvent(ev) }).(encodedEvent)
 	}
-	object, err := ws.encode(ev.Stored, ev.Object)
-	if err != nil {
-		return err
+	if e.err != nil {
+		return e.err
 	}
-	return ws.sendEncoded(ev.Type, object)
+	ws.events.Inc()
+	ws.eventSizes.Observe(float64(e.objectSize))
+	return ws.write(e.frame)
 }
 
-// sendEncoded sends one event whose object is encoded already.
-func (ws *watchStream) sendEncoded(eventType watch.EventType, object []byte) error {
-	ws.events.Inc()
-	ws.eventSizes.Observe(float64(len(object)))
-	return ws.write(eventType, object)
+// eventKey names what an event's encoding depends on besides the event.
+type eventKey struct {
+	res       *resource.Resource
+	out       output
+	eventType watch.EventType
+}
+
+// encodedEvent is an event as sent on the stream.
+type encodedEvent struct {
+	frame      []byte
+	objectSize int
+	err        error
+}
+
+// encodeEvent encodes one event; a BOOKMARK of whole objects carries its object as it is.
+func (ws *watchStream) encodeEvent(ev watchevents.Event) encodedEvent {
+	object := ev.Object
+	if ev.Type != watch.Bookmark || ws.out.view != viewObject {
+		var err error
+		if object, err = ws.encode(ev.Stored, ev.Object); err != nil {
+			return encodedEvent{err: err}
+		}
+	}
+	frame, size, err := eventFrame(ws.out.format, ev.Type, object)
+	return encodedEvent{frame, size, err}
 }
 
 // sendError sends err as the stream's last event: an ERROR event carrying its Status.
 func (ws *watchStream) sendError(err error) {
 	status, _ := json.Marshal(apiStatus(err))
-	if ws.write(watch.Error, status) == nil {
+	frame, _, ferr := eventFrame(ws.out.format, watch.Error, status)
+	if ferr == nil && ws.write(frame) == nil {
 		_ = ws.flush()
 	}
 }
 
-// write sends one event line, {"type":T,"object":O}, within the write timeout. The parts are
-// written as they are, so that the stream holds no buffer of its own the size of an object.
-func (ws *watchStream) write(eventType watch.EventType, object []byte) error {
+// eventFrame is one event of a stream in format, its object given as JSON, as kube-apiserver
+// frames it: a JSON line {"type":T,"object":O}, or a length-prefixed metav1.WatchEvent whose
+// object is in protobuf. size is the encoded object's.
+func eventFrame(f format, eventType watch.EventType, object []byte) (frame []byte, size int, err error) {
+	if f == formatProtobuf {
+		if object, err = wire.ProtobufObject(object); err != nil {
+			return nil, 0, err
+		}
+		frame, err = wire.ProtobufWatchEvent(string(eventType), object)
+		return frame, len(object), err
+	}
+	opening := eventOpenings[eventType]
+	frame = make([]byte, 0, len(opening)+len(object)+len(eventClosing))
+	return append(append(append(frame, opening...), object...), eventClosing...), len(object), nil
+}
+
+// write sends one event within the write timeout.
+func (ws *watchStream) write(frame []byte) error {
 	ws.begin()
 	ws.setWriteDeadline()
 	ws.unflushed = true
-	body := ws.body()
-	if _, err := body.Write(eventOpenings[eventType]); err != nil {
-		return err
-	}
-	if _, err := body.Write(object); err != nil {
-		return err
-	}
-	_, err := body.Write(eventClosing)
+	_, err := ws.body().Write(frame)
 	return err
 }
 
-// eventOpenings are the bytes before the object of each type's event line (every type a watch
-// sends), made once rather than for every event sent to every watch.
+// eventOpenings are the bytes before the object of each type's JSON event line (every type a
+// watch sends), made once rather than for every event.
 var (
 	eventOpenings = func() map[watch.EventType][]byte {
 		openings := map[watch.EventType][]byte{}

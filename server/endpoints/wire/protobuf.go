@@ -7,6 +7,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -15,8 +16,12 @@ import (
 )
 
 // MediaTypeProtobuf is Kubernetes' protobuf encoding. kubectl and client-go's typed clients send
-// built-in objects in it; as in kube-apiserver, custom resources are JSON and YAML only.
+// built-in objects in it and kube's components ask for it; as in kube-apiserver, custom resources
+// themselves are JSON and YAML only (their PartialObjectMetadata and Status answers are not).
 const MediaTypeProtobuf = "application/vnd.kubernetes.protobuf"
+
+// MediaTypeProtobufWatch is the Content-Type of a watch stream in protobuf.
+const MediaTypeProtobufWatch = MediaTypeProtobuf + ";stream=watch"
 
 // ProtobufScheme knows the built-in types we serve, and the option types (DeleteOptions) clients
 // send with them; ProtobufDecoder reads their protobuf envelopes.
@@ -33,6 +38,9 @@ func newProtobufScheme() *runtime.Scheme {
 	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
 	utilruntime.Must(apiregistrationv1.AddToScheme(scheme))
 	metav1.AddToGroupVersion(scheme, metav1.SchemeGroupVersion)
+	// The views kube-apiserver writes in protobuf for any type, custom resources' too.
+	utilruntime.Must(metav1.AddMetaToScheme(scheme))
+	utilruntime.Must(metav1beta1.AddMetaToScheme(scheme))
 	return scheme
 }
 

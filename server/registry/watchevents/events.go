@@ -36,6 +36,22 @@ type Event struct {
 	Stored []byte
 	// Err is why an ERROR event ended the watch: a Status error, as the client is told it.
 	Err error
+	// shared is the store event whose object this event carries as written (nil for a
+	// BOOKMARK, an ERROR, an object's state before it left the selection, an initial event):
+	// what is derived from the event is computed on it once for every watch (Memo).
+	shared *sqlstore.Event
+}
+
+// Memo returns what compute derives from this event for key, computing it once for every watch
+// that receives the same store event and asks with an equal key (a comparable value naming
+// all compute depends on: the version served, the encoding, the event's type), so that a write
+// is converted and encoded once however many watch it. Events of a watch's own compute it each
+// time.
+func (e Event) Memo(key any, compute func() any) any {
+	if e.shared == nil {
+		return compute()
+	}
+	return e.shared.MemoKeyed(key, compute)
 }
 
 // Error is the ERROR event that ends a watch for err.
@@ -79,14 +95,38 @@ func (c *Converter) Change(ev *sqlstore.Event, floor int64) (out Event, ok bool)
 		return Error(storedobj.StorageError(ev.Err, c.res.GroupResource(), "")), true
 	}
 	eventType, stored, err := c.selectedChange(ev)
-	var served []byte
-	if err == nil && eventType != "" {
-		served, err = c.Served(stored)
-	}
 	if err != nil {
 		return Error(err), true
 	}
-	return Event{Type: eventType, Object: served, Stored: stored}, eventType != ""
+	if eventType == "" {
+		return Event{}, false
+	}
+	out = Event{Type: eventType, Stored: stored}
+	if sameBytes(stored, ev.Object.Value) {
+		out.shared = ev
+	}
+	served := out.Memo(servedKey{c.res}, func() any {
+		value, err := c.Served(stored)
+		return servedValue{value, err}
+	}).(servedValue)
+	if served.err != nil {
+		return Error(served.err), true
+	}
+	out.Object = served.value
+	return out, true
+}
+
+// servedKey memoizes an event's object in the version res serves.
+type servedKey struct{ res *resource.Resource }
+
+type servedValue struct {
+	value []byte
+	err   error
+}
+
+// sameBytes reports whether a and b are the same bytes in memory, not merely equal ones.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // Served is a stored object in the version the watch serves. An object that cannot be
