@@ -43,7 +43,9 @@ func (s *Server) serveUpdateScale(w http.ResponseWriter, r *http.Request, req *r
 	if err != nil {
 		return err
 	}
-	body, _, err := s.readRequestBody(r, false)
+	// autoscaling/v1 Scale is a built-in type: client-go's typed UpdateScale may send it in
+	// protobuf, for a custom resource's /scale too, which kube decodes with its scale scheme.
+	body, _, err := s.readRequestBody(r, true)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -46,6 +47,17 @@ func TestProtobufBodies(t *testing.T) {
 	send("POST", cmPath, secret).expectStatus(t, metav1.Status{Code: http.StatusBadRequest, Reason: metav1.StatusReasonBadRequest,
 		Message: `Secret in version "v1" cannot be handled as a ConfigMap: converting (v1.Secret) to (core.ConfigMap): unknown conversion`})
 	api.do("POST", cmPath, "not protobuf", "Content-Type: "+endpoints.MediaTypeProtobuf).expect(t, http.StatusBadRequest)
+
+	// A Scale, as client-go's typed UpdateScale sends it (kube-controller-manager's scalers).
+	api.do("POST", deploymentsPath, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},
+		"spec":{"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},
+		"spec":{"containers":[{"name":"nginx","image":"nginx"}]}}}}`).expect(t, http.StatusCreated)
+	scale := &autoscalingv1.Scale{TypeMeta: metav1.TypeMeta{APIVersion: "autoscaling/v1", Kind: "Scale"},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Spec: autoscalingv1.ScaleSpec{Replicas: 4}}
+	scaled := send("PUT", deploymentsPath+"/web/scale", scale).expect(t, http.StatusOK).object(t)
+	if replicas := nested(scaled, "spec", "replicas"); replicas != float64(4) {
+		t.Errorf("scale written in protobuf: spec.replicas %v, want 4", replicas)
+	}
 }
 
 // Every built-in type's body may come as protobuf, as kubectl sends it.
