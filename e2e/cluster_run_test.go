@@ -425,8 +425,9 @@ func (c *clusterCheck) nodeLost(t *testing.T, name string) {
 		ready := nodeCondition(node, corev1.NodeReady)
 		return ready == corev1.ConditionUnknown && tainted, fmt.Sprintf("Ready=%s, taints %v", ready, node.Spec.Taints), nil
 	})
-	c.wait(t, name+"'s pods evicted", func() (bool, string, error) {
-		pods, err := c.podsOn(name)
+	// The Job's completed pods tolerate the taint for kube's default 300 s; web's for 5.
+	c.wait(t, name+"'s web pods evicted", func() (bool, string, error) {
+		pods, err := c.podsOn(name, "app=web")
 		if err != nil {
 			return false, "", err
 		}
@@ -443,9 +444,9 @@ func (c *clusterCheck) nodeLost(t *testing.T, name string) {
 	c.waitWebPods(t, 4, name)
 }
 
-// podsOn are the pods bound to node (of any namespace).
-func (c *clusterCheck) podsOn(node string) ([]corev1.Pod, error) {
-	list, err := c.client.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+// podsOn are the pods bound to node (of any namespace) that selector selects.
+func (c *clusterCheck) podsOn(node, selector string) ([]corev1.Pod, error) {
+	list, err := c.client.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{FieldSelector: "spec.nodeName=" + node, LabelSelector: selector})
 	if err != nil {
 		return nil, err
 	}
@@ -460,7 +461,7 @@ func (c *clusterCheck) nodeDeleted(t *testing.T, name string) {
 		t.Fatal(err)
 	}
 	c.wait(t, name+"'s pods removed", func() (bool, string, error) {
-		pods, err := c.podsOn(name)
+		pods, err := c.podsOn(name, "")
 		if err != nil {
 			return false, "", err
 		}
