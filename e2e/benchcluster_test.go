@@ -297,7 +297,7 @@ func createNodesConcurrently(t *testing.T, client kubernetes.Interface, n int) {
 			defer func() { <-sem; wg.Done() }()
 			node := &corev1.Node{
 				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("kwok-%d", i),
-					Labels:      map[string]string{kwokGroupLabel: "bench", "kubernetes.io/os": "linux", "type": "kwok"},
+					Labels:      nodeLabels(fmt.Sprintf("kwok-%d", i), "bench"),
 					Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
 				Status: corev1.NodeStatus{Allocatable: nodeResources(), Capacity: nodeResources()},
 			}

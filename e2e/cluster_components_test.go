@@ -205,7 +205,7 @@ func createNodes(t *testing.T, client kubernetes.Interface, group, prefix string
 	for i := range n {
 		node := &corev1.Node{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, i),
-				Labels:      map[string]string{kwokGroupLabel: group, "kubernetes.io/os": "linux", "type": "kwok"},
+				Labels:      nodeLabels(fmt.Sprintf("%s-%d", prefix, i), group),
 				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
 			Status: corev1.NodeStatus{Allocatable: nodeResources(), Capacity: nodeResources()},
 		}
@@ -215,6 +215,12 @@ func createNodes(t *testing.T, client kubernetes.Interface, group, prefix string
 		names = append(names, node.Name)
 	}
 	return names
+}
+
+// nodeLabels are those a kubelet registers its node with (the scheduler's topology spread needs
+// the hostname), and the kwok group.
+func nodeLabels(name, group string) map[string]string {
+	return map[string]string{corev1.LabelHostname: name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64", kwokGroupLabel: group}
 }
 
 func nodeResources() corev1.ResourceList {
