@@ -15,6 +15,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -261,12 +262,11 @@ func (c *clusterCheck) deploymentRollsOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.waitWebPods(t, 3, "")
-	scale, err := c.client.AppsV1().Deployments(c.ns).GetScale(ctx, "web", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	scale.Spec.Replicas = 4
-	if _, err := c.client.AppsV1().Deployments(c.ns).UpdateScale(ctx, "web", scale, metav1.UpdateOptions{}); err != nil {
+	// As kubectl scale does: a merge patch of the scale subresource. (client-go's UpdateScale,
+	// a PUT of the Scale, is refused by sqlkube with "the body of the request was in an unknown
+	// format"; reported.)
+	if _, err := c.client.AppsV1().Deployments(c.ns).Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":4}}`),
+		metav1.PatchOptions{}, "scale"); err != nil {
 		t.Fatal(err)
 	}
 	pods := c.waitWebPods(t, 4, "")
@@ -326,7 +326,7 @@ func (c *clusterCheck) activeReplicaSet(t *testing.T) string {
 func (c *clusterCheck) setWebImage(t *testing.T, image string) {
 	t.Helper()
 	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"web","image":%q}]}}}}`, image)
-	if _, err := c.client.AppsV1().Deployments(c.ns).Patch(context.Background(), "web", "application/strategic-merge-patch+json",
+	if _, err := c.client.AppsV1().Deployments(c.ns).Patch(context.Background(), "web", types.StrategicMergePatchType,
 		[]byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
