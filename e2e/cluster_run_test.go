@@ -57,6 +57,7 @@ func TestRealCluster(t *testing.T) {
 			{"Job runs to completion", c.jobCompletes},
 			{"Service's EndpointSlices list its Running pods", c.serviceEndpoints},
 			{"a dead kubelet's node: Unknown, tainted, pods evicted and replaced", func(t *testing.T) {
+				c.pinPod(t, "pinned", "node-b-0")
 				kubeletB.kill()
 				c.nodeLost(t, "node-b-0")
 			}},
@@ -425,9 +426,10 @@ func (c *clusterCheck) nodeLost(t *testing.T, name string) {
 		ready := nodeCondition(node, corev1.NodeReady)
 		return ready == corev1.ConditionUnknown && tainted, fmt.Sprintf("Ready=%s, taints %v", ready, node.Spec.Taints), nil
 	})
-	// The Job's completed pods tolerate the taint for kube's default 300 s; web's for 5.
-	c.wait(t, name+"'s web pods evicted", func() (bool, string, error) {
-		pods, err := c.podsOn(name, "app=web")
+	// The Job's completed pods tolerate the taint for kube's default 300 s; web's and the pinned
+	// pod's for 5 (the pinned pod makes sure there is one: web's rollouts may leave none there).
+	c.wait(t, name+"'s web and pinned pods evicted", func() (bool, string, error) {
+		pods, err := c.podsOn(name, "app in (web, pinned)")
 		if err != nil {
 			return false, "", err
 		}
@@ -439,9 +441,29 @@ func (c *clusterCheck) nodeLost(t *testing.T, name string) {
 				evicted++
 			}
 		}
-		return len(pods) > 0 && evicted == len(pods), strings.Join(states, ", "), nil
+		pinned := slices.ContainsFunc(pods, func(p corev1.Pod) bool { return p.Name == "pinned" })
+		return pinned && evicted == len(pods), strings.Join(states, ", "), nil
 	})
 	c.waitWebPods(t, 4, name)
+}
+
+// pinPod creates a pod bound to node (as a kubelet's static pods are, without the scheduler)
+// that leaves an unreachable node after 5 s, and waits until it runs.
+func (c *clusterCheck) pinPod(t *testing.T, name, node string) {
+	t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.ns, Labels: map[string]string{"app": "pinned"}},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "nginx:1"}},
+			Tolerations: []corev1.Toleration{{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists,
+				Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](5)}}},
+	}
+	if _, err := c.client.CoreV1().Pods(c.ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, name+" Running", func() (bool, string, error) {
+		pods, states, err := c.runningPods("app=pinned")
+		return len(pods) == 1, states, err
+	})
 }
 
 // podsOn are the pods bound to node (of any namespace) that selector selects.
