@@ -55,6 +55,7 @@ func TestRealCluster(t *testing.T) {
 			{"Deployment rolled out and scaled", c.deploymentRollsOut},
 			{"Deployment updated and rolled back", c.deploymentUpdatedAndRolledBack},
 			{"Job runs to completion", c.jobCompletes},
+			{"StatefulSet's pods in order", c.statefulSetInOrder},
 			{"Service's EndpointSlices list its Running pods", c.serviceEndpoints},
 			{"a dead kubelet's node: Unknown, tainted, pods evicted and replaced", func(t *testing.T) {
 				c.pinPod(t, "pinned", "node-b-0")
@@ -62,6 +63,7 @@ func TestRealCluster(t *testing.T) {
 				c.nodeLost(t, "node-b-0")
 			}},
 			{"a deleted node's pods removed", func(t *testing.T) { c.nodeDeleted(t, "node-b-0") }},
+			{"a namespace with running pods deleted", c.namespaceDeleted},
 		}
 		for _, step := range steps {
 			if !t.Run(step.name, step.run) {
@@ -492,5 +494,75 @@ func (c *clusterCheck) nodeDeleted(t *testing.T, name string) {
 			names = append(names, pod.Namespace+"/"+pod.Name)
 		}
 		return len(pods) == 0, fmt.Sprintf("pods still bound: %v", names), nil
+	})
+}
+
+// statefulSetInOrder creates a StatefulSet of 3 (OrderedReady): its pods are named by ordinal and
+// each is created only once the one before it is Running and Ready.
+func (c *clusterCheck) statefulSetInOrder(t *testing.T) {
+	labels := map[string]string{"app": "db"}
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: c.ns},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: ptr.To[int32](3), ServiceName: "db",
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "db", Image: "postgres:16"}}}},
+		},
+	}
+	if _, err := c.client.AppsV1().StatefulSets(c.ns).Create(context.Background(), sts, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var pods []corev1.Pod
+	c.wait(t, "StatefulSet's 3 pods Running", func() (bool, string, error) {
+		running, states, err := c.runningPods("app=db")
+		pods = running
+		return len(running) == 3, states, err
+	})
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	for i, pod := range pods {
+		if want := fmt.Sprintf("db-%d", i); pod.Name != want {
+			t.Fatalf("pod %d is %s; want %s", i, pod.Name, want)
+		}
+		if i == 0 {
+			continue
+		}
+		// Timestamps have whole seconds: a pod created before its predecessor was Ready would
+		// show as created the second before at the latest.
+		if ready := readySince(&pods[i-1]); pod.CreationTimestamp.Before(&ready) {
+			t.Errorf("%s created at %s, before %s was Ready at %s", pod.Name, pod.CreationTimestamp, pods[i-1].Name, ready)
+		}
+	}
+}
+
+// readySince is when pod's Ready condition last turned true.
+func readySince(pod *corev1.Pod) metav1.Time {
+	for _, cond := range pod.Status.Conditions {
+		if cond.Type == corev1.PodReady {
+			return cond.LastTransitionTime
+		}
+	}
+	return metav1.Time{}
+}
+
+// namespaceDeleted deletes the test namespace with its running pods: the namespace controller
+// deletes its objects, the kubelets confirm the pods' deletion, and the namespace goes.
+func (c *clusterCheck) namespaceDeleted(t *testing.T) {
+	ctx := context.Background()
+	if err := c.client.CoreV1().Namespaces().Delete(ctx, c.ns, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, "namespace "+c.ns+" gone", func() (bool, string, error) {
+		ns, err := c.client.CoreV1().Namespaces().Get(ctx, c.ns, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, "", nil
+		} else if err != nil {
+			return false, "", err
+		}
+		pods, err := c.client.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return false, fmt.Sprintf("phase %s, conditions %v, %d pods left", ns.Status.Phase, ns.Status.Conditions, len(pods.Items)), nil
 	})
 }
