@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -110,6 +111,8 @@ func startComponent(t *testing.T, name, bin string, args ...string) *component {
 		t.Fatal(err)
 	}
 	c.cmd.Stdout, c.cmd.Stderr = out, out
+	// A killed test runs no cleanup: the component dies with it rather than run on.
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := c.cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", name, err)
 	}
