@@ -13,7 +13,7 @@ SHELL := /bin/bash
 STRICT := $(if $(filter-out 0 false FALSE,$(CI)),--strict)
 REPORT := go run ./cmd/testreport --allowed-skips .ci/allowed-skips $(STRICT)
 
-.PHONY: build run test conformance clients bench bench-audit bench-restart bench-scale lint fuzz clean
+.PHONY: build run test conformance cluster cluster-binaries bench bench-audit bench-cluster bench-restart bench-scale lint fuzz clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sqlkube
@@ -36,6 +36,52 @@ test:
 # e2e/kuberef/kubeapiserver; about 14 CPU-minutes on a cold cache, so the longer timeout).
 conformance:
 	set -o pipefail; (cd e2e/kuberef && go test ./... -count=1 -timeout 40m -json 2>&1) | $(REPORT)
+
+# A cluster on sqlkube (issue 47): the real kube-controller-manager and kube-scheduler v1.37.2,
+# built from the k8s.io/kubernetes module pinned in e2e/kuberef/kubecluster (kuberef's
+# kube-apiserver module plus the two commands), and kwok v0.8.0's simulated kubelets
+# (e2e/kuberef/kwok, its own module: its Kubernetes libraries are older), with the stages in
+# e2e/cluster/kwok-stages.yaml. The binaries are built once into KUBE_BIN and rebuilt when their
+# module changes (a cold build is ~15 CPU-minutes); SQLKUBE_KUBE_CONTROLLER_MANAGER,
+# SQLKUBE_KUBE_SCHEDULER, SQLKUBE_KWOK and SQLKUBE_KUBE_APISERVER name binaries built elsewhere
+# instead. `make cluster` runs e2e TestRealCluster on SQLite and PostgreSQL.
+KUBE_BIN ?= $(abspath bin/kube)
+SQLKUBE_KUBE_CONTROLLER_MANAGER ?= $(KUBE_BIN)/kube-controller-manager
+SQLKUBE_KUBE_SCHEDULER ?= $(KUBE_BIN)/kube-scheduler
+SQLKUBE_KWOK ?= $(KUBE_BIN)/kwok
+# As e2e/kuberef's BuildKubeAPIServer stamps kube-apiserver: without them the binaries call
+# themselves v0.0.0-master.
+KUBE_LDFLAGS := $(foreach pkg,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
+	-X $(pkg).gitVersion=v1.37.2 -X $(pkg).gitMajor=1 -X $(pkg).gitMinor=37 -X $(pkg).gitTreeState=clean)
+CLUSTER_ENV = SQLKUBE_KUBE_CONTROLLER_MANAGER=$(SQLKUBE_KUBE_CONTROLLER_MANAGER) \
+	SQLKUBE_KUBE_SCHEDULER=$(SQLKUBE_KUBE_SCHEDULER) SQLKUBE_KWOK=$(SQLKUBE_KWOK)
+
+$(KUBE_BIN)/kube-controller-manager $(KUBE_BIN)/kube-scheduler $(KUBE_BIN)/kube-apiserver: e2e/kuberef/kubecluster/go.mod
+	cd e2e/kuberef/kubecluster && go build -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/$(notdir $@)
+$(KUBE_BIN)/kwok: e2e/kuberef/kwok/go.mod
+	cd e2e/kuberef/kwok && go build -o $@ sigs.k8s.io/kwok/cmd/kwok
+
+cluster-binaries: $(SQLKUBE_KUBE_CONTROLLER_MANAGER) $(SQLKUBE_KUBE_SCHEDULER) $(SQLKUBE_KWOK)
+
+cluster: cluster-binaries
+	set -o pipefail; $(CLUSTER_ENV) go test ./e2e -run '^TestRealCluster$$' -count=1 -timeout 20m -json 2>&1 | $(REPORT)
+
+# The density run of issues 47 and 43 (e2e TestBenchCluster): NODES kwok nodes, then a Deployment
+# of PODS pods, kube-controller-manager and kube-scheduler at QPS/BURST, on sqlkube SQLite,
+# sqlkube PostgreSQL and kube-apiserver + etcd (built as above, started by e2e/kuberef's
+# cmd/kubefull with the same security), in one sitting. The Markdown table is printed and written
+# to BENCH_CLUSTER_OUT; CPU profiles of sqlkube while the pods start go to PROFILE_DIR if set.
+NODES ?= 100
+PODS ?= 3000
+QPS ?= 100
+BURST ?= 200
+BENCH_CLUSTER_OUT ?= bench-cluster.md
+bench-cluster: cluster-binaries $(or $(SQLKUBE_KUBE_APISERVER),$(KUBE_BIN)/kube-apiserver)
+	cd e2e/kuberef && go build -o $(KUBEREF_BIN)/ ./cmd/kubefull ./cmd/etcd
+	$(CLUSTER_ENV) SQLKUBE_BENCH_CLUSTER=1 SQLKUBE_BENCH_CLUSTER_NODES=$(NODES) SQLKUBE_BENCH_CLUSTER_PODS=$(PODS) \
+		SQLKUBE_BENCH_CLUSTER_QPS=$(QPS) SQLKUBE_BENCH_CLUSTER_BURST=$(BURST) SQLKUBE_BENCH_OUT=$(abspath $(BENCH_CLUSTER_OUT)) \
+		SQLKUBE_KUBE_APISERVER=$(or $(SQLKUBE_KUBE_APISERVER),$(KUBE_BIN)/kube-apiserver) SQLKUBE_BENCH_KUBEFULL=$(KUBEREF_BIN)/kubefull \
+		SQLKUBE_CPU_PROFILE_DIR=$(PROFILE_DIR) go test ./e2e -run '^TestBenchCluster$$' -count=1 -v -timeout 3h
 
 # Issue 33's table in the production configuration, in one sitting: sqlkube on SQLite and on
 # PostgreSQL and, when SQLKUBE_KUBE_APISERVER names a kube-apiserver v1.37.2 binary (built as

@@ -105,7 +105,25 @@ func kubeColumn() benchColumn {
 // servers stop when the test ends and closes kubefull's standard input.
 func startKubeFull(t *testing.T, kubefull, apiserver string) benchServer {
 	t.Helper()
-	cmd := exec.Command(kubefull, "--kube-apiserver", apiserver, "--dir", t.TempDir(), "--user", "bencher", "--group", "benchers")
+	ready := runKubeFull(t, kubefull, apiserver)
+	return benchServer{url: ready.URL, admin: ready.AdminKubeconfig, user: ready.UserKubeconfig, pids: ready.PIDs}
+}
+
+// kubeFullReady is the line cmd/kubefull writes once its server is ready.
+type kubeFullReady struct {
+	URL               string            `json:"url"`
+	AdminKubeconfig   string            `json:"adminKubeconfig"`
+	UserKubeconfig    string            `json:"userKubeconfig"`
+	PIDs              []int             `json:"pids"`
+	Kubeconfigs       map[string]string `json:"kubeconfigs"`
+	CAFile            string            `json:"caFile"`
+	ServiceAccountKey string            `json:"serviceAccountKey"`
+}
+
+// runKubeFull runs cmd/kubefull with extra flags until the test ends and answers its ready line.
+func runKubeFull(t *testing.T, kubefull, apiserver string, extra ...string) kubeFullReady {
+	t.Helper()
+	cmd := exec.Command(kubefull, append([]string{"--kube-apiserver", apiserver, "--dir", t.TempDir(), "--user", "bencher", "--group", "benchers"}, extra...)...)
 	var log syncBuffer
 	cmd.Stderr = &log
 	stdin, err := cmd.StdinPipe()
@@ -120,17 +138,12 @@ func startKubeFull(t *testing.T, kubefull, apiserver string) benchServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
-	var ready struct {
-		URL             string `json:"url"`
-		AdminKubeconfig string `json:"adminKubeconfig"`
-		UserKubeconfig  string `json:"userKubeconfig"`
-		PIDs            []int  `json:"pids"`
-	}
+	var ready kubeFullReady
 	// kubefull exits, ending its output, if the server does not become ready in its own time.
 	if err := json.NewDecoder(stdout).Decode(&ready); err != nil {
 		t.Fatalf("kubefull: %v\n%s", err, log.String())
 	}
-	return benchServer{url: ready.URL, admin: ready.AdminKubeconfig, user: ready.UserKubeconfig, pids: ready.PIDs}
+	return ready
 }
 
 // productionArgs are the flags the production configuration adds to the e2e servers' (TLS, HTTP/2,
