@@ -265,11 +265,14 @@ func (c *clusterCheck) deploymentRollsOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.waitWebPods(t, 3, "")
-	// As kubectl scale does: a merge patch of the scale subresource. (client-go's UpdateScale,
-	// a PUT of the Scale, is refused by sqlkube with "the body of the request was in an unknown
-	// format"; reported.)
-	if _, err := c.client.AppsV1().Deployments(c.ns).Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":4}}`),
-		metav1.PatchOptions{}, "scale"); err != nil {
+	// As the horizontal pod autoscaler does: client-go's UpdateScale, a PUT of the Scale (in
+	// protobuf).
+	scale, err := c.client.AppsV1().Deployments(c.ns).GetScale(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale.Spec.Replicas = 4
+	if _, err := c.client.AppsV1().Deployments(c.ns).UpdateScale(ctx, "web", scale, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	pods := c.waitWebPods(t, 4, "")
