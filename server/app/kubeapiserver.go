@@ -10,6 +10,8 @@ import (
 	"strconv"
 
 	"github.com/spf13/pflag"
+
+	"github.com/sqlkube/sqlkube/server/controllers"
 )
 
 // kubeAPIServerConfig is kube-apiserver's flags that sqlkube has under no name of its own, as
@@ -53,7 +55,8 @@ func addKubeAPIServerFlags(fs *pflag.FlagSet, c *kubeAPIServerConfig) {
 // apply checks kube-apiserver's flags and carries them into cfg: --bind-address and
 // --secure-port into the listen address and, for a server started as kube-apiserver (asKube),
 // kube-apiserver's defaults: serving on 0.0.0.0:6443, the database in --cert-dir (by default
-// kube's /var/run/kubernetes), no admin kubeconfig, and its certificate handling.
+// kube's /var/run/kubernetes), no admin kubeconfig, none of kube-controller-manager's
+// controllers, and its certificate handling.
 func (k kubeAPIServerConfig) apply(fs *pflag.FlagSet, cfg *Config, asKube bool) error {
 	if k.InsecurePort != 0 {
 		return fmt.Errorf("--insecure-port: %d: sqlkube serves no insecure port, only 0 is accepted", k.InsecurePort)
@@ -84,6 +87,12 @@ func (k kubeAPIServerConfig) apply(fs *pflag.FlagSet, cfg *Config, asKube bool) 
 	}
 	if !fs.Changed("admin-kubeconfig") {
 		sec.AdminKubeconfig = "-"
+	}
+	if !fs.Changed("controllers") {
+		// kube-apiserver runs none of kube-controller-manager's controllers: under envtest a
+		// deleted namespace stays Terminating, its objects are not collected, and a test that
+		// finalizes a namespace itself finds it as it left it.
+		cfg.Controllers = controllers.Selection{"-*"}
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/sqlkube/sqlkube/server/controllers"
 )
 
 // kubeAPIServerDefaults are kube-apiserver's flags when not given.
@@ -63,6 +65,9 @@ func TestParseKubeAPIServerDefaults(t *testing.T) {
 	if kube.Listen != "0.0.0.0:6443" || kube.DSN != "sqlite:///var/run/kubernetes/sqlkube.db" ||
 		kube.Security.CertDir != "/var/run/kubernetes" || kube.Security.AdminKubeconfig != "" || kube.Security.SASigningKeyFile != "" {
 		t.Errorf("kube-apiserver's defaults: %+v", kube)
+	}
+	if diff := cmp.Diff(controllers.Selection{"-*"}, kube.Controllers); diff != "" {
+		t.Errorf("kube-apiserver runs none of kube-controller-manager's controllers (-want +got):\n%s", diff)
 	}
 	own, err := Parse(nil, nil, &bytes.Buffer{})
 	if err != nil {

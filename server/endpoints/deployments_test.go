@@ -54,6 +54,19 @@ func TestDeploymentsWithKubesRules(t *testing.T) {
 			!equalJSON(entry["fieldsV1"], map[string]any{"f:spec": map[string]any{"f:replicas": map[string]any{}}}) {
 			t.Fatalf("managedFields entry of the scaler: %v", entry)
 		}
+
+		// A server-side apply of a built-in's Scale that changes it (controller-runtime's
+		// SubResourceClient Apply) is converted to a Scale, as kube's scheme converts it; only
+		// a custom resource's fails (kube's 500).
+		applied := decodeScaleResponse(t, api.do("PATCH", deploymentsPath+"/web/scale?fieldManager=applier&force=true",
+			`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web"},"spec":{"replicas":5}}`,
+			"Content-Type: application/apply-patch+yaml").expect(t, http.StatusOK))
+		if applied.Spec.Replicas != 5 {
+			t.Fatalf("applied scale %+v, want 5 replicas", applied)
+		}
+		if entry := managedFieldsEntry(t, api.do("GET", deploymentsPath+"/web", "").expect(t, http.StatusOK).object(t), "applier"); entry["operation"] != "Apply" || entry["subresource"] != "scale" {
+			t.Fatalf("managedFields entry of the applier: %v", entry)
+		}
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -125,18 +126,25 @@ func scaleOfStored(res *resource.Resource, value []byte) (*autoscalingv1.Scale, 
 // applyScale applies p, an apply configuration of a Scale, to live by server-side apply, as
 // kube-apiserver's /scale field manager does: its manager owns the spec replicas it applies,
 // which another manager owning them with another value makes a 409 conflict unless forced.
-// kube-apiserver's custom resource converter cannot convert the Scale that an apply changing
-// it produces (unstructured, not a Go Scale), so such an apply fails there with a 500, and
-// here with the same error: only an apply that leaves the Scale as it is, taking or sharing
-// the ownership of its replicas, succeeds.
+// An apply that changes the Scale produces it unstructured. A built-in's is converted to the
+// Go Scale, as kube's scheme converts it; kube-apiserver's custom resource converter cannot
+// convert it, so such an apply fails there with a 500, and here with the same error: for a
+// custom resource only an apply that leaves the Scale as it is, taking or sharing the
+// ownership of its replicas, succeeds.
 func (p *patchRequest) applyScale(res *resource.Resource, live *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
 	applied, err := p.applyTo(res, "scale", live)
 	if err != nil {
 		return nil, err
 	}
-	scale, ok := applied.(*autoscalingv1.Scale)
-	if !ok {
-		return nil, fmt.Errorf("the scale field manager applied a %T", applied)
+	switch applied := applied.(type) {
+	case *autoscalingv1.Scale:
+		return applied, nil
+	case *unstructured.Unstructured:
+		if res.CRDName == "" {
+			scale := &autoscalingv1.Scale{}
+			err := runtime.DefaultUnstructuredConverter.FromUnstructured(applied.Object, scale)
+			return scale, err
+		}
 	}
-	return scale, nil
+	return nil, fmt.Errorf("the scale field manager applied a %T", applied)
 }
