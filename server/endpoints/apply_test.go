@@ -64,6 +64,22 @@ func TestApplyHTTP(t *testing.T) {
 	})
 }
 
+// An applied Secret is decoded as a body of its type, as kube converts it: its write-only
+// stringData is folded into data before validation (controller-runtime's "should propagate a
+// typed error" applies a dockercfg Secret by stringData), and changing its type is refused.
+func TestApplySecretStringData(t *testing.T) {
+	api := sqliteAPI(t)
+	const secrets = "/api/v1/namespaces/default/secrets"
+	got := api.do("PATCH", secrets+"/typed?fieldManager=test", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: typed\n"+
+		"type: kubernetes.io/dockercfg\nstringData:\n  .dockercfg: \"{}\"\n", applyPatch).expect(t, http.StatusCreated).object(t)
+	expectField(t, got, "e30=", "data", ".dockercfg")
+	if nested(got, "stringData") != nil {
+		t.Errorf("stringData stored: %v", got)
+	}
+	api.do("PATCH", secrets+"/typed?fieldManager=test", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: typed\ntype: Opaque\n", applyPatch).
+		expect(t, http.StatusUnprocessableEntity)
+}
+
 // What a write records in managedFields is the registry's rule, tested in server/registry; HTTP
 // names the manager by the fieldManager parameter, else by User-Agent.
 func TestManagedFieldsOfWrites(t *testing.T) {

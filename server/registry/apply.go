@@ -31,6 +31,14 @@ func (p *patchRequest) apply(ctx context.Context, res *resource.Resource, mode u
 	if !ok {
 		return nil, fmt.Errorf("apply produced a %T", applied)
 	}
+	// kube's field manager converts what it applied to the internal type, which folds what
+	// only the version has (a Secret's write-only stringData) into the object: a built-in's
+	// result is decoded as a body of its type, which does the same.
+	if res.Typed() != nil {
+		if _, err := decode.AsRequestBody(res)(obj); err != nil {
+			return nil, storedobj.Unclassified(err)
+		}
+	}
 	if old.GetUID() == "" {
 		return obj, nil
 	}
