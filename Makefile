@@ -13,7 +13,7 @@ SHELL := /bin/bash
 STRICT := $(if $(filter-out 0 false FALSE,$(CI)),--strict)
 REPORT := go run ./cmd/testreport --allowed-skips .ci/allowed-skips $(STRICT)
 
-.PHONY: build run test conformance cluster cluster-binaries bench bench-audit bench-cluster bench-restart bench-scale lint fuzz clean
+.PHONY: build run test conformance cluster cluster-binaries envtest bench bench-audit bench-cluster bench-restart bench-scale lint fuzz clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sqlkube
@@ -65,6 +65,20 @@ cluster-binaries: $(SQLKUBE_KUBE_CONTROLLER_MANAGER) $(SQLKUBE_KUBE_SCHEDULER) $
 
 cluster: cluster-binaries
 	set -o pipefail; $(CLUSTER_ENV) go test ./e2e -run '^TestRealCluster$$' -count=1 -timeout 20m -json 2>&1 | $(REPORT)
+
+# controller-runtime's own envtest-based tests (issue 44), unchanged, at the version go.mod
+# requires: its envtest package and its client's integration tests, with KUBEBUILDER_ASSETS
+# holding sqlkube linked as kube-apiserver, etcd (built from e2e/kuberef) and kubectl.
+ENVTEST_DIR ?= $(abspath bin/envtest)
+envtest: build
+	rm -rf $(ENVTEST_DIR) && mkdir -p $(ENVTEST_DIR)/assets
+	ln -s $(abspath $(BIN)) $(ENVTEST_DIR)/assets/kube-apiserver
+	ln -s "$$(command -v kubectl)" $(ENVTEST_DIR)/assets/kubectl
+	cd e2e/kuberef && go build -o $(ENVTEST_DIR)/assets/ ./cmd/etcd
+	cp -r "$$(go list -m -f '{{.Dir}}' sigs.k8s.io/controller-runtime)" $(ENVTEST_DIR)/controller-runtime
+	chmod -R u+w $(ENVTEST_DIR)/controller-runtime
+	set -o pipefail; (cd $(ENVTEST_DIR)/controller-runtime && KUBEBUILDER_ASSETS=$(ENVTEST_DIR)/assets \
+		go test ./pkg/envtest ./pkg/client -count=1 -json 2>&1) | $(REPORT)
 
 # The density run of issues 47 and 43 (e2e TestBenchCluster): NODES kwok nodes, then a Deployment
 # of PODS pods, kube-controller-manager and kube-scheduler at QPS/BURST, on sqlkube SQLite,
