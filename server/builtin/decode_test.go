@@ -138,18 +138,24 @@ func errorTexts(errs []error) []string {
 	return texts
 }
 
+// randomObjects fills built-ins' typed objects at random from seed: all fields set (a fifth of
+// the optional ones nil), timestamps with sub-second parts, and a ControllerRevision's data any
+// JSON object (the meta fuzzer's would need a scheme).
+func randomObjects(seed int64) *randfill.Filler {
+	return fuzzer.FuzzerFor(metafuzzer.Funcs, rand.NewSource(seed), serializer.NewCodecFactory(runtime.NewScheme())).
+		NilChance(0.2).MaxDepth(8).Funcs(
+		func(tm *metav1.Time, c randfill.Continue) { *tm = metav1.NewTime(randomTime(c)) },
+		func(tm *metav1.MicroTime, c randfill.Continue) { *tm = metav1.NewMicroTime(randomTime(c)) },
+		func(e *runtime.RawExtension, c randfill.Continue) {
+			e.Raw = []byte(fmt.Sprintf(`{"n":%d,"s":%q}`, c.Int63(), c.String(8)))
+		})
+}
+
 // TestContentConverter checks that the built-ins' typed objects become exactly the content
 // their JSON decodes to, whichever way contentConverter picks: random objects of each type (all
 // fields set, timestamps with sub-second parts, bytes) are compared both ways.
 func TestContentConverter(t *testing.T) {
-	filler := fuzzer.FuzzerFor(metafuzzer.Funcs, rand.NewSource(1), serializer.NewCodecFactory(runtime.NewScheme())).
-		NilChance(0.2).MaxDepth(8).Funcs(
-		func(tm *metav1.Time, c randfill.Continue) { *tm = metav1.NewTime(randomTime(c)) },
-		func(tm *metav1.MicroTime, c randfill.Continue) { *tm = metav1.NewMicroTime(randomTime(c)) },
-		// A ControllerRevision's data: any JSON object (the meta fuzzer's would need a scheme).
-		func(e *runtime.RawExtension, c randfill.Continue) {
-			e.Raw = []byte(fmt.Sprintf(`{"n":%d,"s":%q}`, c.Int63(), c.String(8)))
-		})
+	filler := randomObjects(1)
 	for _, r := range Resources(func(*resource.Resource) {}, nil) {
 		goType := r.GoType()
 		if r.StorageName == CRDStorageName {
@@ -209,13 +215,7 @@ spec:
 // merge patch did before, encoding the converted object and decoding it again): random objects
 // of each type, defaults and internal round trips included.
 func TestDecodeTyped(t *testing.T) {
-	filler := fuzzer.FuzzerFor(metafuzzer.Funcs, rand.NewSource(2), serializer.NewCodecFactory(runtime.NewScheme())).
-		NilChance(0.2).MaxDepth(8).Funcs(
-		func(tm *metav1.Time, c randfill.Continue) { *tm = metav1.NewTime(randomTime(c)) },
-		func(tm *metav1.MicroTime, c randfill.Continue) { *tm = metav1.NewMicroTime(randomTime(c)) },
-		func(e *runtime.RawExtension, c randfill.Continue) {
-			e.Raw = []byte(fmt.Sprintf(`{"n":%d,"s":%q}`, c.Int63(), c.String(8)))
-		})
+	filler := randomObjects(2)
 	for _, r := range Resources(func(*resource.Resource) {}, nil) {
 		goType := r.GoType()
 		for range 20 {

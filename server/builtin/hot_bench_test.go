@@ -3,7 +3,6 @@ package builtin_test
 import (
 	"fmt"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	apitypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/sqlkube/sqlkube/server/builtin"
+	"github.com/sqlkube/sqlkube/server/internal/benchcpu"
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
@@ -78,7 +78,7 @@ func BenchmarkHotCreate(b *testing.B) {
 			reg, types := hotRegistry(b)
 			ref := registry.Ref{Resource: types[typ.storageName], Namespace: "default"}
 			n := 0
-			defer reportCPU(b)()
+			defer benchcpu.Report(b)()
 			for b.Loop() {
 				n++
 				obj := decodeHot(b, ref.Resource, hotBody(typ.body, n))
@@ -103,7 +103,7 @@ func BenchmarkHotUpdate(b *testing.B) {
 			}
 			ref.Name = "o0"
 			n := 0
-			defer reportCPU(b)()
+			defer benchcpu.Report(b)()
 			for b.Loop() {
 				n++
 				body := hotBody(typ.body, n)
@@ -130,7 +130,7 @@ func BenchmarkHotPodCreate(b *testing.B) {
 	ref := registry.Ref{Resource: types["pods"], Namespace: "default"}
 	b.ReportAllocs()
 	n := 0
-	defer reportCPU(b)()
+	defer benchcpu.Report(b)()
 	for b.Loop() {
 		n++
 		obj := decodeHot(b, ref.Resource, []byte(hotPod))
@@ -160,7 +160,7 @@ func BenchmarkHotPodStatusPatch(b *testing.B) {
 	ref.Name, ref.Subresource = "web", "status"
 	b.ReportAllocs()
 	n := 0
-	defer reportCPU(b)()
+	defer benchcpu.Report(b)()
 	for b.Loop() {
 		n++
 		patch := fmt.Appendf(nil, hotPodStatus, n%60)
@@ -168,17 +168,4 @@ func BenchmarkHotPodStatusPatch(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// reportCPU reports the process's CPU time per op (the registry's and the store's committer's),
-// steadier than ns/op on a shared machine. Call it before the loop, and defer what it returns.
-func reportCPU(b *testing.B) func() {
-	start := cpuTime()
-	return func() { b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op") }
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sqlkube/sqlkube/server/admission/admissiontest"
 	"github.com/sqlkube/sqlkube/server/controllers/controllertest"
+	"github.com/sqlkube/sqlkube/server/internal/benchcpu"
 )
 
 // BenchmarkCreateAdmission creates 1 KiB config maps from 64 concurrent clients (as
@@ -47,7 +48,7 @@ func benchmarkCreates(b *testing.B, api *testAPI) {
 	}
 	b.Run("64-clients", func(b *testing.B) {
 		b.ReportAllocs()
-		defer reportCPU(b)()
+		defer benchcpu.Report(b)()
 		b.SetParallelism(32) // 64 clients on 2 cores
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
@@ -56,7 +57,7 @@ func benchmarkCreates(b *testing.B, api *testAPI) {
 		})
 	})
 	b.Run("1-client", func(b *testing.B) {
-		defer reportCPU(b)()
+		defer benchcpu.Report(b)()
 		for range b.N {
 			create(b)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/apiserver"
 	"github.com/sqlkube/sqlkube/server/auditlog"
 	"github.com/sqlkube/sqlkube/server/endpoints"
+	"github.com/sqlkube/sqlkube/server/internal/benchcpu"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -40,7 +41,7 @@ func benchmarkCreate(b *testing.B, audit auditlog.Config) {
 	payload := strings.Repeat("x", 1024)
 	var seq atomic.Int64
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer benchcpu.Report(b)()
 	b.SetParallelism(32)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

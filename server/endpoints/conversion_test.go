@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sqlkube/sqlkube/server/internal/benchcpu"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -136,14 +137,14 @@ func benchmarkCogs(b *testing.B, api *testAPI) {
 		field := map[string]string{"v1": "teeth", "v2": "count"}[version]
 		var seq atomic.Int64
 		b.Run(version+"/create", func(b *testing.B) {
-			defer reportCPU(b)()
+			defer benchcpu.Report(b)()
 			for range b.N {
 				body := cog(version, fmt.Sprintf("%s-%d", version, seq.Add(1)), `{"`+field+`":3}`)
 				benchSend(b, "POST", api.http.URL+path, []byte(body), http.StatusCreated)
 			}
 		})
 		b.Run(version+"/get", func(b *testing.B) {
-			defer reportCPU(b)()
+			defer benchcpu.Report(b)()
 			for range b.N {
 				benchSend(b, "GET", api.http.URL+path+"/"+version+"-1", nil, http.StatusOK)
 			}

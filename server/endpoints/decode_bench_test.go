@@ -15,6 +15,7 @@ import (
 	"github.com/sqlkube/sqlkube/server/builtin"
 	"github.com/sqlkube/sqlkube/server/crdtype"
 	"github.com/sqlkube/sqlkube/server/endpoints"
+	"github.com/sqlkube/sqlkube/server/internal/benchcpu"
 	"github.com/sqlkube/sqlkube/server/resource"
 )
 
@@ -33,7 +34,7 @@ func BenchmarkDecodeObject(b *testing.B) {
 
 func benchmarkDecodeObject(b *testing.B, res *resource.Resource, body []byte) {
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer benchcpu.Report(b)()
 	for b.Loop() {
 		r, _ := http.NewRequest("POST", "/", bytes.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")

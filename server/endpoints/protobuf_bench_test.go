@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/sqlkube/sqlkube/server/internal/benchcpu"
 	"github.com/sqlkube/sqlkube/sqlstore"
 )
 
@@ -51,7 +52,7 @@ func BenchmarkWatchFanOutFormats(b *testing.B) {
 				}
 				go countEvents(resp.Body, format == "protobuf", received)
 			}
-			cpu := cpuTime()
+			reportCPU := benchcpu.ReportPer(b, "write")
 			b.ResetTimer()
 			for i := range b.N {
 				api.do("PATCH", podsPath+"/bench", fmt.Sprintf(`{"metadata":{"annotations":{"n":"%d"}}}`, i),
@@ -61,7 +62,7 @@ func BenchmarkWatchFanOutFormats(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/write")
+			reportCPU()
 		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sqlkube/sqlkube/server/apiserver"
+	"github.com/sqlkube/sqlkube/server/internal/benchcpu"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -213,13 +214,13 @@ func BenchmarkWatchFanOut(b *testing.B) {
 	ticker := time.NewTicker(benchWriteInterval)
 	defer ticker.Stop()
 	b.ResetTimer()
-	start := cpuTime()
+	reportCPU := benchcpu.ReportPer(b, "write")
 	for i := range b.N {
 		<-ticker.C
 		api.put(fmt.Sprintf("bench-%d", i%50), nil, strconv.Itoa(i))
 	}
 	wg.Wait()
-	b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/write")
+	reportCPU()
 }
 
 // openRawWatch opens a watch over a connection of its own and returns its body once the header

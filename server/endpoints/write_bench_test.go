@@ -7,11 +7,10 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/sqlkube/sqlkube/server/apiserver"
+	"github.com/sqlkube/sqlkube/server/internal/benchcpu"
 	"github.com/sqlkube/sqlkube/sqlstore/sqltest"
 )
 
@@ -33,7 +32,7 @@ func benchmarkWrite(b *testing.B, dsn string) {
 	var seq atomic.Int64
 	b.Run("create", func(b *testing.B) {
 		b.ReportAllocs()
-		defer reportCPU(b)()
+		defer benchcpu.Report(b)()
 		b.SetParallelism(32) // 64 clients on 2 cores
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
@@ -44,7 +43,7 @@ func benchmarkWrite(b *testing.B, dsn string) {
 	})
 	b.Run("update", func(b *testing.B) {
 		b.ReportAllocs()
-		defer reportCPU(b)()
+		defer benchcpu.Report(b)()
 		b.SetParallelism(32)
 		b.RunParallel(func(pb *testing.PB) {
 			name := fmt.Sprintf("u%d", seq.Add(1))
@@ -54,18 +53,6 @@ func benchmarkWrite(b *testing.B, dsn string) {
 			}
 		})
 	})
-}
-
-// reportCPU starts measuring the process's CPU time; the function it returns reports it per op.
-func reportCPU(b *testing.B) func() {
-	start := cpuTime()
-	return func() { b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op") }
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchClient keeps one connection per client, as the load tool does.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/sqlkube/sqlkube/server/builtin"
+	"github.com/sqlkube/sqlkube/server/internal/benchcpu"
 	"github.com/sqlkube/sqlkube/server/registry"
 	"github.com/sqlkube/sqlkube/server/resource"
 	"github.com/sqlkube/sqlkube/sqlstore"
@@ -24,7 +24,7 @@ import (
 
 // BenchmarkWatchFanOutByNode: 1,000 watches of pods, each selecting one spec.nodeName as a
 // kubelet's does; each op changes a pod bound to node-0 and waits for node-0's watch to get
-// it. cpu-ns/op is the whole process's CPU per op: the write, and the work of every watch the
+// it. cpu-µs/op is the whole process's CPU per op: the write, and the work of every watch the
 // event reaches (all of them when watchers are not indexed by node, one when they are).
 //
 //	go test ./server/registry -run '^$' -bench WatchFanOutByNode -benchtime 2000x
@@ -65,7 +65,7 @@ func BenchmarkWatchFanOutByNode(b *testing.B) {
 	wantReceived(b, received, watch.Added)
 
 	b.ReportAllocs()
-	cpu := cpuTime()
+	reportCPU := benchcpu.Report(b)
 	b.ResetTimer()
 	for i := range b.N {
 		_, err := reg.GuaranteedUpdate(ctx, ref, false, func(obj *unstructured.Unstructured) error {
@@ -78,7 +78,7 @@ func BenchmarkWatchFanOutByNode(b *testing.B) {
 		wantReceived(b, received, watch.Modified)
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+	reportCPU()
 	if n := others.Load(); n > 0 {
 		b.Errorf("other nodes' watches got %d events", n)
 	}
@@ -113,13 +113,6 @@ func benchRegistry(b *testing.B, ctx context.Context) (*registry.Registry, *reso
 		b.Fatal(err)
 	}
 	return reg, types["pods"]
-}
-
-// cpuTime is the CPU time the process has used, user and system, in nanoseconds.
-func cpuTime() int64 {
-	var usage syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &usage)
-	return usage.Utime.Nano() + usage.Stime.Nano()
 }
 
 // BenchmarkIdleWatchMemory is the heap one idle registry watch of pods holds once started (a
