@@ -205,9 +205,6 @@ type Event struct {
 	Prev     *Object
 	Err      error
 
-	memoOnce sync.Once
-	memo     any
-
 	// The keys an Index files the event under (keysIn), sorted and distinct, and that Index.
 	// Guarded by the hub's lock while the event is in the window; an event read from the log
 	// for one watcher's replay is that watcher's alone.
@@ -316,21 +313,13 @@ func (e *Event) filedUnder(idx *Index, key string) bool {
 	return found
 }
 
-// Memo returns the value compute derives from this event, computing it once for all watchers that
-// ask (for example the decoded labels a selector needs), so that fan-out to many watchers decodes
-// each event once.
-func (e *Event) Memo(compute func() any) any {
-	e.memoOnce.Do(func() { e.memo = compute() })
-	return e.memo
-}
-
-// MemoKeyed is Memo for any number of values, one per key (a comparable value): it returns the
-// value compute derives from this event for key, computing it once for all watchers that ask with
-// an equal key (for example the event's object in one version and one encoding), so that fan-out
-// to many watchers converts and encodes each event once per version and encoding. Computations for
-// different keys run concurrently; one for a key that is being computed waits for it. The values
-// live as long as the event (in the window of recent events, among others), so they should be
-// derived from it and of its size.
+// MemoKeyed returns the value compute derives from this event for key (a comparable value),
+// computing it once for all watchers that ask with an equal key (for example what a selector
+// reads of the event's objects, or its object in one version and one encoding), so that fan-out
+// to many watchers decodes, converts and encodes each event once. Computations for different
+// keys run concurrently; one for a key that is being computed waits for it. The values live as
+// long as the event (in the window of recent events, among others), so they should be derived
+// from it and of its size.
 func (e *Event) MemoKeyed(key any, compute func() any) any {
 	e.keyedMu.Lock()
 	m := e.keyed[key]

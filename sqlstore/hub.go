@@ -9,7 +9,7 @@ import (
 // replays from memory; an older one replays from the log. The bytes bound counts each version's
 // value once; the heap may hold up to twice that, as an update in the window keeps alive the
 // evicted version it replaced (its Prev), plus what writes attached to the versions and what
-// watchers memoized of the events (Object.Attached, Event.Memo), not counted.
+// watchers memoized of the events (Object.Attached, Event.MemoKeyed), not counted.
 const (
 	defaultWindowEvents = 10000
 	defaultWindowBytes  = 32 << 20

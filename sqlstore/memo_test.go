@@ -24,7 +24,4 @@ func TestEventMemoKeyed(t *testing.T) {
 	if calls[0].Load() != 1 || calls[1].Load() != 1 {
 		t.Errorf("computed %d and %d times, want once per key", calls[0].Load(), calls[1].Load())
 	}
-	if got := ev.Memo(func() any { return "one slot" }); got != "one slot" {
-		t.Errorf("Memo beside MemoKeyed: %v", got)
-	}
 }

@@ -235,7 +235,7 @@ func (w *Watch) sendBookmark(revision int64, initialEventsEnd bool, yield func(w
 // watchIndex is the store's index of res's events, one per served resource version, made on
 // first use: the watches sharing it share each event's keys. A CRD's changes make new
 // resources of the same version, which keep the first one's index: their keys are names and
-// labels, read alike for each (selection.Decoded.ReadFor).
+// labels, read alike for each (selection.FieldsKey).
 func (r *Registry) watchIndex(res *resource.Resource) *sqlstore.Index {
 	gvr := schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Name}
 	if idx, ok := r.watchIndexes.Load(gvr); ok {

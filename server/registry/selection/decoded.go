@@ -67,12 +67,23 @@ func (sel *Selection) Matches(d *Decoded) bool {
 // events are core events with other field labels).
 func (d *Decoded) ReadFor(res *resource.Resource) bool { return sameFields(d.res, res) }
 
-// sameFields reports whether a and b select the same fields: the same resource, or two without
-// a built-in's selectable fields (two of a CRD's versions or generations: a custom resource's
-// fields are read by each selection).
-func sameFields(a, b *resource.Resource) bool {
-	return a == b || (a.Typed() == nil && b.Typed() == nil)
+// sameFields reports whether a and b select the same fields (FieldsKey).
+func sameFields(a, b *resource.Resource) bool { return FieldsKey(a) == FieldsKey(b) }
+
+// FieldsKey names what the selections of res read of an object: equal for two resources whose
+// Decoded serve each other's selections. The resource itself for a built-in type (two served
+// versions of one storage may differ: events.k8s.io events are core events with other field
+// labels); one key for every resource without a built-in's selectable fields (a CRD's versions
+// and generations: a custom resource's fields are read by each selection).
+func FieldsKey(res *resource.Resource) any {
+	if res.Typed() == nil {
+		return customFields{}
+	}
+	return res
 }
+
+// customFields is the FieldsKey of the resources without a built-in's selectable fields.
+type customFields struct{}
 
 // Attributes are what selections read of an object, kube's GetAttrs: its name, namespace and
 // labels, and a built-in type's selectable fields. A write reads them once from the object it

@@ -209,21 +209,18 @@ func (c *Converter) selected(ev *sqlstore.Event) (now, before bool) {
 }
 
 // eventMeta is what selectors read from an event's object and previous state, read once per
-// event for every watcher (Event.Memo): from what the write attached when this process wrote
-// it, decoded otherwise.
+// event for every watcher of resources that read the same fields (Event.MemoKeyed): from what
+// the write attached when this process wrote it, decoded otherwise.
 type eventMeta struct {
 	object, prev *selection.Decoded
 }
 
-// metaFor is the event's eventMeta for the selections of res: the one shared by the watchers
-// of the event's storage, unless res reads other fields than the watcher that made it (then
-// this watcher's own).
+// metaKey memoizes an event's eventMeta for the resources whose selections read fields.
+type metaKey struct{ fields any }
+
+// metaFor is the event's eventMeta for the selections of res.
 func metaFor(res *resource.Resource, ev *sqlstore.Event) *eventMeta {
-	m := ev.Memo(func() any { return readEventMeta(res, ev) }).(*eventMeta)
-	if !m.object.ReadFor(res) {
-		return readEventMeta(res, ev)
-	}
-	return m
+	return ev.MemoKeyed(metaKey{selection.FieldsKey(res)}, func() any { return readEventMeta(res, ev) }).(*eventMeta)
 }
 
 func readEventMeta(res *resource.Resource, ev *sqlstore.Event) *eventMeta {
