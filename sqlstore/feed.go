@@ -68,7 +68,7 @@ type feed struct {
 	// committing counts this process's batches being committed. While one is, the feed leaves
 	// the log's newest revisions unread: a notification of the batch's own commit may arrive
 	// before its hand-off, and its events read from the log would lack what its writes attached.
-	// The hand-off (or the batch's failure) wakes the feed, which then reads what it left.
+	// The batch's end wakes the feed if it left a revision unread.
 	committing atomic.Int32
 	observer   Observer
 	started    chan struct{}
@@ -218,7 +218,10 @@ func (f *feed) tail(ctx context.Context, checkBounds bool) error {
 		return err
 	}
 	if f.committing.Load() > 0 {
-		return nil // read once the batch in flight is handed off (see committing)
+		// Read once the batch in flight is handed off (see committing): endCommit wakes the
+		// feed for what it knows committed meanwhile.
+		raiseTo(&f.committed, current)
+		return nil
 	}
 	return f.readThrough(ctx, current)
 }
@@ -310,7 +313,9 @@ func (f *feed) beginCommit() { f.committing.Add(1) }
 
 func (f *feed) endCommit() {
 	f.committing.Add(-1)
-	f.wake(0)
+	// Only for a revision left unread: a wake-up with nothing left would ask the database for
+	// its bounds after every batch.
+	f.wake(f.committed.Load())
 }
 
 // localEvent is the event of a committed write, as the log would give it but for the previous
